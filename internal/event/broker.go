@@ -1,0 +1,135 @@
+package event
+
+import (
+	"sync"
+	"time"
+)
+
+// deltaBacklog is how many queued events a subscriber may fall behind by
+// before new deltas addressed to it are dropped. Important events queue
+// without limit: they are few, and losing one would corrupt the logs.
+const deltaBacklog = 1024
+
+// Broker numbers events and fans them out. Publish never blocks on a
+// subscriber, so a stuck display cannot stall coordination.
+type Broker struct {
+	mu     sync.Mutex
+	seq    uint64
+	subs   []*Subscription
+	closed bool
+	now    func() time.Time
+}
+
+// NewBroker returns an empty broker.
+func NewBroker() *Broker { return &Broker{now: time.Now} }
+
+// Publish stamps e with the next sequence number and time and delivers it.
+func (b *Broker) Publish(e Event) Event {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.seq++
+	e.Seq = b.seq
+	if e.Time.IsZero() {
+		e.Time = b.now()
+	}
+	if b.closed {
+		return e
+	}
+	for _, s := range b.subs {
+		s.push(e)
+	}
+	return e
+}
+
+// Subscribe returns a subscription that sees every event published from now on.
+func (b *Broker) Subscribe() *Subscription {
+	s := &Subscription{ready: make(chan struct{}, 1)}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		s.close()
+	} else {
+		b.subs = append(b.subs, s)
+	}
+	return s
+}
+
+// Close ends every subscription once it has drained what it was sent.
+func (b *Broker) Close() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return
+	}
+	b.closed = true
+	for _, s := range b.subs {
+		s.close()
+	}
+}
+
+// Subscription is one reader's queue.
+type Subscription struct {
+	mu      sync.Mutex
+	queue   []Event
+	dropped uint64
+	done    bool
+	ready   chan struct{} // one token: "queue changed"
+}
+
+func (s *Subscription) push(e Event) {
+	s.mu.Lock()
+	if e.Type.Droppable() && len(s.queue) >= deltaBacklog {
+		s.dropped++
+		s.mu.Unlock()
+		return
+	}
+	s.queue = append(s.queue, e)
+	s.mu.Unlock()
+	s.signal()
+}
+
+func (s *Subscription) close() {
+	s.mu.Lock()
+	s.done = true
+	s.mu.Unlock()
+	s.signal()
+}
+
+func (s *Subscription) signal() {
+	select {
+	case s.ready <- struct{}{}:
+	default:
+	}
+}
+
+// Next blocks until an event is available and returns it; ok is false once
+// the broker is closed and the queue is drained, or when cancel fires.
+func (s *Subscription) Next(cancel <-chan struct{}) (e Event, ok bool) {
+	for {
+		s.mu.Lock()
+		if len(s.queue) > 0 {
+			e = s.queue[0]
+			s.queue[0] = Event{}
+			s.queue = s.queue[1:]
+			s.mu.Unlock()
+			return e, true
+		}
+		done := s.done
+		s.mu.Unlock()
+		if done {
+			return Event{}, false
+		}
+		select {
+		case <-s.ready:
+		case <-cancel:
+			return Event{}, false
+		}
+	}
+}
+
+// Dropped is how many droppable events this subscription lost.
+func (s *Subscription) Dropped() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.dropped
+}

@@ -1,0 +1,140 @@
+package provider
+
+import (
+	"slices"
+	"strings"
+)
+
+// Wire is the API family a backend speaks.
+type Wire string
+
+const (
+	WireChat      Wire = "chatcompat" // OpenAI Chat Completions and compatibles
+	WireResponses Wire = "responses"  // OpenAI Responses API
+	WireAnthropic Wire = "anthropic"  // Anthropic Messages
+	WireGemini    Wire = "gemini"     // Google genai
+	WireSim       Wire = "sim"        // the built-in simulator (Chat Completions over loopback)
+	WireCLI       Wire = "cli"        // an external agent program (claude_code)
+)
+
+// Spec describes one backend kind.
+type Spec struct {
+	Type    string
+	Wire    Wire
+	BaseURL string   // default endpoint; "" means the SDK default or must be given
+	KeyEnv  []string // API key variables, first set wins; empty means no key needed
+	// NeedsBaseURL is true for generic endpoints whose URL the user must give.
+	NeedsBaseURL bool
+	// Native reports whether massgen can talk to this kind in this build.
+	// Kinds that are recognised but not yet implemented load and validate,
+	// and fail with a clear message when a run needs them.
+	Native bool
+}
+
+var catalog = []Spec{
+	{Type: "sim", Wire: WireSim, Native: true},
+	{Type: "chatcompletion", Wire: WireChat, BaseURL: "https://api.openai.com/v1", KeyEnv: []string{"OPENAI_API_KEY"}, Native: true},
+	// openai, claude and gemini speak their vendors' OpenAI-compatible
+	// Chat Completions endpoints until their native adapters (Responses,
+	// Messages, genai) land; the wire changes, the config does not.
+	{Type: "openai", Wire: WireChat, BaseURL: "https://api.openai.com/v1", KeyEnv: []string{"OPENAI_API_KEY"}, Native: true},
+	{Type: "claude", Wire: WireChat, BaseURL: "https://api.anthropic.com/v1/", KeyEnv: []string{"ANTHROPIC_API_KEY"}, Native: true},
+	{Type: "gemini", Wire: WireChat, BaseURL: "https://generativelanguage.googleapis.com/v1beta/openai/", KeyEnv: []string{"GEMINI_API_KEY", "GOOGLE_API_KEY"}, Native: true},
+	{Type: "grok", Wire: WireChat, BaseURL: "https://api.x.ai/v1", KeyEnv: []string{"XAI_API_KEY"}, Native: true},
+	{Type: "azure_openai", Wire: WireChat, KeyEnv: []string{"AZURE_OPENAI_API_KEY"}},
+	{Type: "claude_code", Wire: WireCLI, KeyEnv: []string{"ANTHROPIC_API_KEY"}},
+	{Type: "zai", Wire: WireChat, BaseURL: "https://api.z.ai/api/paas/v4/", KeyEnv: []string{"ZAI_API_KEY"}, Native: true},
+	{Type: "cerebras", Wire: WireChat, BaseURL: "https://api.cerebras.ai/v1", KeyEnv: []string{"CEREBRAS_API_KEY"}, Native: true},
+	{Type: "together", Wire: WireChat, BaseURL: "https://api.together.xyz/v1", KeyEnv: []string{"TOGETHER_API_KEY"}, Native: true},
+	{Type: "fireworks", Wire: WireChat, BaseURL: "https://api.fireworks.ai/inference/v1", KeyEnv: []string{"FIREWORKS_API_KEY"}, Native: true},
+	{Type: "groq", Wire: WireChat, BaseURL: "https://api.groq.com/openai/v1", KeyEnv: []string{"GROQ_API_KEY"}, Native: true},
+	{Type: "openrouter", Wire: WireChat, BaseURL: "https://openrouter.ai/api/v1", KeyEnv: []string{"OPENROUTER_API_KEY"}, Native: true},
+	{Type: "nebius", Wire: WireChat, BaseURL: "https://api.studio.nebius.ai/v1", KeyEnv: []string{"NEBIUS_API_KEY"}, Native: true},
+	{Type: "moonshot", Wire: WireChat, BaseURL: "https://api.moonshot.cn/v1", KeyEnv: []string{"MOONSHOT_API_KEY", "KIMI_API_KEY"}, Native: true},
+	{Type: "kimi", Wire: WireChat, BaseURL: "https://api.moonshot.cn/v1", KeyEnv: []string{"MOONSHOT_API_KEY", "KIMI_API_KEY"}, Native: true},
+	{Type: "qwen", Wire: WireChat, BaseURL: "https://dashscope-intl.aliyuncs.com/compatible-mode/v1", KeyEnv: []string{"QWEN_API_KEY"}, Native: true},
+	{Type: "poe", Wire: WireChat, KeyEnv: []string{"POE_API_KEY"}, NeedsBaseURL: true, Native: true},
+	{Type: "ollama", Wire: WireChat, BaseURL: "http://localhost:11434/v1", Native: true},
+	{Type: "lmstudio", Wire: WireChat, BaseURL: "http://localhost:1234/v1", Native: true},
+	{Type: "vllm", Wire: WireChat, BaseURL: "http://localhost:8000/v1", KeyEnv: []string{"VLLM_API_KEY"}, Native: true},
+	{Type: "sglang", Wire: WireChat, BaseURL: "http://localhost:30000/v1", KeyEnv: []string{"SGLANG_API_KEY"}, Native: true},
+}
+
+// Lookup returns the spec for a backend type (exact, case-sensitive, as MassGen).
+func Lookup(typ string) (Spec, bool) {
+	i := slices.IndexFunc(catalog, func(s Spec) bool { return s.Type == typ })
+	if i < 0 {
+		return Spec{}, false
+	}
+	return catalog[i], true
+}
+
+// Names lists every accepted backend type, in catalogue order.
+func Names() []string {
+	out := make([]string, len(catalog))
+	for i, s := range catalog {
+		out[i] = s.Type
+	}
+	return out
+}
+
+// keyFromBaseURL maps a generic chatcompletion base URL to the key variable
+// of the provider it points at, as MassGen does.
+var keyFromBaseURL = []struct{ substr, env string }{
+	{"cerebras.ai", "CEREBRAS_API_KEY"},
+	{"together.xyz", "TOGETHER_API_KEY"},
+	{"fireworks.ai", "FIREWORKS_API_KEY"},
+	{"groq.com", "GROQ_API_KEY"},
+	{"nebius.com", "NEBIUS_API_KEY"},
+	{"nebius.ai", "NEBIUS_API_KEY"},
+	{"openrouter.ai", "OPENROUTER_API_KEY"},
+	{"z.ai", "ZAI_API_KEY"},
+	{"bigmodel.cn", "ZAI_API_KEY"},
+	{"moonshot.ai", "MOONSHOT_API_KEY"},
+	{"moonshot.cn", "MOONSHOT_API_KEY"},
+	{"poe.com", "POE_API_KEY"},
+	{"aliyuncs.com", "QWEN_API_KEY"},
+	{"x.ai", "XAI_API_KEY"},
+	{"api.openai.com", "OPENAI_API_KEY"},
+}
+
+// KeyEnv returns the API key variables for a backend, taking the base URL
+// into account for the generic chatcompletion type.
+func KeyEnv(typ, baseURL string) []string {
+	if typ == "chatcompletion" && baseURL != "" {
+		for _, m := range keyFromBaseURL {
+			if strings.Contains(baseURL, m.substr) {
+				return []string{m.env}
+			}
+		}
+		return nil // a local or unknown endpoint: the key is optional
+	}
+	s, _ := Lookup(typ)
+	return s.KeyEnv
+}
+
+// InferType guesses the backend type from a model name, for `--model NAME`
+// and for configs that omit `type`. It returns "" when it cannot tell.
+func InferType(model string) string {
+	m := strings.ToLower(model)
+	switch {
+	case m == "sim" || strings.HasPrefix(m, "sim-") || strings.HasPrefix(m, "sim/"):
+		return "sim"
+	case strings.HasPrefix(m, "gpt-"), strings.HasPrefix(m, "o1"), strings.HasPrefix(m, "o3"), strings.HasPrefix(m, "o4"), strings.HasPrefix(m, "chatgpt-"):
+		return "openai"
+	case strings.HasPrefix(m, "claude-"):
+		return "claude"
+	case strings.HasPrefix(m, "gemini-"):
+		return "gemini"
+	case strings.HasPrefix(m, "grok-"):
+		return "grok"
+	case strings.HasPrefix(m, "glm-"):
+		return "zai"
+	}
+	if p, _, ok := strings.Cut(m, "/"); ok {
+		if _, known := Lookup(p); known {
+			return p
+		}
+	}
+	return ""
+}
