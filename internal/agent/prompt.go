@@ -1,0 +1,119 @@
+package agent
+
+import (
+	"cmp"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/massgen/massgen/internal/coord"
+)
+
+// sensitivity texts follow MassGen's voting_sensitivity levels: how good the
+// best answer must be before an agent votes instead of writing a new one.
+var sensitivity = map[string]string{
+	"lenient": "If the best current answer already handles the original message well, vote for it instead of writing a new answer.",
+	"balanced": "Check whether the best current answer is comprehensive, accurate and complete, and whether it could be meaningfully improved. " +
+		"Vote only if it is strong and has no important gaps.",
+	"strict": "Check every aspect and edge case of the best current answer: accuracy, justification, completeness and quality of references. " +
+		"Vote only if it is excellent; otherwise improve it.",
+}
+
+// SystemPrompt builds the coordination system prompt from prioritised
+// sections, in MassGen's shape: the agent's own identity first, then the
+// coordination rules.
+func SystemPrompt(systemMessage, votingSensitivity, novelty string, now time.Time) string {
+	var b strings.Builder
+	b.WriteString("<system_prompt>\n")
+	if s := strings.TrimSpace(systemMessage); s != "" {
+		fmt.Fprintf(&b, "<agent_identity priority=\"critical\">\n%s\n</agent_identity>\n\n", s)
+	}
+	b.WriteString("<massgen_coordination priority=\"critical\">\n")
+	b.WriteString("You are one of several agents working on the same task. Each agent may use different models and tools. " +
+		"You see the other agents' current answers under anonymous ids (agent1, agent2, …) and decide what to do next.\n\n")
+	b.WriteString(cmp.Or(sensitivity[votingSensitivity], sensitivity["lenient"]))
+	b.WriteString("\nOtherwise, combine the strengths of the existing answers, fix their weaknesses and call `new_answer` with your complete improved answer.\n")
+	switch novelty {
+	case "balanced":
+		b.WriteString("A new answer must differ meaningfully from the existing ones; near-copies are rejected.\n")
+	case "strict":
+		b.WriteString("A new answer must differ substantially from the existing ones; anything close to an existing answer is rejected.\n")
+	}
+	b.WriteString("\nEnd every response by actually calling exactly one tool: `vote` (only when answers exist) or `new_answer`. " +
+		"Never ask the user for clarification.\n")
+	fmt.Fprintf(&b, "Current date and time: %s\n", now.Format("2006-01-02 15:04 MST"))
+	b.WriteString("</massgen_coordination>\n</system_prompt>")
+	return b.String()
+}
+
+// UserMessage is the coordination user message: the task, any feedback from
+// a previous orchestration attempt, and the current answers.
+func UserMessage(task, feedback string, answers []coord.Answer) string {
+	var b strings.Builder
+	if feedback != "" {
+		b.WriteString(feedback + "\n\n")
+	}
+	fmt.Fprintf(&b, "<ORIGINAL MESSAGE> %s <END OF ORIGINAL MESSAGE>\n\n", task)
+	b.WriteString("<CURRENT ANSWERS from the agents>\n")
+	if len(answers) == 0 {
+		b.WriteString("(no answers available yet)\n")
+	}
+	for _, a := range answers {
+		fmt.Fprintf(&b, "<%s> %s <end of %s>\n", a.Label, a.Content, a.Label)
+	}
+	b.WriteString("<END OF CURRENT ANSWERS>")
+	return b.String()
+}
+
+// UpdateMessage tells an agent in mid-turn that the answers changed
+// (restart_policy: inject). It repeats the whole current set, with the same
+// labels as the vote tool, so the agent never reasons about a stale view.
+func UpdateMessage(answers []coord.Answer) string {
+	var b strings.Builder
+	b.WriteString("UPDATE: the answers changed while you were working. Your earlier view is out of date; these are the current answers:\n")
+	b.WriteString("<CURRENT ANSWERS from the agents>\n")
+	for _, a := range answers {
+		fmt.Fprintf(&b, "<%s> %s <end of %s>\n", a.Label, a.Content, a.Label)
+	}
+	b.WriteString("<END OF CURRENT ANSWERS>\nContinue: build on them with `new_answer`, or `vote` for the best one.")
+	return b.String()
+}
+
+// FeedbackBlock is shown to every agent on a restarted orchestration attempt.
+func FeedbackBlock(reason, instructions, previous string) string {
+	return fmt.Sprintf("PREVIOUS ATTEMPT FEEDBACK\nThe previous attempt's final answer was rejected.\nReason: %s\nInstructions: %s\n"+
+		"Previous final answer (for reference):\n%s\nEND OF PREVIOUS ATTEMPT FEEDBACK", reason, instructions, previous)
+}
+
+// PresentationSystem is the winner's system prompt for the final answer.
+func PresentationSystem(systemMessage string) string {
+	s := ""
+	if m := strings.TrimSpace(systemMessage); m != "" {
+		s = "## Instructions\n" + m + "\n\n"
+	}
+	return s + "You were selected by the other agents as the winning presenter. Present the best final answer to the original message, " +
+		"combining the strengths of every participant's answer. Write the answer itself, addressed to the user; do not describe the coordination."
+}
+
+// PresentationUser is the winner's user message: the task, the vote results
+// and every answer under its real id, the winner's own marked.
+func PresentationUser(task, winner, voteSummary string, answers []coord.Answer) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "<ORIGINAL MESSAGE> %s <END OF ORIGINAL MESSAGE>\n\nVOTING RESULTS:\n%s\n\nAll answers provided during coordination:\n", task, voteSummary)
+	for _, a := range answers {
+		mark := ""
+		if a.Agent == winner {
+			mark = " (YOUR ANSWER)"
+		}
+		fmt.Fprintf(&b, "%s%s: %q\n", a.Agent, mark, a.Content)
+	}
+	b.WriteString("\nBased on the coordination above, give your final answer to the original message.")
+	return b.String()
+}
+
+// PostEvalUser asks the winner to check the final answer.
+func PostEvalUser(task, final string) string {
+	return fmt.Sprintf("<ORIGINAL MESSAGE> %s <END OF ORIGINAL MESSAGE>\n\nFINAL ANSWER TO EVALUATE:\n%s\n\n"+
+		"Post-Presentation Evaluation: verify that this final answer fully and correctly addresses the original message. "+
+		"Call `submit` with confirmed=true if it does, or `restart_orchestration` with the reason and concrete instructions if it does not.", task, final)
+}

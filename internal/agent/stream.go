@@ -1,0 +1,50 @@
+package agent
+
+import (
+	"context"
+
+	"github.com/massgen/massgen/internal/llm"
+)
+
+// Emitter receives what a model streams, for displays and logs.
+type Emitter interface {
+	Text(s string)
+	Reasoning(s string)
+}
+
+// response is one model response, collected.
+type response struct {
+	text  string
+	calls []llm.ToolCall
+	usage llm.Usage
+}
+
+// collect streams one request and gathers the response, forwarding deltas
+// to emit as they arrive.
+func collect(ctx context.Context, m llm.Model, req *llm.Request, emit Emitter) (response, error) {
+	var r response
+	var text []byte
+	for c, err := range m.Stream(ctx, req) {
+		if err != nil {
+			r.text = string(text)
+			return r, err
+		}
+		switch c.Kind {
+		case llm.ChunkText:
+			text = append(text, c.Text...)
+			if emit != nil {
+				emit.Text(c.Text)
+			}
+		case llm.ChunkReasoning:
+			if emit != nil {
+				emit.Reasoning(c.Text)
+			}
+		case llm.ChunkToolCall:
+			r.calls = append(r.calls, *c.ToolCall)
+		case llm.ChunkUsage:
+			r.usage.Add(*c.Usage)
+		}
+	}
+	r.text = string(text)
+	return r, ctx.Err()
+}

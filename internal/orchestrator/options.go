@@ -1,0 +1,96 @@
+package orchestrator
+
+import (
+	"time"
+
+	"github.com/massgen/massgen/internal/coord"
+	"github.com/massgen/massgen/internal/event"
+	"github.com/massgen/massgen/internal/llm"
+)
+
+// Agent is one team member, ready to run.
+type Agent struct {
+	ID            string
+	Backend       string // backend type, for display and logs
+	ModelName     string
+	Model         llm.Model
+	Params        map[string]any // provider parameters passed through
+	SystemMessage string
+	Simulated     bool
+}
+
+// Options configure a run. Zero values take the defaults of DESIGN.md §2.
+type Options struct {
+	Agents            []Agent
+	VotingSensitivity string // lenient|balanced|strict
+	Novelty           string // lenient|balanced|strict
+	MaxAnswers        int    // per agent; 0 = unlimited
+	Inject            bool   // restart_policy: inject (default restart)
+	// DependentFirstAnswer lets others' answers interrupt an agent's first
+	// turn (independent_first_answer: false). The default keeps first
+	// answers independent.
+	DependentFirstAnswer bool
+	FailureBudget        int           // consecutive failed turns before an agent leaves; default 3
+	Timeout              time.Duration // whole run; default 30 min
+	TurnTimeout          time.Duration // per turn; 0 = none
+	// PresentationGrace bounds the final presentation when the run deadline
+	// has passed or is near; default 60 s.
+	PresentationGrace time.Duration
+	MaxRestarts       int           // max_orchestration_restarts; > 0 enables post-evaluation
+	Events            *event.Broker // where events go; nil means none are kept
+	Now               func() time.Time
+}
+
+// Status is how a run ended.
+type Status string
+
+const (
+	Completed   Status = "completed"
+	TimedOut    Status = "timeout"     // the deadline passed with no answer at all
+	Failed      Status = "failed"      // every agent failed
+	Interrupted Status = "interrupted" // the caller cancelled the context
+)
+
+// Result is what a run produced. A run that did not complete still carries
+// every answer it had.
+type Result struct {
+	Status Status
+	Final  string // the final answer (empty unless Status is Completed)
+	Winner string
+	How    string // how the winner was chosen
+	// Fallback says why the winner's stored answer was used instead of a
+	// presentation ("" when the presentation succeeded).
+	Fallback string
+	// Deadline is true when the run deadline cut coordination short.
+	Deadline bool
+	Tally    map[string]int
+	Answers  []coord.Answer
+	Usage    map[string]llm.Usage // per agent, all turns
+	Attempts int
+	Duration time.Duration
+	Err      error // why the run failed, when it did
+}
+
+// TotalUsage sums usage over agents.
+func (r *Result) TotalUsage() llm.Usage {
+	var u llm.Usage
+	for _, x := range r.Usage {
+		u.Add(x)
+	}
+	return u
+}
+
+func (o *Options) defaults() {
+	if o.Timeout <= 0 {
+		o.Timeout = 30 * time.Minute
+	}
+	if o.PresentationGrace <= 0 {
+		o.PresentationGrace = 60 * time.Second
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Events == nil {
+		o.Events = event.NewBroker()
+	}
+}

@@ -1,0 +1,68 @@
+package orchestrator
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+
+	"github.com/massgen/massgen/internal/agent"
+	"github.com/massgen/massgen/internal/coord"
+	"github.com/massgen/massgen/internal/event"
+	"github.com/massgen/massgen/internal/llm"
+)
+
+// presentFinal has the winner write the final answer, falling back to its
+// stored answer when it cannot.
+func (r *runner) presentFinal(ctx context.Context, res *Result, p *coord.Present) {
+	a := r.byID[p.Winner]
+	res.Final = p.Answer.Content
+	if r.m.Status(p.Winner) == coord.Failed {
+		res.Fallback = "the winner had failed, so its stored answer is the final answer"
+		r.publish(event.Event{Type: event.FinalAnswer, Agent: p.Winner, Text: res.Final, Reason: res.Fallback})
+		return
+	}
+	pctx, cancel := r.presentationContext(ctx)
+	defer cancel()
+	system := agent.PresentationSystem(a.SystemMessage)
+	user := agent.PresentationUser(r.question, p.Winner, voteSummary(p.Winner, p.Tally, p.How, p.Votes), p.Answers)
+	r.publish(event.Event{Type: event.FinalStarted, Agent: p.Winner, Text: system + "\n\n" + user, Status: "presentation"})
+	text, usage, err := agent.Present(pctx, a.Model, llm.Request{Model: a.ModelName, Params: a.Params}, system, user,
+		deltas{r.o.Events, p.Winner, event.FinalDelta})
+	r.addUsage(p.Winner, usage)
+	switch {
+	case err != nil:
+		res.Fallback = fmt.Sprintf("the presentation failed (%v), so the winner's stored answer is the final answer", err)
+	case text == "":
+		res.Fallback = "the presentation was empty, so the winner's stored answer is the final answer"
+	default:
+		res.Final = text
+	}
+	r.publish(event.Event{Type: event.FinalAnswer, Agent: p.Winner, Text: res.Final, Reason: cmp.Or(res.Fallback, "presentation"),
+		InputTokens: usage.InputTokens, OutputTokens: usage.OutputTokens})
+}
+
+// presentationContext bounds the presentation by the run deadline, but
+// never by less than the grace period: a run that reached consensus just
+// before its deadline still gets to present.
+func (r *runner) presentationContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	d := r.deadline.Sub(r.o.Now())
+	if d < r.o.PresentationGrace {
+		d = r.o.PresentationGrace
+	}
+	return context.WithTimeout(ctx, d)
+}
+
+func (r *runner) postEvaluate(ctx context.Context, res *Result) agent.Evaluation {
+	a := r.byID[res.Winner]
+	pctx, cancel := r.presentationContext(ctx)
+	defer cancel()
+	ev := agent.PostEvaluate(pctx, a.Model, llm.Request{Model: a.ModelName, Params: a.Params},
+		agent.PresentationSystem(a.SystemMessage), agent.PostEvalUser(r.question, res.Final), nil)
+	r.addUsage(res.Winner, ev.Usage)
+	verdict := "submit"
+	if ev.Restart {
+		verdict = "restart"
+	}
+	r.publish(event.Event{Type: event.PostEvaluation, Agent: res.Winner, Text: verdict, Reason: ev.Reason})
+	return ev
+}
