@@ -7,25 +7,25 @@ import "time"
 type Type string
 
 const (
-	RunStarted      Type = "run_started"      // Text = question; Agents lists the team
-	TurnStarted     Type = "turn_started"     // Agent begins a turn; Labels = answers it sees
-	TextDelta       Type = "text_delta"       // Agent streamed content (droppable)
-	ReasoningDelta  Type = "reasoning_delta"  // Agent streamed reasoning (droppable)
-	ToolCalled      Type = "tool_called"      // Agent called a non-workflow tool; Text = name
-	AnswerAccepted  Type = "new_answer"       // Text = answer; Label = its label "agentN.M"
-	VoteAccepted    Type = "vote_cast"        // Target/TargetLabel = voted for; Reason
-	ActionRejected  Type = "action_rejected"  // Reason = why; Text = the corrective message
-	TurnRestarted   Type = "restart"          // Agent's turn was cancelled by a newer answer (Target = its author)
-	TurnFailed      Type = "turn_failed"      // Err = provider error; Agent will retry
-	AgentFailed     Type = "agent_failed"     // Agent left the run after its failure budget; Err
-	Timeout         Type = "timeout"          // Agent = "" for the whole run, else a turn timeout
-	WinnerSelected  Type = "winner_selected"  // Agent = winner; Votes = tally; Reason = how
-	FinalStarted    Type = "final_started"    // Agent presents
-	FinalDelta      Type = "final_delta"      // presentation content (droppable)
-	FinalAnswer     Type = "final_answer"     // Text = final answer; Reason = "presentation" or why fallback
-	PostEvaluation  Type = "post_evaluation"  // Text = "submit" or "restart"; Reason, Instructions in Text
-	RunRestarted    Type = "orchestration_restart"
-	RunFinished     Type = "run_finished" // Status = completed|timeout|failed|interrupted
+	RunStarted     Type = "run_started"     // Text = question; Agents lists the team
+	TurnStarted    Type = "turn_started"    // Agent begins a turn; Labels = answers it sees
+	TextDelta      Type = "text_delta"      // Agent streamed content (droppable)
+	ReasoningDelta Type = "reasoning_delta" // Agent streamed reasoning (droppable)
+	ToolCalled     Type = "tool_called"     // Agent called a non-workflow tool; Text = name
+	AnswerAccepted Type = "new_answer"      // Text = answer; Label = its label "agentN.M"
+	VoteAccepted   Type = "vote_cast"       // Target/TargetLabel = voted for; Reason
+	ActionRejected Type = "action_rejected" // Reason = why; Text = the corrective message
+	TurnRestarted  Type = "restart"         // Agent's turn was cancelled by a newer answer (Target = its author)
+	TurnFailed     Type = "turn_failed"     // Err = provider error; Agent will retry
+	AgentFailed    Type = "agent_failed"    // Agent left the run after its failure budget; Err
+	Timeout        Type = "timeout"         // Agent = "" for the whole run, else a turn timeout
+	WinnerSelected Type = "winner_selected" // Agent = winner; Votes = tally; Reason = how
+	FinalStarted   Type = "final_started"   // Agent presents
+	FinalDelta     Type = "final_delta"     // presentation content (droppable)
+	FinalAnswer    Type = "final_answer"    // Text = final answer; Reason = "presentation" or why fallback
+	PostEvaluation Type = "post_evaluation" // Text = "submit" or "restart"; Reason, Instructions in Text
+	RunRestarted   Type = "orchestration_restart"
+	RunFinished    Type = "run_finished" // Status = completed|timeout|failed|interrupted
 )
 
 // Droppable reports whether subscribers may lose this event under load.
