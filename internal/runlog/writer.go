@@ -1,0 +1,343 @@
+package runlog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/massgen/massgen/internal/event"
+)
+
+// ErrClosed is returned by Handle once Close has run: the summary files are
+// final by then, and silently accepting events would make them lie.
+var ErrClosed = errors.New("runlog: writer closed")
+
+// defaultStatusEvery is the cadence DESIGN.md §6 promises for status.json
+// while a run is in progress, so watchers can tell a slow run from a dead one.
+const defaultStatusEvery = 2 * time.Second
+
+// Run statuses (meta.status) and phases (coordination.phase).
+const (
+	statusRunning     = "running"
+	statusCompleted   = "completed"
+	statusInterrupted = "interrupted"
+
+	phaseCoordinating = "coordinating"
+	phasePresenting   = "presenting"
+	phasePostEval     = "post_evaluation"
+	phaseDone         = "done"
+)
+
+// Writer records one run on disk. All methods are safe for concurrent use;
+// one mutex guards everything because events are few enough (deltas aside,
+// which only append to an open file) that contention does not matter.
+type Writer struct {
+	mu sync.Mutex
+
+	dir     string
+	meta    Metadata
+	started time.Time
+	logFile *os.File
+	closed  bool
+
+	// now and statusEvery are fields, not globals, so tests can drive the
+	// clock and the ticker without sleeping.
+	now         func() time.Time
+	statusEvery time.Duration
+	onTick      func() // test hook: called after each ticker rewrite
+
+	question   string
+	order      []string // agent ids in config order (labels are numbered by it)
+	agents     map[string]*agentState
+	status     string // meta.status
+	phase      string
+	finishedAt time.Time
+	finalErr   string // RunFinished.Err, shown in the table footer
+
+	events       []event.Event // non-droppable events, for coordination_events.json
+	deltas       int           // droppable events seen (not listed)
+	dropped      uint64        // droppable events the subscription lost
+	answersTotal int           // across attempts
+
+	attempts   []*attempt
+	cur        *attempt
+	answerFile string
+}
+
+// New creates root/log_<YYYYMMDD_HHMMSS_ffffff>/ (suffixed _2, _3… if a
+// concurrent process took the name), opens massgen.log, and writes
+// execution_metadata.yaml and an initial status.json.
+func New(root string, started time.Time, meta Metadata) (*Writer, error) {
+	if started.IsZero() {
+		started = time.Now()
+	}
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return nil, fmt.Errorf("runlog: create log root: %w", err)
+	}
+	dir, err := mkdirUnique(filepath.Join(root, "log_"+stamp(started)))
+	if err != nil {
+		return nil, fmt.Errorf("runlog: create log dir: %w", err)
+	}
+	lf, err := os.OpenFile(filepath.Join(dir, "massgen.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("runlog: open massgen.log: %w", err)
+	}
+	w := &Writer{
+		dir:         dir,
+		meta:        meta,
+		started:     started,
+		logFile:     lf,
+		now:         time.Now,
+		statusEvery: defaultStatusEvery,
+		question:    meta.Question,
+		agents:      map[string]*agentState{},
+		status:      statusRunning,
+		phase:       phaseCoordinating,
+	}
+	for _, a := range meta.Agents {
+		w.agent(a.ID).info = a
+	}
+	w.startAttempt(1)
+	if err := errors.Join(w.writeMetadata(), w.writeStatus()); err != nil {
+		lf.Close()
+		return nil, err
+	}
+	return w, nil
+}
+
+// Dir is the log directory of this run.
+func (w *Writer) Dir() string { return w.dir }
+
+// LogWriter is an append-only handle to <dir>/massgen.log for the CLI's slog
+// handler. It is closed by Close; writes after that fail.
+func (w *Writer) LogWriter() io.Writer { return w.logFile }
+
+// AnswerFile is the path of final/<winner>/answer.txt once the final answer
+// has been written, else "". It is the path automation prints as ANSWER_FILE.
+func (w *Writer) AnswerFile() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.answerFile
+}
+
+// Handle applies one event: it updates the view, writes the files the event
+// produces, and (unless the event is a droppable delta) rewrites status.json.
+// A write error is returned, but the view is updated anyway.
+func (w *Writer) Handle(e event.Event) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return ErrClosed
+	}
+	if e.Time.IsZero() {
+		e.Time = w.now()
+	}
+	return w.apply(e)
+}
+
+// Run feeds the subscription into Handle until the broker is closed and the
+// queue drained, or ctx is done (events already queued are still handled,
+// because Subscription.Next prefers its queue over cancellation). Meanwhile
+// it rewrites status.json every statusEvery so elapsed time stays current.
+// It returns the first write errors, else ctx.Err() if ctx ended the loop.
+// Callers that want the final events (RunFinished) recorded after Ctrl+C
+// should end Run by closing the broker rather than by cancelling ctx.
+func (w *Writer) Run(ctx context.Context, sub *event.Subscription) error {
+	stop := make(chan struct{})
+	var tickErr error
+	var wg sync.WaitGroup
+	wg.Go(func() { tickErr = w.tick(stop) })
+
+	var errs errList
+	for {
+		e, ok := sub.Next(ctx.Done())
+		if !ok {
+			break
+		}
+		if err := w.Handle(e); err != nil {
+			if errors.Is(err, ErrClosed) {
+				errs.add(err)
+				break
+			}
+			errs.add(err)
+		}
+	}
+	close(stop)
+	wg.Wait()
+	errs.add(tickErr)
+
+	w.mu.Lock()
+	w.dropped = sub.Dropped()
+	w.mu.Unlock()
+
+	if err := errs.err(); err != nil {
+		return err
+	}
+	return ctx.Err()
+}
+
+// tick rewrites status.json until stop closes. It stops writing once the run
+// has finished: after that the file no longer changes, and a frozen
+// updated_at tells the reader so.
+func (w *Writer) tick(stop <-chan struct{}) error {
+	t := time.NewTicker(w.statusEvery)
+	defer t.Stop()
+	var errs errList
+	for {
+		select {
+		case <-stop:
+			return errs.err()
+		case <-t.C:
+		}
+		w.mu.Lock()
+		if !w.closed && w.status == statusRunning {
+			errs.add(w.writeStatus())
+		}
+		hook := w.onTick
+		w.mu.Unlock()
+		if hook != nil {
+			hook()
+		}
+	}
+}
+
+// Close writes the summary files and the final status.json and closes every
+// file handle. A run that never reported RunFinished is recorded as
+// interrupted: the process is going away and the run did not finish.
+// Close is idempotent.
+func (w *Writer) Close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return nil
+	}
+	if w.status == statusRunning {
+		w.status = statusInterrupted
+		w.phase = phaseDone
+	}
+	if w.finishedAt.IsZero() {
+		w.finishedAt = w.now()
+	}
+	errs := []error{w.flushSummaries(), w.writeStatus()}
+	w.closed = true
+	for _, ag := range w.agents {
+		errs = append(errs, ag.out.close())
+	}
+	errs = append(errs, w.cur.finalOut.close(), w.logFile.Close())
+	return errors.Join(errs...)
+}
+
+// flushSummaries writes the files derived from the whole run. They are
+// rewritten at RunFinished and again at Close, so a process that dies after
+// the run finished still leaves them behind.
+func (w *Writer) flushSummaries() error {
+	errs := []error{w.writeEvents(), w.writeTable()}
+	for _, a := range w.attempts {
+		if w.meta.Attempts {
+			errs = append(errs, writeJSON(filepath.Join(a.base, "vote.json"), w.voteSummary(a)))
+		}
+	}
+	errs = append(errs, writeJSON(filepath.Join(w.dir, "vote.json"), w.voteSummary(w.cur)))
+	return errors.Join(errs...)
+}
+
+// writeAtomic writes data to a temporary file in the target's directory and
+// renames it into place, so a reader (a watcher, the HTTP server) never sees
+// a half-written file.
+func writeAtomic(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	_, werr := f.Write(data)
+	cerr := f.Close()
+	if err := errors.Join(werr, cerr); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if err := os.Chmod(tmp, 0o644); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return nil
+}
+
+// writeFile writes a one-shot file (step files), creating its directory.
+func writeFile(path string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(path, data, 0o644)
+}
+
+// mkdirUnique creates path, or path_2, path_3… if it exists, and returns
+// the one it created. Mkdir (not MkdirAll) makes the claim atomic.
+func mkdirUnique(path string) (string, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return "", err
+	}
+	p := path
+	for i := 2; ; i++ {
+		err := os.Mkdir(p, 0o755)
+		if err == nil {
+			return p, nil
+		}
+		if !errors.Is(err, os.ErrExist) || i > 1000 {
+			return "", err
+		}
+		p = fmt.Sprintf("%s_%d", path, i)
+	}
+}
+
+// stamp formats t as YYYYMMDD_HHMMSS_ffffff, MassGen's directory timestamp.
+// Go layouts only allow fractions after '.' or ',', hence the Sprintf.
+func stamp(t time.Time) string {
+	return t.Format("20060102_150405") + fmt.Sprintf("_%06d", t.Nanosecond()/1000)
+}
+
+// errList keeps the first few errors of a long loop, plus a count of the
+// rest, so a full disk yields one readable error instead of thousands.
+type errList struct {
+	errs []error
+	more int
+}
+
+func (l *errList) add(err error) {
+	if err == nil {
+		return
+	}
+	if len(l.errs) < 3 {
+		l.errs = append(l.errs, err)
+		return
+	}
+	l.more++
+}
+
+func (l *errList) err() error {
+	if l.more > 0 {
+		return errors.Join(append(l.errs, fmt.Errorf("runlog: and %d more write errors", l.more))...)
+	}
+	return errors.Join(l.errs...)
+}
+
+func copyMap(m map[string]int) map[string]int {
+	c := make(map[string]int, len(m))
+	for k, v := range m {
+		c[k] = v
+	}
+	return c
+}

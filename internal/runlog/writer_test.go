@@ -1,0 +1,394 @@
+package runlog
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/massgen/massgen/internal/event"
+)
+
+var t0 = time.Date(2025, 3, 4, 10, 20, 30, 123456000, time.UTC)
+
+var team = []AgentInfo{
+	{ID: "alpha", Backend: "openai", Model: "gpt-4o"},
+	{ID: "beta", Backend: "claude", Model: "claude-sonnet"},
+	{ID: "gamma", Backend: "sim", Model: "sim-model", Simulated: true},
+}
+
+// script is a small 3-agent run. Each event gets Seq and a Time one second
+// apart, as a broker would stamp them.
+type script struct {
+	evs []event.Event
+}
+
+func (s *script) add(e event.Event) {
+	e.Seq = uint64(len(s.evs) + 1)
+	e.Time = t0.Add(time.Duration(len(s.evs)+1) * time.Second)
+	s.evs = append(s.evs, e)
+}
+
+// threeAgentRun: alpha and beta answer, alpha is restarted by beta's
+// answer, gamma is rejected, fails a turn and leaves; alpha votes for beta,
+// beta answers again (invalidating that vote), then alpha and beta vote for
+// beta, beta wins and presents.
+func threeAgentRun() []event.Event {
+	var s script
+	s.add(event.Event{Type: event.RunStarted, Text: "What is 2+2?", Agents: []string{"alpha", "beta", "gamma"}})
+	s.add(event.Event{Type: event.TurnStarted, Agent: "alpha", Text: "prompt alpha 1"})
+	s.add(event.Event{Type: event.TurnStarted, Agent: "beta", Text: "prompt beta 1"})
+	s.add(event.Event{Type: event.TurnStarted, Agent: "gamma", Text: "prompt gamma 1"})
+	s.add(event.Event{Type: event.ReasoningDelta, Agent: "alpha", Text: "thinking about it"})
+	s.add(event.Event{Type: event.TextDelta, Agent: "alpha", Text: "Answer "})
+	s.add(event.Event{Type: event.TextDelta, Agent: "alpha", Text: "A"})
+	s.add(event.Event{Type: event.ActionRejected, Agent: "gamma", Reason: "vote before any answer exists", Text: "Please answer first."})
+	s.add(event.Event{Type: event.AnswerAccepted, Agent: "alpha", Text: "Answer A", Label: "agent1.1", Epoch: 1, InputTokens: 100, OutputTokens: 20})
+	s.add(event.Event{Type: event.TurnStarted, Agent: "alpha", Text: "prompt alpha 2", Labels: []string{"agent1"}, Epoch: 1})
+	s.add(event.Event{Type: event.AnswerAccepted, Agent: "beta", Text: "Answer B", Label: "agent2.1", Epoch: 2, InputTokens: 50, OutputTokens: 10})
+	s.add(event.Event{Type: event.TurnRestarted, Agent: "alpha", Target: "beta", Epoch: 2})
+	s.add(event.Event{Type: event.TurnStarted, Agent: "alpha", Text: "prompt alpha 3", Labels: []string{"agent1", "agent2"}, Epoch: 2})
+	s.add(event.Event{Type: event.TurnFailed, Agent: "gamma", Err: "HTTP 500: internal error", Epoch: 2})
+	s.add(event.Event{Type: event.TurnStarted, Agent: "gamma", Text: "prompt gamma 2", Labels: []string{"agent1", "agent2"}, Epoch: 2})
+	s.add(event.Event{Type: event.VoteAccepted, Agent: "alpha", Target: "beta", TargetLabel: "agent2", Reason: "B is better", Epoch: 2, InputTokens: 10, OutputTokens: 5})
+	s.add(event.Event{Type: event.TurnStarted, Agent: "beta", Text: "prompt beta 2", Labels: []string{"agent1", "agent2"}, Epoch: 2})
+	s.add(event.Event{Type: event.AnswerAccepted, Agent: "beta", Text: "Answer B2", Label: "agent2.2", Epoch: 3})
+	s.add(event.Event{Type: event.AgentFailed, Agent: "gamma", Err: "3 failures in a row: HTTP 500", Epoch: 3})
+	s.add(event.Event{Type: event.TurnStarted, Agent: "alpha", Text: "prompt alpha 4", Labels: []string{"agent1", "agent2"}, Epoch: 3})
+	s.add(event.Event{Type: event.VoteAccepted, Agent: "alpha", Target: "beta", TargetLabel: "agent2", Reason: "B2 is complete", Epoch: 3})
+	s.add(event.Event{Type: event.TurnStarted, Agent: "beta", Text: "prompt beta 3", Labels: []string{"agent1", "agent2"}, Epoch: 3})
+	s.add(event.Event{Type: event.VoteAccepted, Agent: "beta", Target: "beta", TargetLabel: "agent2", Reason: "mine is best", Epoch: 3})
+	s.add(event.Event{Type: event.WinnerSelected, Agent: "beta", Votes: map[string]int{"beta": 2}, Reason: "most votes (2 of 2)", Epoch: 3})
+	s.add(event.Event{Type: event.FinalStarted, Agent: "beta", Epoch: 3})
+	s.add(event.Event{Type: event.TurnStarted, Agent: "beta", Status: "presentation", Text: "present prompt", Epoch: 3})
+	s.add(event.Event{Type: event.FinalDelta, Agent: "beta", Text: "The answer "})
+	s.add(event.Event{Type: event.FinalDelta, Agent: "beta", Text: "is 4."})
+	s.add(event.Event{Type: event.FinalAnswer, Agent: "beta", Text: "The answer is 4.", Reason: "presentation", Epoch: 3})
+	s.add(event.Event{Type: event.RunFinished, Status: "completed", Epoch: 3})
+	return s.evs
+}
+
+func newTestWriter(t *testing.T, meta Metadata) *Writer {
+	t.Helper()
+	if meta.Agents == nil {
+		meta.Agents = team
+	}
+	w, err := New(filepath.Join(t.TempDir(), ".massgen", "massgen_logs"), t0, meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.now = func() time.Time { return t0.Add(time.Minute) }
+	t.Cleanup(func() { w.Close() })
+	return w
+}
+
+func read(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func readJSON(t *testing.T, path string, v any) {
+	t.Helper()
+	if err := json.Unmarshal([]byte(read(t, path)), v); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+}
+
+// steps lists an agent's step dirs in order with the files each holds.
+func steps(t *testing.T, dir string) [][]string {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out [][]string
+	for _, e := range ents {
+		files, err := os.ReadDir(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		row := []string{e.Name()}
+		for _, f := range files {
+			row = append(row, f.Name())
+		}
+		out = append(out, row)
+	}
+	return out
+}
+
+func TestScriptedRun(t *testing.T) {
+	w := newTestWriter(t, Metadata{Question: "What is 2+2?"})
+	fmtLog := "level=INFO msg=hello\n"
+	if _, err := w.LogWriter().Write([]byte(fmtLog)); err != nil {
+		t.Fatal(err)
+	}
+	evs := threeAgentRun()
+	for _, e := range evs {
+		if err := w.Handle(e); err != nil {
+			t.Fatalf("Handle(%s): %v", e.Type, err)
+		}
+		checkMidRun(t, w, e)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+	if err := w.Handle(event.Event{Type: event.ToolCalled}); err != ErrClosed {
+		t.Errorf("Handle after Close = %v, want ErrClosed", err)
+	}
+	d := w.Dir()
+
+	// Step dirs: one per answer and vote, context.txt from the latest turn.
+	alpha := steps(t, filepath.Join(d, "agent_alpha"))
+	want := [][]string{
+		{"20250304_102039_123456", "answer.txt", "context.txt"},
+		{"20250304_102046_123456", "context.txt", "vote.json"},
+		{"20250304_102051_123456", "context.txt", "vote.json"},
+	}
+	if diff := cmp.Diff(want, alpha); diff != "" {
+		t.Errorf("agent_alpha steps (-want +got):\n%s", diff)
+	}
+	ad := filepath.Join(d, "agent_alpha")
+	if got := read(t, filepath.Join(ad, alpha[0][0], "answer.txt")); got != "Answer A" {
+		t.Errorf("alpha answer = %q", got)
+	}
+	if got := read(t, filepath.Join(ad, alpha[0][0], "context.txt")); got != "prompt alpha 1" {
+		t.Errorf("alpha answer context = %q", got)
+	}
+	if got := read(t, filepath.Join(ad, alpha[1][0], "context.txt")); got != "prompt alpha 3" {
+		t.Errorf("alpha first vote context = %q", got)
+	}
+	var sv stepVote
+	readJSON(t, filepath.Join(ad, alpha[2][0], "vote.json"), &sv)
+	wantVote := stepVote{VoterID: "alpha", VotedFor: "beta", VotedForLabel: "agent2", Reason: "B2 is complete",
+		Timestamp: "2025-03-04T10:20:51.123456Z", Epoch: 3, AvailableLabels: []string{"agent1", "agent2"}}
+	if diff := cmp.Diff(wantVote, sv); diff != "" {
+		t.Errorf("alpha vote.json (-want +got):\n%s", diff)
+	}
+	beta := steps(t, filepath.Join(d, "agent_beta"))
+	if len(beta) != 3 {
+		t.Fatalf("beta steps = %v", beta)
+	}
+	bd := filepath.Join(d, "agent_beta")
+	if got := read(t, filepath.Join(bd, beta[0][0], "answer.txt")); got != "Answer B" {
+		t.Errorf("beta answer 1 = %q", got)
+	}
+	if got := read(t, filepath.Join(bd, beta[1][0], "answer.txt")); got != "Answer B2" {
+		t.Errorf("beta answer 2 = %q", got)
+	}
+	if got := read(t, filepath.Join(bd, beta[1][0], "context.txt")); got != "prompt beta 2" {
+		t.Errorf("beta answer 2 context = %q", got)
+	}
+	if _, err := os.Stat(filepath.Join(d, "agent_gamma")); !os.IsNotExist(err) {
+		t.Errorf("gamma never answered or voted, yet agent_gamma exists (%v)", err)
+	}
+
+	// Final answer.
+	if got := read(t, filepath.Join(d, "final", "beta", "answer.txt")); got != "The answer is 4." {
+		t.Errorf("final answer = %q", got)
+	}
+	if got := read(t, filepath.Join(d, "final", "beta", "context.txt")); got != "present prompt" {
+		t.Errorf("final context = %q", got)
+	}
+	if got, want := w.AnswerFile(), filepath.Join(d, "final", "beta", "answer.txt"); got != want {
+		t.Errorf("AnswerFile = %q, want %q", got, want)
+	}
+
+	// Streams.
+	out := read(t, filepath.Join(d, "agent_outputs", "alpha.txt"))
+	wantOut := "--- turn 1 (epoch 0) ---\n[reasoning]\nthinking about it\n[/reasoning]\nAnswer A\n\n" +
+		"--- turn 2 (epoch 1) ---\n\n--- restarted (new answer by beta) ---\n\n--- turn 3 (epoch 2) ---\n\n--- turn 4 (epoch 3) ---\n"
+	if out != wantOut {
+		t.Errorf("alpha.txt:\n%s\nwant:\n%s", out, wantOut)
+	}
+	if got := read(t, filepath.Join(d, "agent_outputs", "final_presentation.txt")); got != "The answer is 4." {
+		t.Errorf("final_presentation.txt = %q", got)
+	}
+	if got := read(t, filepath.Join(d, "agent_outputs", "beta.txt")); !strings.Contains(got, "--- turn 4 (epoch 3, presentation) ---") {
+		t.Errorf("beta.txt lacks the presentation separator:\n%s", got)
+	}
+
+	// vote.json: only the final epoch counts; alpha's vote in epoch 2 is gone.
+	var vs voteSummary
+	readJSON(t, filepath.Join(d, "vote.json"), &vs)
+	wantVS := voteSummary{
+		Winner: "beta",
+		Reason: "most votes (2 of 2)",
+		Tally:  map[string]int{"alpha": 0, "beta": 2},
+		Votes: []voteEntry{
+			{Voter: "alpha", VotedFor: "beta", VotedForLabel: "agent2", Reason: "B2 is complete", Epoch: 3},
+			{Voter: "beta", VotedFor: "beta", VotedForLabel: "agent2", Reason: "mine is best", Epoch: 3},
+		},
+		Labels: map[string]string{"agent1": "alpha", "agent2": "beta"},
+	}
+	if diff := cmp.Diff(wantVS, vs); diff != "" {
+		t.Errorf("vote.json (-want +got):\n%s", diff)
+	}
+
+	// coordination_events.json: valid JSON, non-droppable events in order.
+	var ef struct {
+		SessionMetadata sessionMetadata `json:"session_metadata"`
+		Events          []event.Event   `json:"events"`
+	}
+	readJSON(t, filepath.Join(d, "coordination_events.json"), &ef)
+	var wantEvs []event.Event
+	for _, e := range evs {
+		if !e.Type.Droppable() {
+			wantEvs = append(wantEvs, e)
+		}
+	}
+	if diff := cmp.Diff(wantEvs, ef.Events); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+	sm := ef.SessionMetadata
+	if sm.Question != "What is 2+2?" || sm.FinalWinner != "beta" || sm.Status != "completed" || sm.DeltaEvents != 5 ||
+		!slices.Equal(sm.AgentIDs, []string{"alpha", "beta", "gamma"}) || sm.EndTime == nil || !sm.EndTime.Equal(evs[len(evs)-1].Time) {
+		t.Errorf("session_metadata = %+v", sm)
+	}
+
+	// Final status.
+	var st StatusView
+	readJSON(t, filepath.Join(d, "status.json"), &st)
+	if diff := cmp.Diff(w.Status(), st); diff != "" {
+		t.Errorf("status.json differs from Status() (-view +file):\n%s", diff)
+	}
+	if st.Meta.Status != "completed" || st.Coordination.Phase != "done" || st.Results.Winner != "beta" ||
+		st.Results.FinalAnswerPreview != "The answer is 4." || st.Meta.ElapsedSeconds != 30 {
+		t.Errorf("final status = %+v", st)
+	}
+	if diff := cmp.Diff(map[string]int{"beta": 2}, st.Results.Votes); diff != "" {
+		t.Errorf("results.votes (-want +got):\n%s", diff)
+	}
+	if a, g := st.Agents["alpha"], st.Agents["gamma"]; a.Status != "done" || g.Status != "failed" || a.InputTokens != 110 || a.OutputTokens != 25 || a.Restarts != 1 {
+		t.Errorf("agents = %+v", st.Agents)
+	}
+
+	// Table.
+	table := read(t, filepath.Join(d, "coordination_table.txt"))
+	for _, s := range []string{"Epoch 0 (before any answer)", "Epoch 1", "Epoch 2", "Epoch 3", "Final presentation",
+		"Votes (epoch 3): alpha 0, beta 2", "Winner: beta — most votes (2 of 2)",
+		"Final answer: by beta (presentation), 16 chars", "Status: completed (duration 30s)"} {
+		if !strings.Contains(table, s) {
+			t.Errorf("table lacks %q:\n%s", s, table)
+		}
+	}
+	cols := tableColumns(table, 3)
+	for i, want := range [][]string{
+		{"alpha (openai/gpt-4o)", "answered agent1.1", "restarted (new answer by beta)", "voted agent2 (beta) — B is better", "voted agent2 (beta) — B2 is complete"},
+		{"beta (claude/claude-sonnet)", "answered agent2.1", "answered agent2.2", "voted agent2 (beta) — mine is best", "presenting", "final answer (16 chars)"},
+		{"gamma (sim/sim-model) [sim]", "rejected: vote before any answer exists", "turn failed: HTTP 500: internal error", "failed: 3 failures in a row: HTTP 500"},
+	} {
+		for _, s := range want {
+			if !strings.Contains(cols[i], s) {
+				t.Errorf("column %d lacks %q: %q", i, s, cols[i])
+			}
+		}
+	}
+	for i, l := range strings.Split(table, "\n") {
+		if n := len([]rune(l)); n > 80 {
+			t.Errorf("table line %d is %d wide: %q", i+1, n, l)
+		}
+	}
+
+	if got := read(t, filepath.Join(d, "massgen.log")); got != fmtLog {
+		t.Errorf("massgen.log = %q", got)
+	}
+}
+
+// checkMidRun asserts status.json after selected steps of the script.
+func checkMidRun(t *testing.T, w *Writer, e event.Event) {
+	t.Helper()
+	if e.Type.Droppable() {
+		return // deltas do not rewrite status.json (only the ticker catches them up)
+	}
+	var st StatusView
+	readJSON(t, filepath.Join(w.Dir(), "status.json"), &st)
+	if diff := cmp.Diff(w.Status(), st); diff != "" {
+		t.Fatalf("after %d %s: status.json differs from Status() (-view +file):\n%s", e.Seq, e.Type, diff)
+	}
+	type agentBrief struct {
+		Status string
+		Vote   *VoteView
+	}
+	brief := func() map[string]agentBrief {
+		m := map[string]agentBrief{}
+		for id, a := range st.Agents {
+			m[id] = agentBrief{a.Status, a.Vote}
+		}
+		return m
+	}
+	switch e.Seq {
+	case 8: // gamma rejected
+		if g := st.Agents["gamma"]; g.Rejections != 1 || g.Status != "working" {
+			t.Errorf("after rejection gamma = %+v", g)
+		}
+	case 16: // alpha voted in epoch 2
+		want := map[string]agentBrief{
+			"alpha": {"voted", &VoteView{VotedFor: "beta", VotedForLabel: "agent2", ReasonPreview: "B is better"}},
+			"beta":  {"answered", nil},
+			"gamma": {"working", nil},
+		}
+		if diff := cmp.Diff(want, brief()); diff != "" {
+			t.Errorf("after first vote (-want +got):\n%s", diff)
+		}
+		if c := st.Coordination; c.Epoch != 2 || c.VotesInEpoch != 1 || c.AnswersTotal != 2 || c.LiveAgents != 3 {
+			t.Errorf("coordination = %+v", c)
+		}
+		if diff := cmp.Diff(map[string]int{"beta": 1}, st.Results.Votes); diff != "" {
+			t.Errorf("results.votes (-want +got):\n%s", diff)
+		}
+	case 18: // beta's second answer invalidates alpha's vote
+		want := map[string]agentBrief{
+			"alpha": {"idle", nil},
+			"beta":  {"answered", nil},
+			"gamma": {"working", nil},
+		}
+		if diff := cmp.Diff(want, brief()); diff != "" {
+			t.Errorf("after new answer (-want +got):\n%s", diff)
+		}
+		if c := st.Coordination; c.Epoch != 3 || c.VotesInEpoch != 0 || c.AnswersTotal != 3 {
+			t.Errorf("coordination = %+v", c)
+		}
+		if b := st.Agents["beta"]; b.AnswerCount != 2 || b.LatestAnswerLabel != "agent2.2" {
+			t.Errorf("beta = %+v", b)
+		}
+	case 19: // gamma leaves
+		g := st.Agents["gamma"]
+		if g.Status != "failed" || g.Failures != 1 || g.LastError != "3 failures in a row: HTTP 500" || st.Coordination.LiveAgents != 2 {
+			t.Errorf("gamma = %+v, live = %d", g, st.Coordination.LiveAgents)
+		}
+	case 25: // presenting
+		if st.Coordination.Phase != "presenting" || st.Agents["beta"].Status != "presenting" || st.Results.Winner != "beta" {
+			t.Errorf("presenting status = %+v", st)
+		}
+	}
+}
+
+// tableColumns joins the wrapped lines of each table column back into one
+// string, so assertions do not depend on where cells wrap.
+func tableColumns(table string, n int) []string {
+	cols := make([]string, n)
+	for _, l := range strings.Split(table, "\n") {
+		parts := strings.Split(l, "|")
+		if !strings.HasPrefix(l, "|") || len(parts) != n+2 {
+			continue
+		}
+		for i, p := range parts[1 : n+1] {
+			if p = strings.TrimSpace(p); p != "" {
+				cols[i] += p + " "
+			}
+		}
+	}
+	return cols
+}
