@@ -1,0 +1,172 @@
+package config
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+
+	"github.com/massgen/massgen/internal/provider"
+)
+
+// backend splits a backend map three ways: typed fields (type, model,
+// api_key, base_url, stream, and the sim keys), massgen-owned feature keys
+// (Extra, type-checked where upstream checks them), and everything else,
+// which is a provider parameter passed through verbatim (Params).
+func (d *decoder) backend(bp *pair, path string) Backend {
+	n := bp.val
+	d.cfg.loc[path] = bp.keyPos
+	b := Backend{Stream: true, Line: bp.keyPos.line, Params: map[string]any{}, Extra: map[string]any{}}
+	typ, hasType := d.str(join(path, "type"), n.get("type"))
+	model, hasModel := d.str(join(path, "model"), n.get("model"))
+	b.Type, b.Model = typ, model
+	if !hasType && hasModel && !d.cfg.bad[join(path, "type")] {
+		// Upstream's runtime infers the type from the model (its validator
+		// does not); inferring is the friendlier of the two.
+		b.Type = provider.InferType(model)
+	}
+	if !hasType && !hasModel && d.cfg.bad[join(path, "model")] {
+		d.cfg.bad[join(path, "type")] = true // the model error already explains it
+	}
+	if b.Type == "sim" {
+		b.Sim = &SimBackend{}
+		if !hasModel && !d.cfg.bad[join(path, "model")] {
+			b.Model = DefaultSimModel
+		}
+	}
+	b.APIKey, _ = d.str(join(path, "api_key"), n.get("api_key"))
+	b.BaseURL, _ = d.str(join(path, "base_url"), n.get("base_url"))
+	if s, ok := d.boolean(join(path, "stream"), n.get("stream")); ok {
+		b.Stream = s
+	}
+	for _, p := range n.pairs {
+		key := join(path, p.key)
+		switch {
+		case slices.Contains(backendCoreKeys, p.key):
+		case slices.Contains(simKeys, p.key):
+			if b.Sim != nil {
+				d.simKey(&b, p, key)
+				continue
+			}
+			d.warnAt(p.keyPos, key, fmt.Sprintf("'%s' is only used by type: sim; it is ignored here", p.key), "")
+			b.Extra[p.key] = plain(p.val)
+		case p.key == "system_prompt" || p.key == "append_system_prompt":
+			d.fail(p.keyPos, key, fmt.Sprintf("'%s' is not allowed in a backend", p.key),
+				"set the agent's 'system_message' instead (next to 'backend:')")
+		case p.key == "system_message":
+			d.warnAt(p.keyPos, key, "'system_message' belongs to the agent, not its backend; it is ignored here",
+				"move it one level up, next to 'backend:'")
+			b.Extra[p.key] = plain(p.val)
+		case isOwnedBackendKey(p.key):
+			d.ownedKey(p, key)
+			if !p.val.isNull() {
+				b.Extra[p.key] = plain(p.val)
+			}
+		default:
+			// A provider parameter. Nulls are dropped as upstream drops None.
+			if !p.val.isNull() {
+				b.Params[p.key] = plain(p.val)
+			}
+		}
+	}
+	if n.get("allowed_tools") != nil && n.get("exclude_tools") != nil {
+		d.warnAt(n.get("exclude_tools").keyPos, path, "both 'allowed_tools' and 'exclude_tools' are set, which is confusing",
+			"use only 'allowed_tools' (an allowlist) or only 'exclude_tools' (a denylist)")
+	}
+	return b
+}
+
+func (d *decoder) simKey(b *Backend, p *pair, key string) {
+	switch p.key {
+	case "scenario":
+		if s, ok := d.str(key, p); ok {
+			// Relative to the config file, so a config and its scenario can
+			// move together and run from any directory.
+			if !filepath.IsAbs(s) && d.file != "" {
+				s = filepath.Join(filepath.Dir(d.file), s)
+			}
+			b.Sim.Scenario = s
+		}
+	case "ttft_ms":
+		b.Sim.TTFTMillis, _ = d.integer(key, p, "a whole number of milliseconds")
+	case "tokens_per_second":
+		b.Sim.TokensPerSecond, _ = d.number(key, p, "a number")
+	}
+}
+
+// ownedKey checks the types of massgen-owned backend keys that have one.
+func (d *decoder) ownedKey(p *pair, key string) {
+	switch {
+	case isBackendBoolKey(p.key):
+		d.boolean(key, p)
+	case slices.Contains(backendStringListKeys, p.key):
+		d.stringList(key, p)
+	case p.key == "context_paths":
+		d.contextPaths(p, key)
+	case p.key == "cwd":
+		d.str(key, p)
+	case p.key == "mcp_servers":
+		if d.present(key, p) && p.val.kind != kindSeq && p.val.kind != kindMap {
+			d.typeError(key, p.val, "a list of servers or a map of name to server")
+		}
+	case backendEnums[p.key] != nil:
+		if s, ok := d.str(key, p); ok && !slices.Contains(backendEnums[p.key], s) {
+			d.fail(p.val.pos, key, fmt.Sprintf("invalid %s '%s'", p.key, s), oneOf(s, backendEnums[p.key]))
+		}
+	}
+}
+
+// contextPaths reads a list of {path, permission, protected_paths} entries.
+// Permission defaults to read: sharing a directory must never make it
+// writable by accident.
+func (d *decoder) contextPaths(p *pair, key string) []ContextPath {
+	if !d.present(key, p) {
+		return nil
+	}
+	if p.val.kind != kindSeq {
+		d.typeError(key, p.val, "a list of {path, permission} entries")
+		return nil
+	}
+	var out []ContextPath
+	for i, it := range p.val.items {
+		ikey := index(key, i)
+		if it.kind != kindMap {
+			d.typeError(ikey, it, "a map with 'path' and 'permission'")
+			continue
+		}
+		d.cfg.loc[ikey] = it.pos
+		cp := ContextPath{Permission: DefaultContextPermission}
+		if s, ok := d.str(join(ikey, "path"), it.get("path")); ok {
+			cp.Path = s
+		}
+		if s, ok := d.str(join(ikey, "permission"), it.get("permission")); ok {
+			cp.Permission = s
+		}
+		if l, ok := d.stringList(join(ikey, "protected_paths"), it.get("protected_paths")); ok {
+			cp.ProtectedPaths = l
+		}
+		for _, e := range it.pairs {
+			if !slices.Contains([]string{"path", "permission", "protected_paths"}, e.key) {
+				d.unknown(e, ikey, []string{"path", "permission", "protected_paths"})
+			}
+		}
+		// Checked here, not only in Validate, because backend-level entries
+		// live in Backend.Extra where Validate does not look.
+		d.checkContextPath(cp, ikey, it.pos)
+		out = append(out, cp)
+	}
+	return out
+}
+
+func (d *decoder) checkContextPath(cp ContextPath, key string, at pos) {
+	c := d.cfg
+	for _, diag := range contextPathDiagnostics(cp, key) {
+		if c.bad[diag.Key] {
+			continue
+		}
+		p, ok := c.loc[diag.Key]
+		if !ok {
+			p = at
+		}
+		d.fail(p, diag.Key, diag.Message, diag.Suggestion)
+	}
+}

@@ -1,0 +1,223 @@
+package config
+
+import (
+	"fmt"
+	"slices"
+)
+
+const wantSeconds = "a positive number of seconds"
+
+// timeoutSettings reads the top-level `timeout_settings`, the key upstream's
+// CLI actually honours. It runs before orchestrator() so that the more
+// specific orchestrator keys override it.
+func (d *decoder) timeoutSettings(p *pair) {
+	m, ok := d.mapping("timeout_settings", p, "a map")
+	if !ok {
+		return
+	}
+	o := &d.cfg.Orchestrator
+	for _, e := range m.pairs {
+		key := join("timeout_settings", e.key)
+		switch e.key {
+		case "orchestrator_timeout_seconds":
+			if v, ok := d.number(key, e, wantSeconds); ok {
+				o.TimeoutSeconds = v
+				d.cfg.src["TimeoutSeconds"] = key
+			}
+		case "agent_turn_timeout_seconds":
+			if v, ok := d.number(key, e, wantSeconds); ok {
+				o.AgentTurnTimeoutSeconds = v
+				d.cfg.src["AgentTurnTimeoutSeconds"] = key
+			}
+		default:
+			if slices.Contains(timeoutSettingsKeys, e.key) {
+				d.number(key, e, wantSeconds)
+				continue
+			}
+			d.unknown(e, "timeout_settings", timeoutSettingsKeys)
+		}
+	}
+}
+
+// override sets a seconds field from an orchestrator key, warning when
+// timeout_settings already set it to something else: two sources that
+// disagree deserve a word, and the user should know which one won.
+func (d *decoder) override(field string, dst *float64, key string, v float64) {
+	if prev, ok := d.cfg.src[field]; ok && *dst != v {
+		d.warnAt(d.cfg.loc[key], key, fmt.Sprintf("overrides %s (%g); using %g", prev, *dst, v), "")
+	}
+	*dst = v
+	d.cfg.src[field] = key
+}
+
+func (d *decoder) orchestrator(p *pair) {
+	c := d.cfg
+	o := &c.Orchestrator
+	m, ok := d.mapping("orchestrator", p, "a map")
+	if !ok {
+		return
+	}
+	for _, e := range m.pairs {
+		key := join("orchestrator", e.key)
+		switch e.key {
+		case "voting_sensitivity":
+			if s, ok := d.str(key, e); ok {
+				o.VotingSensitivity = s
+			}
+		case "answer_novelty_requirement":
+			if s, ok := d.str(key, e); ok {
+				o.AnswerNovelty = s
+			}
+		case "max_new_answers_per_agent":
+			// Absent means the default cap; an explicit null means no cap.
+			c.loc[key] = e.val.pos
+			if e.val.isNull() {
+				o.MaxNewAnswersPerAgent, o.UnlimitedAnswers = 0, true
+			} else if v, ok := d.integer(key, e, "a positive integer, or null for no limit"); ok {
+				o.MaxNewAnswersPerAgent = v
+			}
+		case "timeout":
+			d.orchestratorTimeout(e, key)
+		case "agent_turn_timeout_seconds":
+			if v, ok := d.number(key, e, wantSeconds); ok {
+				d.override("AgentTurnTimeoutSeconds", &o.AgentTurnTimeoutSeconds, key, v)
+			}
+		case "coordination":
+			d.coordination(e, key)
+		case "restart_policy":
+			if s, ok := d.str(key, e); ok {
+				o.RestartPolicy = s
+			}
+		case "independent_first_answer":
+			if b, ok := d.boolean(key, e); ok {
+				o.IndependentFirstAnswer = b
+			}
+		case "max_consecutive_failures":
+			if v, ok := d.integer(key, e, "a positive integer"); ok {
+				o.FailureBudget = v
+			}
+		case "skip_coordination_rounds":
+			if b, ok := d.boolean(key, e); ok {
+				o.SkipCoordinationRounds = b
+			}
+		case "context_paths":
+			o.ContextPaths = d.contextPaths(e, key)
+		case "debug_final_answer":
+			if d.present(key, e) && e.val.kind != kindBool && e.val.kind != kindString {
+				d.typeError(key, e.val, "a boolean or a string")
+				continue
+			}
+			d.keep(o, e)
+		case "snapshot_storage", "agent_temporary_workspace":
+			if _, ok := d.str(key, e); ok {
+				d.keep(o, e)
+			}
+		case "dspy":
+			if _, ok := d.mapping(key, e, "a map"); ok {
+				d.keep(o, e)
+			}
+		default:
+			if slices.Contains(orchestratorKeys, e.key) {
+				d.keep(o, e)
+				continue
+			}
+			d.unknown(e, "orchestrator", orchestratorKeys)
+		}
+	}
+}
+
+func (d *decoder) keep(o *Orchestrator, e *pair) {
+	if !e.val.isNull() {
+		d.extra(&o.Extra, e.key, e.val)
+	}
+}
+
+// orchestratorTimeout reads orchestrator.timeout. Upstream validates it and
+// then ignores it (its CLI reads only timeout_settings); a user who wrote it
+// meant it, so here it is honoured and wins over timeout_settings.
+func (d *decoder) orchestratorTimeout(e *pair, key string) {
+	m, ok := d.mapping(key, e, "a map with 'orchestrator_timeout_seconds'")
+	if !ok {
+		return
+	}
+	for _, t := range m.pairs {
+		tkey := join(key, t.key)
+		if t.key != "orchestrator_timeout_seconds" {
+			d.unknown(t, key, orchestratorTimeoutKeys)
+			continue
+		}
+		if v, ok := d.number(tkey, t, wantSeconds); ok {
+			d.override("TimeoutSeconds", &d.cfg.Orchestrator.TimeoutSeconds, tkey, v)
+		}
+	}
+}
+
+// coordination reads orchestrator.coordination. Only the restart count is
+// typed; the whole map is kept in Extra["coordination"] for the features
+// (planning mode, task planning, skills) that will read it.
+func (d *decoder) coordination(e *pair, key string) {
+	m, ok := d.mapping(key, e, "a map")
+	if !ok {
+		return
+	}
+	o := &d.cfg.Orchestrator
+	for _, t := range m.pairs {
+		tkey := join(key, t.key)
+		switch t.key {
+		case "max_orchestration_restarts":
+			if v, ok := d.integer(tkey, t, "a whole number (0 or more)"); ok {
+				o.MaxOrchestrationRestarts = v
+			}
+		case "enable_planning_mode", "enable_agent_task_planning", "task_planning_filesystem_mode",
+			"enable_memory_filesystem_mode", "use_skills":
+			d.boolean(tkey, t)
+		case "max_tasks_per_plan":
+			d.integer(tkey, t, "a positive integer")
+		case "planning_mode_instruction", "skills_directory":
+			d.str(tkey, t)
+		case "massgen_skills":
+			d.stringList(tkey, t)
+		default:
+			d.unknown(t, key, coordinationKeys)
+		}
+	}
+	d.extra(&o.Extra, "coordination", m)
+}
+
+func (d *decoder) ui(p *pair) {
+	u := &d.cfg.UI
+	m, ok := d.mapping("ui", p, "a map")
+	if !ok {
+		return
+	}
+	display, hasDisplay := d.str("ui.display_type", m.get("display_type"))
+	if hasDisplay {
+		u.DisplayType = display
+	}
+	if tp := m.get("type"); tp != nil {
+		// 18 upstream example configs write `type:`, which upstream silently
+		// ignores. Reading it is what their authors meant.
+		if hasDisplay || m.get("display_type") != nil {
+			d.warnAt(tp.keyPos, "ui.type", "'type' is ignored because 'display_type' is set", "remove 'type'")
+		} else if s, ok := d.str("ui.type", tp); ok {
+			d.warnAt(tp.keyPos, "ui.type", "'type' is not a MassGen ui key (upstream ignores it); reading it as display_type",
+				"rename it to 'display_type'")
+			u.DisplayType = s
+			d.cfg.src["DisplayType"] = "ui.type"
+		}
+	}
+	if b, ok := d.boolean("ui.logging_enabled", m.get("logging_enabled")); ok {
+		u.LoggingEnabled = b
+	}
+	if b, ok := d.boolean("ui.use_orchestrator_for_single_agent", m.get("use_orchestrator_for_single_agent")); ok {
+		u.UseOrchestratorForSingleAgent = b
+	}
+	for _, k := range []string{"automation_mode", "debug", "enable_final_presentation"} {
+		d.boolean(join("ui", k), m.get(k))
+	}
+	for _, e := range m.pairs {
+		if !slices.Contains(uiKeys, e.key) {
+			d.unknown(e, "ui", uiKeys)
+		}
+	}
+}

@@ -1,0 +1,134 @@
+package config
+
+import (
+	"slices"
+	"strings"
+)
+
+// The key tables below say which keys upstream MassGen (v0.1.12, plus a few
+// documented later additions) knows at each level. A key listed here is
+// accepted silently; a key missing from every table draws an "unknown key"
+// warning with a suggestion. Backends are different: unknown backend keys are
+// provider parameters and pass through, so the backend tables instead decide
+// what stays *out* of the provider request.
+
+var topLevelKeys = []string{
+	"agents", "agent", "orchestrator", "ui", "timeout_settings", "memory", "session_id",
+}
+
+// v1Keys mark a MassGen v1 config, a different format that upstream rejects
+// outright; so do we, before anything else, so the user gets one clear message.
+var v1Keys = []string{
+	"models", "model_configs", "num_agents", "max_rounds", "consensus_threshold", "voting_enabled", "enable_voting",
+}
+
+var agentKeys = []string{"id", "backend", "system_message", "memory"}
+
+var orchestratorKeys = []string{
+	// typed in Orchestrator
+	"voting_sensitivity", "answer_novelty_requirement", "max_new_answers_per_agent", "timeout",
+	"agent_turn_timeout_seconds", "coordination", "restart_policy", "independent_first_answer",
+	"max_consecutive_failures", "skip_coordination_rounds", "context_paths",
+	// kept in Orchestrator.Extra
+	"snapshot_storage", "agent_temporary_workspace", "dspy", "debug_final_answer", "session_storage",
+	"max_new_answers_global",
+}
+
+var coordinationKeys = []string{
+	"enable_planning_mode", "planning_mode_instruction", "max_orchestration_restarts",
+	"enable_agent_task_planning", "max_tasks_per_plan", "task_planning_filesystem_mode",
+	"enable_memory_filesystem_mode", "use_skills", "massgen_skills", "skills_directory",
+}
+
+var timeoutSettingsKeys = []string{
+	"orchestrator_timeout_seconds", "agent_turn_timeout_seconds",
+	// later upstream per-round timeouts; accepted, not used
+	"initial_round_timeout_seconds", "subsequent_round_timeout_seconds", "round_timeout_grace_seconds",
+}
+
+var orchestratorTimeoutKeys = []string{"orchestrator_timeout_seconds"}
+
+var uiKeys = []string{
+	"display_type", "type", "logging_enabled", "use_orchestrator_for_single_agent",
+	"automation_mode", "debug", "enable_final_presentation",
+}
+
+// keyHints catch mistakes edit distance cannot: a key that exists in other
+// tools or older docs under a different name.
+// The hint applies only at a level where its target is a known key.
+var keyHints = map[string]string{
+	"display":       "ui",
+	"timeout":       "timeout_settings",
+	"timeouts":      "timeout_settings",
+	"orchestration": "orchestrator",
+	"system_prompt": "system_message",
+	"prompt":        "system_message",
+}
+
+// Backend keys with typed fields in Backend (or SimBackend for type sim).
+var (
+	backendCoreKeys = []string{"type", "model", "api_key", "base_url", "stream"}
+	simKeys         = []string{"scenario", "ttft_ms", "tokens_per_second"}
+)
+
+// backendOwnedKeys are massgen features, not provider parameters: upstream's
+// base exclusion lists (backend/base.py, api_params_handler) plus the §4.3
+// feature keys. They go to Backend.Extra and never into a provider request.
+var backendOwnedKeys = []string{
+	"cwd", "mcp_servers", "allowed_tools", "exclude_tools", "disallowed_tools", "custom_tools",
+	"context_paths", "enable_web_search", "enable_code_execution", "enable_code_interpreter",
+	"enable_mcp_command_line", "enforce_read_before_delete", "upload_files", "media_max_file_size_mb",
+	"max_mcp_message_history", "permission_mode", "max_thinking_tokens", "api_version", "agent_config",
+	"instance_id", "enable_rate_limit", "agent_temporary_workspace", "agent_temporary_workspace_parent",
+	"_config_path", "context_write_access_enabled", "exclude_file_operation_mcps",
+	"use_mcpwrapped_for_tool_filtering", "use_no_roots_wrapper", "enable_code_based_tools",
+	"custom_tools_path", "auto_discover_custom_tools", "exclude_custom_tools", "direct_mcp_servers",
+	"shared_tools_directory", "agent_id", "session_id", "enable_multimodal_tools", "multimodal_config",
+	"image_generation_backend", "image_generation_model", "video_generation_backend",
+	"video_generation_model", "audio_generation_backend", "audio_generation_model", "hooks",
+	"debug_delay_seconds", "debug_delay_after_n_tools", "vote_only", "use_two_tier_workspace",
+}
+
+// isOwnedBackendKey also covers the key families upstream keeps growing
+// (command_line_*, enable_*_generation) so a new member is not sent to a provider.
+func isOwnedBackendKey(k string) bool {
+	return slices.Contains(backendOwnedKeys, k) ||
+		strings.HasPrefix(k, "command_line_") ||
+		(strings.HasPrefix(k, "enable_") && strings.HasSuffix(k, "_generation"))
+}
+
+// backendBoolKeys must be booleans (upstream validates the first three;
+// the rest are switches of the same kind).
+func isBackendBoolKey(k string) bool {
+	switch k {
+	case "enable_web_search", "enable_code_execution", "enable_code_interpreter",
+		"enable_mcp_command_line", "enforce_read_before_delete", "enable_rate_limit",
+		"enable_multimodal_tools", "enable_code_based_tools", "command_line_docker_enable_sudo":
+		return true
+	}
+	return strings.HasPrefix(k, "enable_") && strings.HasSuffix(k, "_generation")
+}
+
+// backendStringListKeys must be lists of strings.
+var backendStringListKeys = []string{
+	"allowed_tools", "exclude_tools", "disallowed_tools",
+	"command_line_allowed_commands", "command_line_blocked_commands",
+}
+
+// backendEnums are owned keys with a fixed set of values.
+var backendEnums = map[string][]string{
+	"permission_mode":                  {"default", "acceptEdits", "bypassPermissions", "plan"},
+	"command_line_execution_mode":      {"local", "docker"},
+	"command_line_docker_network_mode": {"none", "bridge", "host"},
+}
+
+// Valid values of the orchestrator and UI enums.
+var (
+	levelValues         = []string{"lenient", "balanced", "strict"}
+	restartPolicyValues = []string{"restart", "inject"}
+	permissionValues    = []string{"read", "write"}
+	// Upstream's validator accepts only rich_terminal and simple, but its
+	// runtime also takes terminal and silent (set by --automation), and later
+	// versions add textual and rich; rejecting those would break real configs.
+	displayTypeValues = []string{"rich_terminal", "simple", "terminal", "silent", "textual", "rich"}
+)

@@ -1,0 +1,202 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+
+	yaml "github.com/goccy/go-yaml"
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/parser"
+)
+
+// fileError reports a config file that cannot be read. Its message is short
+// and names the path; the os error stays reachable through errors.Is/As.
+type fileError struct {
+	msg string
+	err error
+}
+
+func (e *fileError) Error() string { return e.msg }
+func (e *fileError) Unwrap() error { return e.err }
+
+// Load reads, parses and validates the config file at path. getenv resolves
+// ${VAR} references (os.Getenv when nil; see Getenv for .env layering).
+// A file that cannot be read yields a plain error ("config file not found:
+// PATH"); anything wrong inside the file yields Diagnostics.
+func Load(path string, getenv func(string) string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, &fileError{msg: "config file not found: " + path, err: err}
+	case err != nil:
+		return nil, &fileError{msg: fmt.Sprintf("cannot read config file %s: %v", path, unwrapPathError(err)), err: err}
+	}
+	return Parse(data, path, getenv)
+}
+
+func unwrapPathError(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// Parse parses and validates a config held in memory; filename is used in
+// diagnostics and to resolve relative paths (the sim scenario); getenv is
+// os.Getenv when nil. On success
+// the returned Config carries the warnings; on failure the error is
+// Diagnostics holding every error and warning, sorted by position.
+func Parse(data []byte, filename string, getenv func(string) string) (*Config, error) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	d := &decoder{
+		file:   filename,
+		getenv: getenv,
+		cfg:    &Config{Path: filename, loc: map[string]pos{}, bad: map[string]bool{}, src: map[string]string{}},
+	}
+	root := d.parseYAML(data)
+	if root != nil {
+		d.expandEnv(root, "")
+		d.decode(root)
+	}
+	cfg := d.cfg
+	cfg.Raw = bytes.Clone(data) // the caller may reuse its buffer
+	diags := d.diags
+	if root != nil && !d.stopped {
+		diags = append(diags, cfg.Validate()...)
+	}
+	diags.sort()
+	if diags.HasErrors() {
+		return nil, diags
+	}
+	cfg.Warnings = diags
+	return cfg, nil
+}
+
+// parseYAML returns the document's root node, or nil after recording why
+// there is none. YAML and JSON both go through goccy's parser (JSON is YAML).
+func (d *decoder) parseYAML(data []byte) *node {
+	if strings.TrimSpace(string(data)) == "" {
+		d.errorAt(pos{}, "", "config file is empty", "add an 'agents:' list; see the MassGen config format")
+		return nil
+	}
+	// Duplicate keys are allowed here and reported by the converter as a
+	// warning, because PyYAML accepts them (the last one wins).
+	f, err := safeParse(data)
+	if err != nil {
+		d.diags = append(d.diags, syntaxDiagnostic(d.file, err))
+		return nil
+	}
+	var bodies []ast.Node
+	for _, doc := range f.Docs {
+		if doc != nil && doc.Body != nil {
+			bodies = append(bodies, doc.Body)
+		}
+	}
+	switch {
+	case len(bodies) == 0:
+		d.errorAt(pos{}, "", "config file holds only comments", "add an 'agents:' list")
+		return nil
+	case len(bodies) > 1:
+		d.errorAt(nodePos(bodies[1]), "", "the file holds several YAML documents (---); a config must be a single document",
+			"remove the extra '---' sections")
+		return nil
+	}
+	conv := &converter{anchors: map[string]*node{}}
+	conv.warn = func(p pos, key, msg, sugg string) { d.warnAt(p, key, msg, sugg) }
+	conv.fail = func(p pos, msg string) {
+		conv.failed = true // one structural error is enough; the rest would be noise
+		d.errorAt(p, "", msg, "")
+	}
+	root := conv.convert(bodies[0], 0, "")
+	if conv.failed {
+		return nil
+	}
+	return root
+}
+
+// safeParse shields callers from a panic inside the third-party parser: a
+// config loader must answer every input with a diagnostic, never a crash.
+func safeParse(data []byte) (f *ast.File, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			f, err = nil, fmt.Errorf("YAML parser failed on this input: %v", r)
+		}
+	}()
+	return parser.ParseBytes(data, 0, parser.AllowDuplicateMapKey())
+}
+
+// syntaxDiagnostic turns a goccy error into one located line. goccy's own
+// Error() prints a multi-line source excerpt; we keep only its message.
+func syntaxDiagnostic(file string, err error) Diagnostic {
+	d := Diagnostic{Severity: Error, File: file, Message: "invalid YAML: " + oneLine(err.Error())}
+	var ye yaml.Error
+	if errors.As(err, &ye) {
+		d.Message = "invalid YAML: " + oneLine(ye.GetMessage())
+		if tk := ye.GetToken(); tk != nil && tk.Position != nil {
+			d.Line, d.Col = tk.Position.Line, tk.Position.Column
+		}
+	}
+	d.Suggestion = "check indentation, colons and quotes around this point"
+	return d
+}
+
+// expandEnv replaces ${VAR} references in every string value. An unset
+// variable in api_key is silent (the CLI later names the variable to set);
+// anywhere else it is a warning with its location, since a silently empty
+// base_url or model is hard to trace.
+func (d *decoder) expandEnv(n *node, path string) {
+	switch n.kind {
+	case kindString:
+		if n.expanded {
+			return
+		}
+		n.expanded = true
+		out, missing := expand(n.s, d.getenv)
+		n.s = out
+		if len(missing) > 0 && lastKey(path) != "api_key" {
+			d.warnAt(n.pos, path, fmt.Sprintf("environment variable %s is not set; using an empty value", strings.Join(missing, ", ")),
+				"set it in the environment or a .env file, or write ${VAR:-default}")
+		}
+	case kindMap:
+		for _, p := range n.pairs {
+			d.expandEnv(p.val, join(path, p.key))
+		}
+	case kindSeq:
+		for i, it := range n.items {
+			d.expandEnv(it, index(path, i))
+		}
+	}
+}
+
+// Key path helpers: "agents[0].backend.type".
+func join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+func index(path string, i int) string { return fmt.Sprintf("%s[%d]", path, i) }
+
+func lastKey(path string) string {
+	if i := strings.LastIndexAny(path, ".]"); i >= 0 {
+		return path[i+1:]
+	}
+	return path
+}
+
+// parent drops the last segment of a key path ("" at the top).
+func parent(path string) string {
+	i := strings.LastIndexAny(path, ".[")
+	if i < 0 {
+		return ""
+	}
+	return path[:i]
+}

@@ -1,0 +1,75 @@
+package config
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// referenceConfigs is upstream MassGen's example configs, kept beside the
+// project (never copied into it). The test runs in internal/config.
+const referenceConfigs = "../../../shared/reference/massgen-configs"
+
+// knownInvalid lists reference configs that really are invalid, with the
+// reason; they must fail. Empty today: every upstream example loads.
+var knownInvalid = map[string]string{}
+
+// Every upstream example config must load without errors: that is the
+// promise that a MassGen user can switch without rewriting anything.
+func TestReferenceConfigsLoad(t *testing.T) {
+	if _, err := os.Stat(referenceConfigs); err != nil {
+		t.Skipf("reference configs not found at %s (they live beside the project, not in it): %v", referenceConfigs, err)
+	}
+	count := 0
+	err := filepath.WalkDir(referenceConfigs, func(path string, de fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		switch filepath.Ext(path) {
+		case ".yaml", ".yml", ".json":
+		default:
+			return nil
+		}
+		if de.IsDir() {
+			return nil
+		}
+		count++
+		rel, _ := filepath.Rel(referenceConfigs, path)
+		t.Run(rel, func(t *testing.T) {
+			// No environment: loading must not depend on keys being set.
+			cfg, err := Load(path, envOf(nil))
+			if reason, bad := knownInvalid[rel]; bad {
+				if err == nil {
+					t.Errorf("listed as invalid (%s) but loads", reason)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("does not load:\n%v", err)
+			}
+			if len(cfg.Agents) == 0 {
+				t.Fatal("no agents")
+			}
+			for _, a := range cfg.Agents {
+				if a.ID == "" || a.Backend.Type == "" || a.Backend.Model == "" {
+					t.Errorf("incomplete agent %+v", a)
+				}
+			}
+			for _, w := range cfg.Warnings {
+				// Warnings are fine (e.g. `ui: {type: ...}`), but must be located.
+				if w.Line == 0 || !strings.HasPrefix(w.String(), path+":") {
+					t.Errorf("warning without a position: %s", w)
+				}
+			}
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if count == 0 {
+		t.Fatalf("no configs found under %s", referenceConfigs)
+	}
+}

@@ -1,0 +1,155 @@
+package config
+
+// Config is a loaded, validated MassGen configuration.
+type Config struct {
+	Path         string // file it was loaded from ("" when built in code)
+	Agents       []Agent
+	Orchestrator Orchestrator
+	UI           UI
+	Raw          []byte       // the file's bytes as read (for execution_metadata)
+	Warnings     []Diagnostic // accepted-with-warning issues (unknown keys etc.)
+	// Extra holds known top-level keys this package does not interpret
+	// (memory, session_id), as plain values, so later features can read them.
+	Extra map[string]any
+
+	// Source positions, so that Validate can point at the file even when it
+	// runs after Parse. Empty for configs built in code.
+	loc map[string]pos
+	// Key paths that already drew a type error while decoding; Validate skips
+	// them so one mistake yields one message.
+	bad map[string]bool
+	// src maps a typed field that several keys can set (timeouts) to the key
+	// path it was actually read from, so messages name the right key.
+	src map[string]string
+	// single is true for the `agent:` form, whose key paths have no index.
+	single bool
+	// agentPaths[i] is the key path of Agents[i] ("agents[2]"); entries that
+	// failed to decode leave gaps in Agents, so the index alone is not enough.
+	agentPaths []string
+}
+
+// Agent is one entry of `agents:` (or the single `agent:` map).
+type Agent struct {
+	ID            string // required in `agents:`; defaults to "agent" for `agent:`
+	SystemMessage string
+	Backend       Backend
+	Line          int // source line of the agent entry
+	// Extra holds known agent keys not interpreted here (memory).
+	Extra map[string]any
+}
+
+// Backend describes the model an agent talks to.
+type Backend struct {
+	Type    string // inferred from Model with provider.InferType when absent
+	Model   string // "sim" by default for type sim
+	APIKey  string // explicit api_key after ${VAR} expansion; "" means from env later
+	BaseURL string
+	Stream  bool // default true; `stream: false` for servers that cannot stream tool calls
+	// Params are provider parameters passed through verbatim (temperature,
+	// top_p, max_tokens, reasoning, text, extra_body, ...). Null values are
+	// dropped, as upstream does before calling the provider.
+	Params map[string]any
+	// Extra holds keys massgen owns but that are not provider parameters
+	// (cwd, mcp_servers, enable_web_search, context_paths, ...), as plain
+	// values, for the features that will use them.
+	Extra map[string]any
+	Sim   *SimBackend // non-nil only for type sim
+	Line  int         // source line of the `backend:` key
+}
+
+// SimBackend configures `type: sim`, the built-in simulator. Keys inside the
+// backend map: scenario (path, relative to the config file's directory),
+// ttft_ms (int) and tokens_per_second (number); zero means the simulator's
+// own default.
+type SimBackend struct {
+	Scenario        string
+	TTFTMillis      int
+	TokensPerSecond float64
+}
+
+// Orchestrator holds the coordination settings (DESIGN.md §2).
+type Orchestrator struct {
+	VotingSensitivity     string // lenient (default) | balanced | strict
+	AnswerNovelty         string // answer_novelty_requirement: lenient (default) | balanced | strict
+	MaxNewAnswersPerAgent int    // default 5 when absent; 0 with UnlimitedAnswers for explicit null
+	UnlimitedAnswers      bool
+	// TimeoutSeconds bounds the whole run (default 1800). It is read from
+	// timeout_settings.orchestrator_timeout_seconds (what upstream's CLI reads)
+	// and then from orchestrator.timeout.orchestrator_timeout_seconds (what
+	// upstream validates but ignores); the more specific orchestrator key wins.
+	TimeoutSeconds float64
+	// AgentTurnTimeoutSeconds bounds one turn (default 600); from
+	// timeout_settings.agent_turn_timeout_seconds, overridden by
+	// orchestrator.agent_turn_timeout_seconds.
+	AgentTurnTimeoutSeconds  float64
+	MaxOrchestrationRestarts int    // coordination.max_orchestration_restarts, default 0
+	RestartPolicy            string // restart (default) | inject
+	IndependentFirstAnswer   bool   // default true
+	FailureBudget            int    // max_consecutive_failures, default 3
+	SkipCoordinationRounds   bool
+	ContextPaths             []ContextPath
+	// Extra holds the other known upstream keys as plain values
+	// (snapshot_storage, agent_temporary_workspace, dspy, debug_final_answer,
+	// and the whole `coordination` map under "coordination").
+	Extra map[string]any
+}
+
+// ContextPath is a file or directory shared with the agents.
+type ContextPath struct {
+	Path           string
+	Permission     string // read (default) | write
+	ProtectedPaths []string
+}
+
+// UI holds display settings.
+type UI struct {
+	DisplayType                   string // rich_terminal (default) | simple | terminal | silent | textual | rich
+	LoggingEnabled                bool   // default true
+	UseOrchestratorForSingleAgent bool   // default true
+}
+
+// Defaults. They live here, not in the orchestrator, so that `massgen
+// --validate` and a run agree on what an absent key means.
+const (
+	DefaultSensitivity        = "lenient"
+	DefaultNovelty            = "lenient"
+	DefaultMaxNewAnswers      = 5 // DESIGN.md: bounded so a rewriting team converges
+	DefaultTimeoutSeconds     = 1800.0
+	DefaultTurnTimeoutSeconds = 600.0
+	DefaultRestartPolicy      = "restart"
+	DefaultFailureBudget      = 3
+	DefaultDisplayType        = "rich_terminal"
+	DefaultSingleAgentID      = "agent"
+	DefaultSimModel           = "sim"
+	DefaultContextPermission  = "read"
+)
+
+// DefaultOrchestrator returns the orchestrator settings used when a config
+// has no `orchestrator:` section.
+func DefaultOrchestrator() Orchestrator {
+	return Orchestrator{
+		VotingSensitivity:       DefaultSensitivity,
+		AnswerNovelty:           DefaultNovelty,
+		MaxNewAnswersPerAgent:   DefaultMaxNewAnswers,
+		TimeoutSeconds:          DefaultTimeoutSeconds,
+		AgentTurnTimeoutSeconds: DefaultTurnTimeoutSeconds,
+		RestartPolicy:           DefaultRestartPolicy,
+		IndependentFirstAnswer:  true,
+		FailureBudget:           DefaultFailureBudget,
+	}
+}
+
+// DefaultUI returns the UI settings used when a config has no `ui:` section.
+func DefaultUI() UI {
+	return UI{DisplayType: DefaultDisplayType, LoggingEnabled: true, UseOrchestratorForSingleAgent: true}
+}
+
+// New builds a config in code with every default applied, for quick mode
+// (`--model NAME`) and library use. Backends built in code must set Stream
+// themselves: its zero value (false) cannot be told apart from `stream: false`.
+func New(agents ...Agent) *Config {
+	return &Config{Agents: agents, Orchestrator: DefaultOrchestrator(), UI: DefaultUI()}
+}
+
+// pos is a 1-based source position.
+type pos struct{ line, col int }
