@@ -17,6 +17,7 @@ const (
 	ActionRejected Type = "action_rejected" // Reason = why; Text = the corrective message
 	TurnRestarted  Type = "restart"         // Agent's turn was cancelled by a newer answer (Target = its author)
 	TurnFailed     Type = "turn_failed"     // Err = provider error; Agent will retry
+	TurnEnded      Type = "turn_ended"      // a turn finished (any way); carries its token usage
 	AgentFailed    Type = "agent_failed"    // Agent left the run after its failure budget; Err
 	Timeout        Type = "timeout"         // Agent = "" for the whole run, else a turn timeout
 	WinnerSelected Type = "winner_selected" // Agent = winner; Votes = tally; Reason = how

@@ -216,8 +216,7 @@ func (r *runner) handle(msg inboxMsg) []coord.Command {
 		if errors.Is(res.Err, context.DeadlineExceeded) {
 			typ = event.Timeout
 		}
-		r.publish(event.Event{Type: typ, Agent: msg.agent, Err: res.Err.Error(),
-			InputTokens: res.Usage.InputTokens, OutputTokens: res.Usage.OutputTokens})
+		r.publish(event.Event{Type: typ, Agent: msg.agent, Err: res.Err.Error()})
 	}
 	return cmds
 }
@@ -252,7 +251,7 @@ func (r *runner) apply(ctx context.Context, c coord.Command, inbox chan inboxMsg
 }
 
 func (r *runner) startTurn(ctx context.Context, c coord.StartTurn, inbox chan inboxMsg, loopDone chan struct{}) {
-	a := r.byID[c.Agent]
+	a, attempt := r.byID[c.Agent], r.attempt
 	tctx, cancel := context.WithCancelCause(ctx)
 	lt := &liveTurn{agent: c.Agent, cancel: cancel}
 	if r.o.Inject {
@@ -290,7 +289,7 @@ func (r *runner) startTurn(ctx context.Context, c coord.StartTurn, inbox chan in
 			return <-reply
 		},
 		OnReject: func(reason string) {
-			r.o.Events.Publish(event.Event{Type: event.ActionRejected, Agent: c.Agent, Reason: reason, Attempt: r.attempt})
+			r.o.Events.Publish(event.Event{Type: event.ActionRejected, Agent: c.Agent, Reason: reason, Attempt: attempt})
 		},
 	}
 	timeout := r.o.TurnTimeout
@@ -307,6 +306,10 @@ func (r *runner) startTurn(ctx context.Context, c coord.StartTurn, inbox chan in
 			res.Err = fmt.Errorf("turn timed out after %s: %w", timeout, context.DeadlineExceeded)
 		}
 		r.addUsage(c.Agent, res.Usage)
+		// Usage is published as the turn ends, cancelled turns included, so
+		// the logs count every token that was paid for.
+		r.o.Events.Publish(event.Event{Type: event.TurnEnded, Agent: c.Agent, Attempt: attempt,
+			InputTokens: res.Usage.InputTokens, OutputTokens: res.Usage.OutputTokens})
 		send(inboxMsg{agent: c.Agent, turn: c.Turn, result: &res})
 	})
 }

@@ -1,0 +1,124 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/massgen/massgen/examples"
+	"github.com/massgen/massgen/internal/config"
+	"github.com/massgen/massgen/internal/llmsim"
+	"github.com/spf13/cobra"
+)
+
+func sortStrings(s []string) { sort.Strings(s) }
+
+func newConfigCmd(env *Env) *cobra.Command {
+	cmd := &cobra.Command{Use: "config", Short: "Work with config files"}
+	var asJSON bool
+	validate := &cobra.Command{
+		Use:   "validate FILE",
+		Short: "Check a config file; exit 1 when it has errors",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			getenv, err := loadEnv(env)
+			if err != nil {
+				return err
+			}
+			cfg, err := loadConfigArg(env, args[0], getenv)
+			var diags config.Diagnostics
+			if cfg != nil {
+				diags = append(diags, cfg.Warnings...)
+			}
+			if d, ok := errors.AsType[config.Diagnostics](err); ok {
+				diags = append(diags, d...)
+			} else if err != nil {
+				return err
+			}
+			errs := 0
+			for _, d := range diags {
+				if d.Severity == config.Error {
+					errs++
+				}
+			}
+			if asJSON {
+				out := map[string]any{"valid": errs == 0, "error_count": errs, "warning_count": len(diags) - errs, "diagnostics": diagJSON(diags)}
+				b, _ := json.MarshalIndent(out, "", "  ")
+				fmt.Fprintln(env.Stdout, string(b))
+			} else {
+				for _, d := range diags {
+					fmt.Fprintln(env.Stdout, d.String())
+				}
+				if errs == 0 {
+					fmt.Fprintf(env.Stdout, "%s: valid (%d agents, %d warnings)\n", args[0], len(cfg.Agents), len(diags))
+				}
+			}
+			if errs > 0 {
+				return &exitError{code: ExitConfig, err: fmt.Errorf("%s: %d error(s)", args[0], errs)}
+			}
+			return nil
+		},
+	}
+	validate.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
+	cmd.AddCommand(validate)
+	return cmd
+}
+
+func diagJSON(ds config.Diagnostics) []map[string]any {
+	out := []map[string]any{}
+	for _, d := range ds {
+		sev := "error"
+		if d.Severity != config.Error {
+			sev = "warning"
+		}
+		out = append(out, map[string]any{"severity": sev, "file": d.File, "line": d.Line, "column": d.Col,
+			"key": d.Key, "message": d.Message, "suggestion": d.Suggestion})
+	}
+	return out
+}
+
+func newSimCmd(env *Env) *cobra.Command {
+	cmd := &cobra.Command{Use: "sim", Short: "The built-in LLM provider simulator"}
+	var addr, scenario string
+	serve := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve the simulator (OpenAI Chat Completions wire format) until interrupted",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			err := llmsim.Serve(cmd.Context(), addr, scenario, func(format string, a ...any) {
+				fmt.Fprintf(env.Stderr, format+"\n", a...)
+			})
+			if err != nil {
+				return &exitError{code: ExitExecution, err: err}
+			}
+			return nil
+		},
+	}
+	serve.Flags().StringVar(&addr, "addr", "127.0.0.1:8089", "listen address")
+	serve.Flags().StringVar(&scenario, "scenario", "", "scenario file (YAML); default: answer, then vote deterministically")
+	cmd.AddCommand(serve)
+	return cmd
+}
+
+func newExamplesCmd(env *Env) *cobra.Command {
+	return &cobra.Command{
+		Use:   "examples [NAME]",
+		Short: "List the shipped example configs, or print one",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				fmt.Fprintln(env.Stdout, "Example configs (use with --config @examples/NAME):")
+				fmt.Fprintln(env.Stdout, "  "+strings.Join(examples.Names(), "\n  "))
+				return nil
+			}
+			_, data, ok := examples.Find(args[0])
+			if !ok {
+				return usageErr("no example matches %q", args[0])
+			}
+			_, err := env.Stdout.Write(data)
+			return err
+		},
+	}
+}

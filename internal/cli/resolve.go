@@ -1,0 +1,160 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/massgen/massgen/examples"
+	"github.com/massgen/massgen/internal/config"
+	"github.com/massgen/massgen/internal/provider"
+)
+
+// loadEnv returns a getenv that sees the real environment first, then the
+// .env files MassGen reads (./.env, then ~/.massgen/.env).
+func loadEnv(env *Env) (func(string) string, error) {
+	var paths []string
+	paths = append(paths, filepath.Join(env.WorkDir, ".env"))
+	if home := env.Getenv("HOME"); home != "" {
+		paths = append(paths, filepath.Join(home, ".massgen", ".env"))
+	}
+	files, err := config.LoadDotEnv(paths...)
+	if err != nil {
+		return nil, usageErr("%v", err)
+	}
+	return config.Getenv(files, env.Getenv), nil
+}
+
+// resolveConfig finds the config to run, in MassGen's order: --config,
+// quick mode (--model/--backend), ./.massgen/config.yaml, the user's
+// ~/.config/massgen/config.yaml, then a team built from the API keys set.
+func resolveConfig(env *Env, f *runFlags, getenv func(string) string) (*config.Config, error) {
+	switch {
+	case f.config != "" && (f.model != "" || f.backend != ""):
+		return nil, usageErr("--config cannot be combined with --model or --backend: choose one")
+	case f.config != "":
+		return loadConfigArg(env, f.config, getenv)
+	case f.model != "" || f.backend != "":
+		return quickConfig(f)
+	}
+	candidates := []string{filepath.Join(env.WorkDir, ".massgen", "config.yaml")}
+	if home := getenv("HOME"); home != "" {
+		candidates = append(candidates, filepath.Join(home, ".config", "massgen", "config.yaml"))
+	}
+	for _, p := range candidates {
+		if _, err := os.Stat(p); err == nil {
+			return loadFile(p, getenv)
+		}
+	}
+	return defaultTeam(getenv)
+}
+
+func loadConfigArg(env *Env, arg string, getenv func(string) string) (*config.Config, error) {
+	if name, ok := strings.CutPrefix(arg, "@examples/"); ok {
+		file, data, found := examples.Find(name)
+		if !found {
+			return nil, usageErr("no example config matches %q; available: %s", name, strings.Join(examples.Names(), ", "))
+		}
+		cfg, err := config.Parse(data, "@examples/"+file, getenv)
+		if err != nil {
+			return nil, configErr(err)
+		}
+		return cfg, nil
+	}
+	p := arg
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(env.WorkDir, p)
+	}
+	if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
+		// MassGen also looks in ~/.config/massgen/agents/NAME(.yaml).
+		if home := getenv("HOME"); home != "" {
+			for _, alt := range []string{arg, arg + ".yaml"} {
+				q := filepath.Join(home, ".config", "massgen", "agents", alt)
+				if _, err := os.Stat(q); err == nil {
+					return loadFile(q, getenv)
+				}
+			}
+		}
+		return nil, usageErr("config file not found: %s (try --config @examples/NAME; list them with `massgen examples`)", arg)
+	}
+	return loadFile(p, getenv)
+}
+
+func loadFile(p string, getenv func(string) string) (*config.Config, error) {
+	cfg, err := config.Load(p, getenv)
+	if err != nil {
+		return nil, configErr(err)
+	}
+	return cfg, nil
+}
+
+func configErr(err error) error {
+	return &exitError{code: ExitConfig, err: fmt.Errorf("invalid config:\n%w", err)}
+}
+
+// quickConfig builds a one-agent config from --model/--backend.
+func quickConfig(f *runFlags) (*config.Config, error) {
+	typ := f.backend
+	if typ == "" {
+		typ = provider.InferType(f.model)
+		if typ == "" {
+			return nil, usageErr("cannot tell the backend of model %q: add --backend TYPE (one of %s)", f.model, strings.Join(provider.Names(), ", "))
+		}
+	}
+	if _, ok := provider.Lookup(typ); !ok {
+		return nil, usageErr("unknown backend type %q%s", typ, suggestType(typ))
+	}
+	model := f.model
+	if model == "" && typ == "sim" {
+		model = "sim"
+	}
+	if model == "" {
+		return nil, usageErr("--backend %s needs --model NAME", typ)
+	}
+	return config.New(config.Agent{ID: "agent", SystemMessage: f.systemMessage,
+		Backend: config.Backend{Type: typ, Model: model, BaseURL: f.baseURL, Stream: true}}), nil
+}
+
+// defaultTeams lists, per key variable, the agent a default team gets.
+var defaultTeams = []struct{ env, id, typ, model string }{
+	{"OPENAI_API_KEY", "gpt", "openai", "gpt-4o-mini"},
+	{"ANTHROPIC_API_KEY", "claude", "claude", "claude-sonnet-4-5"},
+	{"GEMINI_API_KEY", "gemini", "gemini", "gemini-2.5-flash"},
+	{"GOOGLE_API_KEY", "gemini", "gemini", "gemini-2.5-flash"},
+	{"XAI_API_KEY", "grok", "grok", "grok-4-fast"},
+	{"GROQ_API_KEY", "groq", "groq", "llama-3.3-70b-versatile"},
+	{"OPENROUTER_API_KEY", "openrouter", "openrouter", "openai/gpt-4o-mini"},
+}
+
+// defaultTeam builds a team from the providers whose keys are set.
+func defaultTeam(getenv func(string) string) (*config.Config, error) {
+	var team []config.Agent
+	seen := map[string]bool{}
+	for _, d := range defaultTeams {
+		if getenv(d.env) == "" || seen[d.id] {
+			continue
+		}
+		seen[d.id] = true
+		team = append(team, config.Agent{ID: d.id, Backend: config.Backend{Type: d.typ, Model: d.model, Stream: true}})
+	}
+	if len(team) == 0 {
+		return nil, usageErr("no config found and no API key set.\n" +
+			"  Set one or more of OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY, XAI_API_KEY, GROQ_API_KEY, OPENROUTER_API_KEY\n" +
+			"  (in the environment or a .env file), or pass --config FILE, or try the simulator with no key at all:\n" +
+			"    massgen --config @examples/sim_three_agents \"What is the capital of France?\"")
+	}
+	return config.New(team...), nil
+}
+
+func suggestType(typ string) string {
+	lower := strings.ToLower(typ)
+	for _, n := range provider.Names() {
+		if n == lower {
+			return fmt.Sprintf(" — did you mean %q?", n)
+		}
+	}
+	return " (one of " + strings.Join(provider.Names(), ", ") + ")"
+}

@@ -1,0 +1,98 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+// Version is set at build time with -ldflags "-X github.com/massgen/massgen/internal/cli.Version=…".
+var Version = "0.1.0-dev"
+
+// Env is the process environment as the CLI sees it; tests pass their own.
+type Env struct {
+	Getenv func(string) string
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+	// Now and WorkDir are injectable for tests.
+	Now     func() time.Time
+	WorkDir string
+}
+
+// Run executes the massgen command line and returns the process exit code.
+func Run(ctx context.Context, args []string, env Env) int {
+	if env.Now == nil {
+		env.Now = time.Now
+	}
+	root := newRoot(ctx, &env)
+	root.SetArgs(args)
+	root.SetIn(env.Stdin)
+	root.SetOut(env.Stdout)
+	root.SetErr(env.Stderr)
+	err := root.ExecuteContext(ctx)
+	if err != nil {
+		msg := strings.TrimSpace(err.Error())
+		if msg != "" {
+			fmt.Fprintf(env.Stderr, "massgen: %s\n", msg)
+		}
+	}
+	return codeOf(err)
+}
+
+type runFlags struct {
+	config        string
+	model         string
+	backend       string
+	baseURL       string
+	systemMessage string
+	automation    bool
+	outputFile    string
+	timeout       float64
+	noLogs        bool
+	logDir        string
+	debug         bool
+}
+
+func newRoot(ctx context.Context, env *Env) *cobra.Command {
+	var f runFlags
+	root := &cobra.Command{
+		Use:   `massgen [flags] "question"`,
+		Short: "Several LLM agents answer in parallel, refine each other's answers and vote; the best answer wins.",
+		Long: `massgen runs a team of LLM agents on the same question. Each agent sees the others'
+answers and either improves on them (new_answer) or votes for the best one (vote).
+When every agent has voted since the last new answer, the most-voted answer's author
+presents the final answer, which is printed alone on stdout.
+
+Try it without any API key on the built-in simulator:
+  massgen --config @examples/sim_three_agents "What is the capital of France?"`,
+		Args:          cobra.MaximumNArgs(1),
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Version:       Version,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageErr("no question given: run massgen \"your question\" (interactive mode is not available yet)")
+			}
+			return runQuestion(cmd.Context(), env, &f, args[0], cmd.Flags().Changed("orchestrator-timeout"))
+		},
+	}
+	fl := root.Flags()
+	fl.StringVar(&f.config, "config", "", "config file (MassGen YAML/JSON) or @examples/NAME")
+	fl.StringVar(&f.model, "model", "", "run a single agent on this model (backend inferred from the name)")
+	fl.StringVar(&f.backend, "backend", "", "backend type for --model (openai, claude, gemini, grok, groq, sim, …)")
+	fl.StringVar(&f.baseURL, "base-url", "", "base URL for --model (OpenAI-compatible endpoint)")
+	fl.StringVar(&f.systemMessage, "system-message", "", "system message for --model")
+	fl.BoolVar(&f.automation, "automation", false, "print only stable KEY: value lines (for scripts and agents)")
+	fl.StringVar(&f.outputFile, "output-file", "", "also write the final answer to this file")
+	fl.Float64Var(&f.timeout, "orchestrator-timeout", 0, "whole-run timeout in seconds (overrides the config)")
+	fl.BoolVar(&f.noLogs, "no-logs", false, "do not write the log directory")
+	fl.StringVar(&f.logDir, "log-dir", "", "root of the log directories (default .massgen/massgen_logs)")
+	fl.BoolVar(&f.debug, "debug", false, "verbose logging to stderr and massgen.log")
+	root.AddCommand(newConfigCmd(env), newSimCmd(env), newExamplesCmd(env))
+	return root
+}

@@ -1,0 +1,167 @@
+package cli
+
+import (
+	"cmp"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/massgen/massgen/internal/config"
+	"github.com/massgen/massgen/internal/llm"
+	"github.com/massgen/massgen/internal/llm/chatcompat"
+	"github.com/massgen/massgen/internal/llmsim"
+	"github.com/massgen/massgen/internal/orchestrator"
+	"github.com/massgen/massgen/internal/provider"
+)
+
+// team is a ready-to-run set of agents plus what must be stopped afterwards.
+type team struct {
+	agents []orchestrator.Agent
+	sims   []*llmsim.Server
+}
+
+func (t *team) Close() {
+	for _, s := range t.sims {
+		s.Close()
+	}
+}
+
+// buildTeam turns config agents into orchestrator agents: it resolves API
+// keys and base URLs, starts the in-process simulator for `type: sim`, and
+// wraps every model in the shared retry policy. It fails before any request
+// is made when a key is missing, naming the variable to set.
+func buildTeam(cfg *config.Config, getenv func(string) string, log *slog.Logger) (*team, error) {
+	t := &team{}
+	sims := map[string]string{} // scenario path → base URL
+	var simScripts = map[string]*llmsim.Scenario{}
+	// The simulator is shared by the agents that use the same scenario; the
+	// per-agent latency settings become per-model entries of that scenario.
+	for _, a := range cfg.Agents {
+		if a.Backend.Type != "sim" {
+			continue
+		}
+		key := simKey(cfg, a)
+		sc := simScripts[key]
+		if sc == nil {
+			var err error
+			if sc, err = loadScenario(key); err != nil {
+				t.Close()
+				return nil, usageErr("agent %s: %v", a.ID, err)
+			}
+			simScripts[key] = sc
+		}
+		if s := a.Backend.Sim; s != nil && (s.TTFTMillis > 0 || s.TokensPerSecond > 0) {
+			ms := sc.Models[simModel(a)]
+			if s.TTFTMillis > 0 {
+				ms.TTFTMillis = &s.TTFTMillis
+			}
+			if s.TokensPerSecond > 0 {
+				ms.TokensPerSecond = &s.TokensPerSecond
+			}
+			sc.Models[simModel(a)] = ms
+		}
+	}
+	for key, sc := range simScripts {
+		srv := llmsim.New(sc)
+		url, err := srv.Start("127.0.0.1:0")
+		if err != nil {
+			t.Close()
+			return nil, &exitError{code: ExitExecution, err: fmt.Errorf("cannot start the simulator: %w", err)}
+		}
+		t.sims = append(t.sims, srv)
+		sims[key] = url
+	}
+	for _, a := range cfg.Agents {
+		m, err := buildModel(cfg, a, getenv, sims)
+		if err != nil {
+			t.Close()
+			return nil, err
+		}
+		retries := llm.RetryPolicy{OnRetry: func(attempt int, err error, d time.Duration) {
+			log.Warn("retrying model request", "agent", a.ID, "attempt", attempt, "delay", d, "error", err)
+		}}
+		t.agents = append(t.agents, orchestrator.Agent{
+			ID: a.ID, Backend: a.Backend.Type, ModelName: modelName(a), Model: llm.WithRetry(m, retries),
+			Params: a.Backend.Params, SystemMessage: a.SystemMessage, Simulated: a.Backend.Type == "sim",
+		})
+	}
+	return t, nil
+}
+
+func simKey(cfg *config.Config, a config.Agent) string {
+	if a.Backend.Sim == nil || a.Backend.Sim.Scenario == "" {
+		return ""
+	}
+	p := a.Backend.Sim.Scenario
+	if !filepath.IsAbs(p) && cfg.Path != "" && !strings.HasPrefix(cfg.Path, "@") {
+		p = filepath.Join(filepath.Dir(cfg.Path), p)
+	}
+	return p
+}
+
+func loadScenario(path string) (*llmsim.Scenario, error) {
+	if path == "" {
+		return &llmsim.Scenario{Models: map[string]llmsim.ModelScript{}}, nil
+	}
+	sc, err := llmsim.LoadScenario(path)
+	if err != nil {
+		return nil, err
+	}
+	if sc.Models == nil {
+		sc.Models = map[string]llmsim.ModelScript{}
+	}
+	return sc, nil
+}
+
+func simModel(a config.Agent) string { return cmp.Or(a.Backend.Model, "sim") }
+
+func modelName(a config.Agent) string {
+	if a.Backend.Type == "sim" {
+		return simModel(a)
+	}
+	return a.Backend.Model
+}
+
+// buildModel makes the llm.Model for one agent.
+func buildModel(cfg *config.Config, a config.Agent, getenv func(string) string, sims map[string]string) (llm.Model, error) {
+	b := a.Backend
+	spec, ok := provider.Lookup(b.Type)
+	if !ok {
+		return nil, usageErr("agent %s: unknown backend type %q%s", a.ID, b.Type, suggestType(b.Type))
+	}
+	if b.Type == "sim" {
+		return chatcompat.New(chatcompat.Options{Provider: "sim", BaseURL: sims[simKey(cfg, a)], APIKey: "sim", Model: simModel(a), Stream: b.Stream}), nil
+	}
+	if !spec.Native {
+		return nil, usageErr("agent %s: backend type %q is recognised but not supported by this version yet; "+
+			"use an OpenAI-compatible type (openai, claude, gemini, grok, groq, openrouter, chatcompletion with base_url, …)", a.ID, b.Type)
+	}
+	base := cmp.Or(b.BaseURL, baseURLOverride(b.Type, getenv), spec.BaseURL)
+	if base == "" {
+		return nil, usageErr("agent %s: backend %s needs base_url (the endpoint of the OpenAI-compatible server)", a.ID, b.Type)
+	}
+	key := b.APIKey
+	vars := provider.KeyEnv(b.Type, b.BaseURL)
+	for _, v := range vars {
+		if key == "" {
+			key = getenv(v)
+		}
+	}
+	if key == "" && len(vars) > 0 && !isLocal(base) {
+		return nil, usageErr("agent %s: backend %s needs an API key: set %s (in the environment or a .env file), or api_key in the config",
+			a.ID, b.Type, strings.Join(vars, " or "))
+	}
+	return chatcompat.New(chatcompat.Options{Provider: b.Type, BaseURL: base, APIKey: cmp.Or(key, "none"), Model: b.Model, Stream: b.Stream}), nil
+}
+
+// baseURLOverride reads MASSGEN_<TYPE>_BASE_URL, so a whole config can be
+// pointed at a local gateway (or the simulator) without editing it.
+func baseURLOverride(typ string, getenv func(string) string) string {
+	return getenv("MASSGEN_" + strings.ToUpper(typ) + "_BASE_URL")
+}
+
+func isLocal(url string) bool {
+	return strings.Contains(url, "://localhost") || strings.Contains(url, "://127.0.0.1") || strings.Contains(url, "://[::1]")
+}
