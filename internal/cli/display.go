@@ -96,11 +96,7 @@ func (d *display) line(w io.Writer, e event.Event) {
 	case event.RunRestarted:
 		fmt.Fprintf(w, "  ↻ orchestration restarted: %s\n", e.Reason)
 	case event.RunFinished:
-		if e.Err != "" {
-			fmt.Fprintf(w, "massgen: %s: %s\n", e.Status, e.Err)
-		} else {
-			fmt.Fprintf(w, "massgen: %s\n", e.Status)
-		}
+		fmt.Fprintf(w, "massgen: %s\n", e.Status) // the error itself is printed once, by Run
 	}
 }
 

@@ -117,7 +117,11 @@ func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Se
 // finish prints the outcome and maps it to an exit code.
 func finish(env *Env, f *runFlags, res *orchestrator.Result, answerFile string) error {
 	if res.Status == orchestrator.Completed && f.outputFile != "" {
-		if err := os.WriteFile(f.outputFile, []byte(res.Final+"\n"), 0o644); err != nil {
+		p := f.outputFile
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(env.WorkDir, p)
+		}
+		if err := os.WriteFile(p, []byte(res.Final+"\n"), 0o644); err != nil {
 			return &exitError{code: ExitExecution, err: fmt.Errorf("cannot write --output-file: %w", err)}
 		}
 	}
