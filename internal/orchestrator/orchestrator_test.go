@@ -33,13 +33,19 @@ func simTeam(t *testing.T, scenario string, ids ...string) (*llmsim.Server, []Ag
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { srv.Close() })
+	return srv, simAgents(url, ids)
+}
+
+// simAgents returns one agent per id on the simulator at url, each on the
+// model "sim-<id>".
+func simAgents(url string, ids []string) []Agent {
 	var agents []Agent
 	for _, id := range ids {
 		model := "sim-" + id
 		agents = append(agents, Agent{ID: id, Backend: "sim", ModelName: model, Simulated: true,
 			Model: chatcompat.New(chatcompat.Options{Provider: "sim", BaseURL: url, APIKey: "sim", Model: model, Stream: true})})
 	}
-	return srv, agents
+	return agents
 }
 
 // recorder keeps every event of a run.

@@ -1,0 +1,189 @@
+package orchestrator
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/massgen/massgen/internal/event"
+	"github.com/massgen/massgen/internal/llmsim"
+)
+
+// BenchmarkCoordination runs whole orchestrations against the simulator at
+// a fixed time to first token and token rate, and reports:
+//
+//   - overhead_%: wall time minus the critical path of dependent model calls,
+//     as a share of that critical path (the baseline, measured in the same
+//     run from the simulator's own request log);
+//   - overhead_ms/step: the same overhead per link of the critical chain
+//     (one coordination step: a model call ends → the next dependent one starts);
+//   - cancel_p50_ms / cancel_max_ms: time from an accepted new answer to the
+//     simulator seeing the other agents' superseded requests cancelled;
+//   - wasted_out_tok/run, wasted_in_tok/run: tokens streamed to, and prompt
+//     tokens sent by, requests that were cancelled.
+//
+//	go test -run '^$' -bench Coordination -benchtime 3x ./internal/orchestrator/
+func BenchmarkCoordination(b *testing.B) {
+	for _, n := range []int{3, 16} {
+		b.Run(fmt.Sprintf("agents=%d", n), func(b *testing.B) {
+			var sum benchFigures
+			for range b.N {
+				f := benchRun(b, n)
+				sum.add(f)
+			}
+			k := float64(b.N)
+			b.ReportMetric(100*sum.overhead.Seconds()/sum.critical.Seconds(), "overhead_%")
+			b.ReportMetric(float64(sum.overhead.Microseconds())/1000/float64(sum.steps), "overhead_ms/step")
+			b.ReportMetric(float64(sum.critical.Milliseconds())/k, "critical_ms/run")
+			if len(sum.cancelLags) > 0 {
+				slices.Sort(sum.cancelLags)
+				b.ReportMetric(float64(sum.cancelLags[len(sum.cancelLags)/2].Microseconds())/1000, "cancel_p50_ms")
+				b.ReportMetric(float64(sum.cancelLags[len(sum.cancelLags)-1].Microseconds())/1000, "cancel_max_ms")
+			}
+			b.ReportMetric(float64(sum.wastedOut)/k, "wasted_out_tok/run")
+			b.ReportMetric(float64(sum.wastedIn)/k, "wasted_in_tok/run")
+			b.ReportMetric(float64(sum.cancelled)/k, "cancelled_req/run")
+		})
+	}
+}
+
+type benchFigures struct {
+	overhead, critical  time.Duration
+	steps               int
+	cancelLags          []time.Duration
+	wastedOut, wastedIn int
+	cancelled           int
+}
+
+func (s *benchFigures) add(f benchFigures) {
+	s.overhead += f.overhead
+	s.critical += f.critical
+	s.steps += f.steps
+	s.cancelLags = append(s.cancelLags, f.cancelLags...)
+	s.wastedOut += f.wastedOut
+	s.wastedIn += f.wastedIn
+	s.cancelled += f.cancelled
+}
+
+const benchScenario = `
+defaults:
+  ttft_ms: 100
+  tokens_per_second: 400
+models: {}
+`
+
+func benchRun(b *testing.B, n int) benchFigures {
+	b.StopTimer()
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("a%02d", i+1)
+	}
+	sc, err := llmsim.ParseScenario([]byte(benchScenario))
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := llmsim.New(sc)
+	url, err := srv.Start("127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer srv.Close()
+	agents := simAgents(url, ids)
+	broker := event.NewBroker()
+	rec := record(broker)
+	b.StartTimer()
+	res := Run(context.Background(), "Benchmark question: what is the capital of France?", Options{Agents: agents, Events: broker})
+	b.StopTimer()
+	broker.Close()
+	<-rec.done
+	if res.Status != Completed {
+		b.Fatalf("run did not complete: %s %v", res.Status, res.Err)
+	}
+	// Let the simulator notice the last cancellations before reading its log.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	_ = srv.WaitFor(ctx, func(rs []llmsim.Record) bool {
+		for _, r := range rs {
+			if r.End.IsZero() {
+				return false
+			}
+		}
+		return true
+	})
+	cancel()
+	return figures(rec.events, srv.Requests())
+}
+
+// figures derives the benchmark's numbers from a run's events and the
+// simulator's request log.
+func figures(events []event.Event, reqs []llmsim.Record) benchFigures {
+	var f benchFigures
+	var start, end time.Time
+	for _, e := range events {
+		switch e.Type {
+		case event.RunStarted:
+			start = e.Time
+		case event.RunFinished:
+			end = e.Time
+		}
+	}
+	// Critical chain, walked back from the last request to end: each link's
+	// predecessor is the request that ended last before it started. The gaps
+	// between links are time when no model call on the path was running:
+	// orchestration overhead (including our HTTP client's share).
+	byEnd := slices.Clone(reqs)
+	slices.SortFunc(byEnd, func(a, b llmsim.Record) int { return a.End.Compare(b.End) })
+	cur := byEnd[len(byEnd)-1]
+	for {
+		f.critical += cur.End.Sub(cur.Start)
+		f.steps++
+		var prev *llmsim.Record
+		for i := range byEnd {
+			if r := &byEnd[i]; !r.End.After(cur.Start) && r.Outcome == "completed" {
+				prev = r
+			}
+		}
+		if prev == nil {
+			break
+		}
+		cur = *prev
+	}
+	f.overhead = end.Sub(start) - f.critical
+	// Cancellation lag: each restart names the answer's author (Target);
+	// match the superseded request of the restarted agent.
+	var answers []event.Event
+	for _, e := range events {
+		switch e.Type {
+		case event.AnswerAccepted:
+			answers = append(answers, e)
+		case event.TurnRestarted:
+			var at time.Time
+			for _, a := range answers {
+				if a.Agent == e.Target {
+					at = a.Time
+				}
+			}
+			model := "sim-" + e.Agent
+			best := time.Duration(-1)
+			for _, r := range reqs {
+				if r.Model == model && r.Outcome == "cancelled" && r.Start.Before(e.Time) && !r.End.Before(at) {
+					if lag := r.End.Sub(at); best < 0 || lag < best {
+						best = lag
+					}
+				}
+			}
+			if best >= 0 {
+				f.cancelLags = append(f.cancelLags, best)
+			}
+		}
+	}
+	for _, r := range reqs {
+		if r.Outcome == "cancelled" {
+			f.cancelled++
+			f.wastedOut += r.OutputTokens
+			f.wastedIn += r.PromptTokens
+		}
+	}
+	return f
+}
