@@ -165,7 +165,19 @@ func (r *runner) coordinate(ctx context.Context) (*Result, *coord.Present) {
 			r.publish(event.Event{Type: event.Timeout, Reason: fmt.Sprintf("run deadline of %s passed", r.o.Timeout)})
 			apply(r.m.Timeout())
 		case msg := <-inbox:
-			apply(r.handle(msg))
+			cmds := r.handle(msg)
+			// Drain what else is already waiting before acting, so a turn
+			// that one answer starts and the next answer cancels is never
+			// launched at all (no request, no prompt tokens).
+			for more := true; more && !r.m.Done(); {
+				select {
+				case msg := <-inbox:
+					cmds = append(cmds, r.handle(msg)...)
+				default:
+					more = false
+				}
+			}
+			apply(coalesce(cmds))
 		}
 	}
 	switch c := end.(type) {
@@ -185,6 +197,40 @@ func (r *runner) coordinate(ctx context.Context) (*Result, *coord.Present) {
 
 func (r *runner) result(s Status, err error) *Result {
 	return &Result{Status: s, Err: err, Answers: r.m.Answers()}
+}
+
+// coalesce drops the turns that a batch of commands both starts and
+// cancels, and folds injected answer sets into turns not yet launched.
+func coalesce(cmds []coord.Command) []coord.Command {
+	started := map[coord.TurnID]int{} // turn → index of its StartTurn in out
+	dropped := map[coord.TurnID]bool{}
+	var out []coord.Command
+	for _, c := range cmds {
+		switch c := c.(type) {
+		case coord.StartTurn:
+			started[c.Turn] = len(out)
+		case coord.CancelTurn:
+			if i, ok := started[c.Turn]; ok {
+				out[i], dropped[c.Turn] = nil, true
+				continue
+			}
+		case coord.Inject:
+			if i, ok := started[c.Turn]; ok {
+				st := out[i].(coord.StartTurn)
+				st.Epoch, st.Answers = c.Epoch, c.Answers
+				out[i] = st
+				continue
+			}
+		}
+		out = append(out, c)
+	}
+	kept := out[:0]
+	for _, c := range out {
+		if c != nil {
+			kept = append(kept, c)
+		}
+	}
+	return kept
 }
 
 // handle feeds one message from a turn into the machine.

@@ -1,0 +1,268 @@
+package llmsim
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// plan is everything the simulator decided about one request before a byte
+// is written; the writers in stream.go only carry it out.
+type plan struct {
+	step  string     // Record.Step: "answer", "vote", "text", "fault:429", ...
+	text  string     // assistant content, streamed before any tool call
+	calls []toolCall // tool calls, in order (index 0, 1, ...)
+
+	status     int     // > 0: answer with this HTTP error status instead
+	errText    string  // message of the status error ("" = the provider's usual one)
+	retryAfter float64 // seconds, for status faults
+	transport  string  // faultCut or faultHang: break the exchange itself
+
+	ttft       time.Duration
+	ttftForced bool // the step set ttft_ms itself (status faults wait only then)
+	tps        float64
+}
+
+type toolCall struct {
+	name, args string
+}
+
+// tokens is the number of simulated completion tokens the plan produces:
+// one per text fragment, one per tool-call header (its name), one per
+// argument fragment. It is what usage.completion_tokens reports.
+func (p *plan) tokens() int {
+	n := countTokens(p.text)
+	for _, c := range p.calls {
+		n += 1 + countTokens(c.args)
+	}
+	return n
+}
+
+func (p *plan) finishReason() string {
+	if len(p.calls) > 0 {
+		return "tool_calls"
+	}
+	return "stop"
+}
+
+// modelState is the per-model-name script cursor and answer counter.
+type modelState struct {
+	script  script
+	next    int // index of the next queued step
+	answers int // new_answer calls produced so far (the {n} of the next one is answers+1)
+}
+
+// phase classifies a request by the tools it offers; Step.When matches it.
+func phase(req *chatRequest) string {
+	switch {
+	case req.offers("new_answer"):
+		return WhenCoordination
+	case len(req.Tools) == 0:
+		return WhenPresentation
+	case req.offers("submit") || req.offers("restart_orchestration"):
+		return WhenEvaluation
+	}
+	return ""
+}
+
+func whenMatches(when, ph string) bool { return when == "" || when == ph }
+
+// selection is the outcome of step selection for one request.
+type selection struct {
+	step   *Step  // nil: default policy
+	kind   string // see actionOf
+	label  string // Record.Step
+	n      int    // number of the model's next answer
+	script script // the model's merged script (immutable once resolved)
+}
+
+// selectLocked picks the step for a request and counts the answer, in
+// arrival order per model. The caller holds s.mu; everything slower (text
+// generation, JSON) happens in buildPlan, outside the lock.
+func (s *Server) selectLocked(req *chatRequest) selection {
+	ph := phase(req)
+	st := s.models[req.Model]
+	if st == nil {
+		st = &modelState{script: s.sc.scriptFor(req.Model)}
+		s.models[req.Model] = st
+	}
+	var step *Step
+	switch {
+	case st.script.always != nil && whenMatches(st.script.always.When, ph):
+		step = st.script.always
+	case st.next < len(st.script.steps) && whenMatches(st.script.steps[st.next].When, ph):
+		step = &st.script.steps[st.next]
+		st.next++
+	}
+	sel := selection{step: step, kind: actionOf(step, req), n: st.answers + 1, script: st.script}
+	sel.label = sel.kind
+	if step != nil && step.Fault != "" {
+		sel.label = "fault:" + step.Fault
+	}
+	if sel.kind == "answer" {
+		st.answers++ // cut and hang bodies quote answer n without consuming it
+	}
+	return sel
+}
+
+// buildPlan turns a selection into the response to send.
+func buildPlan(req *chatRequest, sel selection) *plan {
+	step, kind, n, sc := sel.step, sel.kind, sel.n, sel.script
+	p := &plan{step: sel.label, tps: sc.tps, ttft: time.Duration(sc.ttftMillis) * time.Millisecond}
+	if step != nil && step.TTFTMillis != nil {
+		p.ttft = time.Duration(*step.TTFTMillis) * time.Millisecond
+		p.ttftForced = true
+	}
+	if step != nil {
+		p.text = step.Text
+	}
+	switch kind {
+	case "answer":
+		content := sc.answer
+		if step != nil && step.Answer != "" {
+			content = step.Answer
+		}
+		if content == "" {
+			content = defaultAnswer(req, n)
+		} else {
+			content = expand(content, req.Model, n)
+		}
+		if step != nil && step.Fault == faultMalformedToolJSON {
+			p.calls = []toolCall{{"new_answer", malformedArguments(content)}}
+			return p
+		}
+		p.calls = []toolCall{{"new_answer", mustJSON(struct {
+			Content string `json:"content"`
+		}{content})}}
+	case "vote":
+		label, reason := "", ""
+		if step != nil && step.Vote != "" {
+			label, reason = step.Vote, step.Reason
+		} else {
+			label = "agent1" // what MassGen labels the first answer, if the enum is missing
+			if len(req.voteEnum) > 0 {
+				label = req.voteEnum[0]
+			}
+			reason = "simulated vote: " + label + " is complete"
+		}
+		p.calls = []toolCall{{"vote", mustJSON(struct {
+			AgentID string `json:"agent_id"`
+			Reason  string `json:"reason"`
+		}{label, reason})}}
+	case "submit":
+		p.calls = []toolCall{{"submit", `{"confirmed":true}`}}
+	case "restart":
+		p.calls = []toolCall{{"restart_orchestration", mustJSON(struct {
+			Reason       string `json:"reason"`
+			Instructions string `json:"instructions"`
+		}{step.Restart, step.Reason})}}
+	case "calls":
+		for _, c := range step.Calls {
+			args := c.Arguments
+			if args == "" {
+				args = "{}"
+			}
+			p.calls = append(p.calls, toolCall{c.Name, args})
+		}
+	case "fault":
+		status, name, _ := parseFault(step.Fault)
+		switch {
+		case status > 0:
+			p.status, p.errText, p.retryAfter = status, step.Text, step.RetryAfter
+			p.text = ""
+		case name == faultNoToolCall:
+			if p.text == "" {
+				p.text = noToolText(req)
+			}
+		default: // cut, hang: stream what the default policy would have said
+			p.transport = name
+			if p.text == "" {
+				base := defaultOnly(req, n)
+				p.text, p.calls = base.text, base.calls
+			}
+		}
+	default: // "text"
+		if p.text == "" {
+			p.text = finalText(req, sc.final)
+		}
+	}
+	return p
+}
+
+// actionOf names what a step (or, for nil or an empty step, the default
+// policy) will do for this request.
+func actionOf(step *Step, req *chatRequest) string {
+	if step != nil {
+		switch {
+		case step.Answer != "" || step.Fault == faultMalformedToolJSON:
+			return "answer"
+		case step.Vote != "":
+			return "vote"
+		case step.Submit:
+			return "submit"
+		case step.Restart != "":
+			return "restart"
+		case len(step.Calls) > 0:
+			return "calls"
+		case step.Fault != "":
+			return "fault"
+		case step.Text != "":
+			return "text"
+		}
+	}
+	// Default policy: vote when answers exist (the vote tool is offered only
+	// then), otherwise answer; post-evaluation submits; no workflow tool
+	// means a presentation (or a plain chat) and gets text.
+	switch {
+	case req.offers("vote"):
+		return "vote"
+	case req.offers("new_answer"):
+		return "answer"
+	case req.offers("submit"):
+		return "submit"
+	}
+	return "text"
+}
+
+// defaultOnly is the default policy's response without touching any cursor
+// or counter, used as the body of cut and hang faults.
+func defaultOnly(req *chatRequest, n int) plan {
+	var p plan
+	switch actionOf(nil, req) {
+	case "vote":
+		label := "agent1"
+		if len(req.voteEnum) > 0 {
+			label = req.voteEnum[0]
+		}
+		p.calls = []toolCall{{"vote", mustJSON(struct {
+			AgentID string `json:"agent_id"`
+			Reason  string `json:"reason"`
+		}{label, "simulated vote: " + label + " is complete"})}}
+	case "answer":
+		p.calls = []toolCall{{"new_answer", mustJSON(struct {
+			Content string `json:"content"`
+		}{defaultAnswer(req, n)})}}
+	case "submit":
+		p.calls = []toolCall{{"submit", `{"confirmed":true}`}}
+	default:
+		p.text = finalText(req, "")
+	}
+	return p
+}
+
+// expand fills the {model} and {n} placeholders of a scripted answer.
+func expand(t, model string, n int) string {
+	if !strings.Contains(t, "{") {
+		return t
+	}
+	return strings.NewReplacer("{model}", model, "{n}", strconv.Itoa(n)).Replace(t)
+}
+
+func mustJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic("llmsim: " + err.Error()) // only fixed struct types are marshalled
+	}
+	return string(b)
+}
