@@ -143,7 +143,7 @@ func TestExitCodes(t *testing.T) {
 		{name: "unreachable base URL fails the agents with exit 2", files: map[string]string{"c.yaml": "agent:\n  id: a\n  backend: {type: chatcompletion, model: m, base_url: \"http://127.0.0.1:1/v1\"}\n"},
 			args: []string{"--config", "c.yaml", "q"}, code: 2, stderr: "cannot reach"},
 		{name: "all agents failing exits 2 with the providers' errors", files: map[string]string{
-			"c.yaml":  "agents:\n  - {id: a, backend: {type: sim, model: m1, scenario: s.yaml}}\n  - {id: b, backend: {type: sim, model: m2, scenario: s.yaml}}\n",
+			"c.yaml": "agents:\n  - {id: a, backend: {type: sim, model: m1, scenario: s.yaml}}\n  - {id: b, backend: {type: sim, model: m2, scenario: s.yaml}}\n",
 			"s.yaml": "models:\n  m1: {always: {fault: \"401\"}}\n  m2: {always: {fault: \"403\"}}\n"},
 			args: []string{"--config", "c.yaml", "q"}, code: 2, stderr: "401"},
 		{name: "timeout without an answer exits 3", files: map[string]string{
@@ -187,7 +187,10 @@ func TestConfigValidate(t *testing.T) {
 	}
 	var out struct {
 		Valid       bool
-		Diagnostics []struct{ Line int; Suggestion string }
+		Diagnostics []struct {
+			Line       int
+			Suggestion string
+		}
 	}
 	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil || out.Valid || len(out.Diagnostics) == 0 || out.Diagnostics[0].Line != 3 {
 		t.Fatalf("validate --json = %s (%v)", r.stdout, err)

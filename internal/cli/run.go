@@ -93,6 +93,7 @@ func runQuestion(ctx context.Context, env *Env, f *runFlags, question string, ti
 		MaxAnswers:           o.MaxNewAnswersPerAgent,
 		Inject:               o.RestartPolicy == "inject",
 		DependentFirstAnswer: !o.IndependentFirstAnswer,
+		Eager:                !o.WaitForFirstAnswers,
 		FailureBudget:        o.FailureBudget,
 		Timeout:              seconds(o.TimeoutSeconds),
 		TurnTimeout:          seconds(o.AgentTurnTimeoutSeconds),

@@ -92,6 +92,10 @@ func (d *decoder) orchestrator(p *pair) {
 			if b, ok := d.boolean(key, e); ok {
 				o.IndependentFirstAnswer = b
 			}
+		case "wait_for_first_answers":
+			if b, ok := d.boolean(key, e); ok {
+				o.WaitForFirstAnswers = b
+			}
 		case "max_consecutive_failures":
 			if v, ok := d.integer(key, e, "a positive integer"); ok {
 				o.FailureBudget = v

@@ -52,6 +52,7 @@ func TestOrchestratorSettingsAreRead(t *testing.T) {
   agent_turn_timeout_seconds: 120
   restart_policy: inject
   independent_first_answer: false
+  wait_for_first_answers: false
   max_consecutive_failures: 5
   skip_coordination_rounds: true
   snapshot_storage: snapshots

@@ -85,9 +85,13 @@ type Orchestrator struct {
 	MaxOrchestrationRestarts int    // coordination.max_orchestration_restarts, default 0
 	RestartPolicy            string // restart (default) | inject
 	IndependentFirstAnswer   bool   // default true
-	FailureBudget            int    // max_consecutive_failures, default 3
-	SkipCoordinationRounds   bool
-	ContextPaths             []ContextPath
+	// WaitForFirstAnswers holds an agent's next turn while another agent is
+	// still writing its independent first answer (restart policy): that
+	// answer would cancel the turn anyway. Default true.
+	WaitForFirstAnswers    bool
+	FailureBudget          int // max_consecutive_failures, default 3
+	SkipCoordinationRounds bool
+	ContextPaths           []ContextPath
 	// Extra holds the other known upstream keys as plain values
 	// (snapshot_storage, agent_temporary_workspace, dspy, debug_final_answer,
 	// and the whole `coordination` map under "coordination").
@@ -135,6 +139,7 @@ func DefaultOrchestrator() Orchestrator {
 		AgentTurnTimeoutSeconds: DefaultTurnTimeoutSeconds,
 		RestartPolicy:           DefaultRestartPolicy,
 		IndependentFirstAnswer:  true,
+		WaitForFirstAnswers:     true,
 		FailureBudget:           DefaultFailureBudget,
 	}
 }

@@ -19,6 +19,10 @@ type Config struct {
 	IndependentFirstAnswer bool
 	// FailureBudget is how many consecutive failed turns remove an agent; 0 means 3.
 	FailureBudget int
+	// Hold keeps agents idle while another agent's independent first answer
+	// is in flight (restart policy only): that answer is certain to come and
+	// to cancel any turn started before it, so starting one only burns tokens.
+	Hold bool
 }
 
 type agent struct {
@@ -102,6 +106,28 @@ func (m *Machine) startTurn(a *agent) StartTurn {
 	return StartTurn{Agent: a.id, Turn: a.turn, Epoch: m.epoch, Answers: m.Answers()}
 }
 
+// release starts a turn for every idle agent, unless Hold applies: then
+// idle agents wait until no independent first answer is in flight. An idle
+// agent that is itself still owed its first answer always starts.
+func (m *Machine) release() []Command {
+	holding := false
+	if m.cfg.Hold && !m.cfg.Inject && m.cfg.IndependentFirstAnswer {
+		for _, a := range m.agents {
+			pendingFirst := a.status == Working && a.firstTurn || a.status == Idle && len(a.answers) == 0
+			if pendingFirst {
+				holding = true
+			}
+		}
+	}
+	var cmds []Command
+	for _, a := range m.agents {
+		if a.status == Idle && (!holding || len(a.answers) == 0) {
+			cmds = append(cmds, m.startTurn(a))
+		}
+	}
+	return cmds
+}
+
 // current reports whether turn is the in-flight turn of agent id.
 func (m *Machine) current(id string, turn TurnID) (*agent, bool) {
 	a, ok := m.byID[id]
@@ -146,6 +172,9 @@ func (m *Machine) vote(a *agent, seen int, act Action) (Verdict, []Command) {
 	a.status = Voted
 	a.failures = 0
 	v := Verdict{Outcome: Accepted, Label: target.Label, Target: target.Agent}
+	if cmds := m.release(); len(cmds) > 0 {
+		return v, cmds
+	}
 	return v, m.checkConsensus("")
 }
 
@@ -178,9 +207,9 @@ func (m *Machine) answer(a *agent, act Action) (Verdict, []Command) {
 	for _, o := range m.agents {
 		o.vote = nil // a new answer invalidates every vote
 		switch {
-		case o == a:
-			cmds = append(cmds, m.startTurn(o))
 		case o.status == Failed:
+		case o == a:
+			o.status = Idle
 		case o.status == Working:
 			if m.cfg.IndependentFirstAnswer && o.firstTurn {
 				continue // let its first answer be its own work
@@ -190,11 +219,12 @@ func (m *Machine) answer(a *agent, act Action) (Verdict, []Command) {
 				continue
 			}
 			cmds = append(cmds, CancelTurn{Agent: o.id, Turn: o.turn, Reason: "new answer from " + a.id, Cause: a.id})
-			cmds = append(cmds, m.startTurn(o))
-		default: // idle or voted: back to work with the new answer set
-			cmds = append(cmds, m.startTurn(o))
+			o.status = Idle
+		default: // voted: back to work with the new answer set
+			o.status = Idle
 		}
 	}
+	cmds = append(cmds, m.release()...)
 	return Verdict{Outcome: Accepted, Label: label}, cmds
 }
 
@@ -210,11 +240,15 @@ func (m *Machine) TurnFailed(id string, turn TurnID, err string) []Command {
 	a.failures++
 	a.lastErr = err
 	if a.failures < m.cfg.FailureBudget {
-		return []Command{m.startTurn(a)}
+		a.status = Idle
+		return m.release()
 	}
 	a.status = Failed
 	a.vote = nil
 	cmds := []Command{AgentFailed{Agent: a.id, Failures: a.failures, Err: err}}
+	if more := m.release(); len(more) > 0 {
+		return append(cmds, more...)
+	}
 	return append(cmds, m.checkConsensus("")...)
 }
 

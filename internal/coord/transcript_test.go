@@ -20,7 +20,7 @@ var update = flag.Bool("update", false, "rewrite the golden transcripts in testd
 // compares the command log with the .golden file beside it. A script line is
 // one input:
 //
-//	config agents=a,b,c max=5 novelty=balanced policy=inject first=false budget=2
+//	config agents=a,b,c max=5 novelty=balanced policy=inject first=false budget=2 hold=true
 //	start
 //	answer AGENT TURN "content"          (seen epoch is irrelevant for answers)
 //	vote AGENT TURN SEEN LABEL "reason"
@@ -91,6 +91,8 @@ func replay(t *testing.T, src string) string {
 					cfg.Inject = v == "inject"
 				case "first":
 					cfg.IndependentFirstAnswer = v == "true"
+				case "hold":
+					cfg.Hold = v == "true"
 				case "budget":
 					cfg.FailureBudget = atoi(t, v)
 				default:

@@ -17,14 +17,17 @@ import (
 //   - overhead_%: wall time minus the critical path of dependent model calls,
 //     as a share of that critical path (the baseline, measured in the same
 //     run from the simulator's own request log);
+//
 //   - overhead_ms/step: the same overhead per link of the critical chain
 //     (one coordination step: a model call ends → the next dependent one starts);
+//
 //   - cancel_p50_ms / cancel_max_ms: time from an accepted new answer to the
 //     simulator seeing the other agents' superseded requests cancelled;
+//
 //   - wasted_out_tok/run, wasted_in_tok/run: tokens streamed to, and prompt
 //     tokens sent by, requests that were cancelled.
 //
-//	go test -run '^$' -bench Coordination -benchtime 3x ./internal/orchestrator/
+//     go test -run '^$' -bench Coordination -benchtime 3x ./internal/orchestrator/
 func BenchmarkCoordination(b *testing.B) {
 	for _, n := range []int{3, 16} {
 		b.Run(fmt.Sprintf("agents=%d", n), func(b *testing.B) {

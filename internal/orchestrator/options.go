@@ -30,9 +30,13 @@ type Options struct {
 	// turn (independent_first_answer: false). The default keeps first
 	// answers independent.
 	DependentFirstAnswer bool
-	FailureBudget        int           // consecutive failed turns before an agent leaves; default 3
-	Timeout              time.Duration // whole run; default 30 min
-	TurnTimeout          time.Duration // per turn; 0 = none
+	// Eager starts an agent's next turn at once even while another agent's
+	// independent first answer is in flight (wait_for_first_answers: false).
+	// By default such turns wait: that answer would cancel them anyway.
+	Eager         bool
+	FailureBudget int           // consecutive failed turns before an agent leaves; default 3
+	Timeout       time.Duration // whole run; default 30 min
+	TurnTimeout   time.Duration // per turn; 0 = none
 	// PresentationGrace bounds the final presentation when the run deadline
 	// has passed or is near; default 60 s.
 	PresentationGrace time.Duration

@@ -137,7 +137,8 @@ func TestThreeAgentsReachConsensusAndPresent(t *testing.T) {
 func TestNewAnswerCancelsTheInFlightTurnOfAnotherAgent(t *testing.T) {
 	// a answers at once, then its next turn hangs. b answers 300 ms later:
 	// that answer must cancel a's hanging request (restart policy) and start
-	// a fresh turn that sees both answers.
+	// a fresh turn that sees both answers. Eager: by default a would wait
+	// for b's first answer instead of starting a turn that is doomed.
 	srv, agents := simTeam(t, `
 models:
   sim-a:
@@ -149,7 +150,7 @@ models:
       - answer: "The capital of France is Paris, on the Seine."
         ttft_ms: 300
 `, "a", "b")
-	res, rec := run(t, agents, Options{})
+	res, rec := run(t, agents, Options{Eager: true})
 	if res.Status != Completed {
 		t.Fatalf("status = %s (%v)", res.Status, res.Err)
 	}
@@ -176,6 +177,33 @@ models:
 	}
 	if lag := cancelled[0].End.Sub(answerB); lag > 2*time.Second {
 		t.Errorf("cancellation reached the simulator %s after the answer", lag)
+	}
+}
+
+func TestAgentsWaitForPendingFirstAnswersInsteadOfStartingDoomedTurns(t *testing.T) {
+	// b's first answer takes 300 ms. a answers at once and then waits (no
+	// request) until b's answer is in, so nothing is cancelled at all.
+	srv, agents := simTeam(t, `
+models:
+  sim-b:
+    steps:
+      - answer: "The capital of France is Paris, on the Seine."
+        ttft_ms: 300
+`, "a", "b")
+	res, rec := run(t, agents, Options{})
+	if res.Status != Completed {
+		t.Fatalf("status = %s (%v)", res.Status, res.Err)
+	}
+	if n := len(rec.of(event.TurnRestarted)); n != 0 {
+		t.Errorf("%d turns were restarted, want none", n)
+	}
+	for _, r := range srv.Requests() {
+		if r.Outcome != "completed" {
+			t.Errorf("request %d (%s) ended %s", r.ID, r.Model, r.Outcome)
+		}
+	}
+	if n := len(srv.Requests()); n != 5 {
+		t.Errorf("%d requests, want 5: two answers, two votes, one presentation", n)
 	}
 }
 

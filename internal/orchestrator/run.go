@@ -131,7 +131,7 @@ func (r *runner) coordinate(ctx context.Context) (*Result, *coord.Present) {
 	}
 	r.m = coord.New(coord.Config{
 		Agents: ids, MaxAnswers: r.o.MaxAnswers, Novelty: r.o.Novelty, Inject: r.o.Inject,
-		IndependentFirstAnswer: !r.o.DependentFirstAnswer, FailureBudget: r.o.FailureBudget,
+		IndependentFirstAnswer: !r.o.DependentFirstAnswer, FailureBudget: r.o.FailureBudget, Hold: !r.o.Eager,
 	})
 	r.epoch = 0
 	r.live = map[coord.TurnID]*liveTurn{}

@@ -1,0 +1,198 @@
+package chatcompat
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/massgen/massgen/internal/llm"
+)
+
+func TestErrorStatusMapping(t *testing.T) {
+	tests := []struct {
+		name    string
+		status  int
+		header  map[string]string
+		body    string
+		want    llm.Error
+		wantMsg string
+	}{
+		{
+			name:   "400 bad request is final",
+			status: 400,
+			body:   `{"error":{"message":"Invalid value for 'model'","type":"invalid_request_error","code":null}}`,
+			want:   llm.Error{Status: 400, Message: "Invalid value for 'model'"},
+		},
+		{
+			name:   "401 bad key is final",
+			status: 401,
+			body:   `{"error":{"message":"Incorrect API key provided","type":"invalid_request_error","code":"invalid_api_key"}}`,
+			want:   llm.Error{Status: 401, Message: "Incorrect API key provided"},
+		},
+		{
+			name:   "429 is retried after the seconds asked for",
+			status: 429,
+			header: map[string]string{"Retry-After": "7"},
+			body:   `{"error":{"message":"Rate limit reached","type":"rate_limit_exceeded"}}`,
+			want:   llm.Error{Status: 429, Retry: true, After: 7 * time.Second, Message: "Rate limit reached"},
+		},
+		{
+			name:   "429 retry-after-ms wins over retry-after",
+			status: 429,
+			header: map[string]string{"Retry-After": "7", "Retry-After-Ms": "1500"},
+			body:   `{"error":{"message":"slow down"}}`,
+			want:   llm.Error{Status: 429, Retry: true, After: 1500 * time.Millisecond, Message: "slow down"},
+		},
+		{
+			name:   "500 is retryable",
+			status: 500,
+			body:   `{"error":{"message":"The server had an error"}}`,
+			want:   llm.Error{Status: 500, Retry: true, Message: "The server had an error"},
+		},
+		{
+			name:   "503 plain text body becomes the message",
+			status: 503,
+			body:   "upstream connect error\n",
+			want:   llm.Error{Status: 503, Retry: true, Message: "upstream connect error"},
+		},
+		{
+			name:   "error as a bare string",
+			status: 404,
+			body:   `{"error":"model 'nope' not found"}`,
+			want:   llm.Error{Status: 404, Message: "model 'nope' not found"},
+		},
+		{
+			name:   "message without error wrapper",
+			status: 422,
+			body:   `{"message":"max_tokens too large"}`,
+			want:   llm.Error{Status: 422, Message: "max_tokens too large"},
+		},
+		{
+			name:   "empty body falls back to the status text",
+			status: 502,
+			want:   llm.Error{Status: 502, Retry: true, Message: "Bad Gateway"},
+		},
+	}
+	for _, stream := range []bool{true, false} {
+		for _, tt := range tests {
+			t.Run(fmt.Sprintf("%s/stream=%v", tt.name, stream), func(t *testing.T) {
+				m := newModel(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					for k, v := range tt.header {
+						w.Header().Set(k, v)
+					}
+					w.Header().Set("Content-Type", "application/json")
+					w.WriteHeader(tt.status)
+					_, _ = io.WriteString(w, tt.body)
+				}), stream)
+				chunks, err := collect(m.Stream(t.Context(), hello))
+				if len(chunks) != 0 {
+					t.Errorf("got chunks before the error: %v", chunks)
+				}
+				e, ok := errors.AsType[*llm.Error](err)
+				if !ok {
+					t.Fatalf("error %v (%T) is not an *llm.Error", err, err)
+				}
+				want := tt.want
+				want.Provider, want.Model = "test", "m1"
+				if diff := cmp.Diff(&want, e, cmpopts.IgnoreFields(llm.Error{}, "Err")); diff != "" {
+					t.Errorf("error (-want +got):\n%s", diff)
+				}
+			})
+		}
+	}
+}
+
+func TestRetryAfterParsing(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	tests := []struct {
+		name   string
+		header http.Header
+		want   time.Duration
+	}{
+		{"none", http.Header{}, 0},
+		{"seconds", http.Header{"Retry-After": {"3"}}, 3 * time.Second},
+		{"fractional seconds", http.Header{"Retry-After": {"0.5"}}, 500 * time.Millisecond},
+		{"http date", http.Header{"Retry-After": {now.Add(90 * time.Second).Format(http.TimeFormat)}}, 90 * time.Second},
+		{"date in the past", http.Header{"Retry-After": {now.Add(-time.Minute).Format(http.TimeFormat)}}, 0},
+		{"milliseconds first", http.Header{"Retry-After-Ms": {"250"}, "Retry-After": {"9"}}, 250 * time.Millisecond},
+		{"garbage", http.Header{"Retry-After": {"soon"}}, 0},
+		{"negative", http.Header{"Retry-After": {"-4"}}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := retryAfter(tt.header, now); got != tt.want {
+				t.Errorf("retryAfter = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestUnreachableBaseURL(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := "http://" + ln.Addr().String() + "/v1"
+	_ = ln.Close()
+	for _, stream := range []bool{true, false} {
+		t.Run(fmt.Sprintf("stream=%v", stream), func(t *testing.T) {
+			m := New(Options{Provider: "vllm", BaseURL: base, Model: "m", Stream: stream, HTTPClient: &http.Client{}})
+			_, err := collect(m.Stream(t.Context(), hello))
+			e, ok := errors.AsType[*llm.Error](err)
+			if !ok {
+				t.Fatalf("error %v (%T) is not an *llm.Error", err, err)
+			}
+			want := "cannot reach " + base + ": connection refused"
+			if e.Status != 0 || !e.Retry || e.Message != want {
+				t.Errorf("got Status=%d Retry=%v Message=%q, want 0, true, %q", e.Status, e.Retry, e.Message, want)
+			}
+		})
+	}
+}
+
+func TestInvalidRequestIsNotRetryable(t *testing.T) {
+	m := New(Options{BaseURL: "http://127.0.0.1:1", Stream: true})
+	_, err := collect(m.Stream(t.Context(), &llm.Request{Messages: []llm.Message{{Role: "narrator", Content: "x"}}}))
+	e, ok := errors.AsType[*llm.Error](err)
+	if !ok || e.Retry || !strings.Contains(e.Message, `unsupported role "narrator"`) {
+		t.Fatalf("error = %v, want a final *llm.Error about the role", err)
+	}
+}
+
+func TestNonStreamingGarbledBodyIsRetryable(t *testing.T) {
+	m := newModel(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"choices":[{"index":0,"message":`)
+	}), false)
+	_, err := collect(m.Stream(t.Context(), hello))
+	if e, ok := errors.AsType[*llm.Error](err); !ok || !e.IsRetryable() || !strings.HasPrefix(e.Message, "unreadable response: ") {
+		t.Fatalf("error = %v, want a retryable *llm.Error about the response", err)
+	}
+}
+
+func TestErrorBodyMessage(t *testing.T) {
+	tests := []struct {
+		name, body, want string
+	}{
+		{"openai shape", `{"error":{"message":"bad key","type":"x"}}`, "bad key"},
+		{"error string", `{"error":"no such model"}`, "no such model"},
+		{"message only", `{"message":"too long"}`, "too long"},
+		{"fastapi detail", `{"detail":"Not Found"}`, "Not Found"},
+		{"plain text", "  Service Unavailable \n", "Service Unavailable"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := bodyMessage([]byte(tt.body)); got != tt.want {
+				t.Errorf("bodyMessage = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
