@@ -27,29 +27,39 @@ import (
 //   - wasted_out_tok/run, wasted_in_tok/run: tokens streamed to, and prompt
 //     tokens sent by, requests that were cancelled.
 //
-//     go test -run '^$' -bench Coordination -benchtime 3x ./internal/orchestrator/
+// Each team size runs twice: with the default hold (an agent that has
+// answered waits while others' first answers are pending) and eager (it
+// starts at once and the next answer cancels it), so the cancellation path
+// is measured too.
+//
+//	go test -run '^$' -bench Coordination -benchtime 3x ./internal/orchestrator/
 func BenchmarkCoordination(b *testing.B) {
 	for _, n := range []int{3, 16} {
-		b.Run(fmt.Sprintf("agents=%d", n), func(b *testing.B) {
-			var sum benchFigures
-			for range b.N {
-				f := benchRun(b, n)
-				sum.add(f)
-			}
-			k := float64(b.N)
-			b.ReportMetric(100*sum.overhead.Seconds()/sum.critical.Seconds(), "overhead_%")
-			b.ReportMetric(float64(sum.overhead.Microseconds())/1000/float64(sum.steps), "overhead_ms/step")
-			b.ReportMetric(float64(sum.critical.Milliseconds())/k, "critical_ms/run")
-			if len(sum.cancelLags) > 0 {
-				slices.Sort(sum.cancelLags)
-				b.ReportMetric(float64(sum.cancelLags[len(sum.cancelLags)/2].Microseconds())/1000, "cancel_p50_ms")
-				b.ReportMetric(float64(sum.cancelLags[len(sum.cancelLags)-1].Microseconds())/1000, "cancel_max_ms")
-			}
-			b.ReportMetric(float64(sum.wastedOut)/k, "wasted_out_tok/run")
-			b.ReportMetric(float64(sum.wastedIn)/k, "wasted_in_tok/run")
-			b.ReportMetric(float64(sum.cancelled)/k, "cancelled_req/run")
-		})
+		for _, mode := range []string{"hold", "eager"} {
+			b.Run(fmt.Sprintf("agents=%d/%s", n, mode), func(b *testing.B) {
+				benchCoordination(b, n, mode == "eager")
+			})
+		}
 	}
+}
+
+func benchCoordination(b *testing.B, n int, eager bool) {
+	var sum benchFigures
+	for range b.N {
+		sum.add(benchRun(b, n, eager))
+	}
+	k := float64(b.N)
+	b.ReportMetric(100*sum.overhead.Seconds()/sum.critical.Seconds(), "overhead_%")
+	b.ReportMetric(float64(sum.overhead.Microseconds())/1000/float64(sum.steps), "overhead_ms/step")
+	b.ReportMetric(float64(sum.critical.Milliseconds())/k, "critical_ms/run")
+	if len(sum.cancelLags) > 0 {
+		slices.Sort(sum.cancelLags)
+		b.ReportMetric(float64(sum.cancelLags[len(sum.cancelLags)/2].Microseconds())/1000, "cancel_p50_ms")
+		b.ReportMetric(float64(sum.cancelLags[len(sum.cancelLags)-1].Microseconds())/1000, "cancel_max_ms")
+	}
+	b.ReportMetric(float64(sum.wastedOut)/k, "wasted_out_tok/run")
+	b.ReportMetric(float64(sum.wastedIn)/k, "wasted_in_tok/run")
+	b.ReportMetric(float64(sum.cancelled)/k, "cancelled_req/run")
 }
 
 type benchFigures struct {
@@ -77,7 +87,7 @@ defaults:
 models: {}
 `
 
-func benchRun(b *testing.B, n int) benchFigures {
+func benchRun(b *testing.B, n int, eager bool) benchFigures {
 	b.StopTimer()
 	ids := make([]string, n)
 	for i := range ids {
@@ -97,7 +107,7 @@ func benchRun(b *testing.B, n int) benchFigures {
 	broker := event.NewBroker()
 	rec := record(broker)
 	b.StartTimer()
-	res := Run(context.Background(), "Benchmark question: what is the capital of France?", Options{Agents: agents, Events: broker})
+	res := Run(context.Background(), "Benchmark question: what is the capital of France?", Options{Agents: agents, Events: broker, Eager: eager})
 	b.StopTimer()
 	broker.Close()
 	<-rec.done

@@ -30,7 +30,18 @@ type Options struct {
 
 // defaultHTTPClient is shared by every model without its own client, so
 // agents on the same provider reuse connections.
-var defaultHTTPClient = &http.Client{}
+var defaultHTTPClient = &http.Client{Transport: sharedTransport()}
+
+// sharedTransport keeps enough idle connections per host for a whole team:
+// every agent of a team often talks to the same provider host at once, and
+// net/http's default of two idle connections per host would make most of
+// them dial again on every turn.
+func sharedTransport() http.RoundTripper {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConns = 512
+	t.MaxIdleConnsPerHost = 256
+	return t
+}
 
 type model struct {
 	provider string
