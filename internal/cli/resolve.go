@@ -31,13 +31,13 @@ func loadEnv(env *Env) (func(string) string, error) {
 // resolveConfig finds the config to run, in MassGen's order: --config,
 // quick mode (--model/--backend), ./.massgen/config.yaml, the user's
 // ~/.config/massgen/config.yaml, then a team built from the API keys set.
-func resolveConfig(env *Env, f *runFlags, getenv func(string) string) (*config.Config, error) {
+func resolveConfig(env *Env, f *Request, getenv func(string) string) (*config.Config, error) {
 	switch {
-	case f.config != "" && (f.model != "" || f.backend != ""):
+	case f.Config != "" && (f.Model != "" || f.Backend != ""):
 		return nil, usageErr("--config cannot be combined with --model or --backend: choose one")
-	case f.config != "":
-		return loadConfigArg(env, f.config, getenv)
-	case f.model != "" || f.backend != "":
+	case f.Config != "":
+		return loadConfigArg(env, f.Config, getenv)
+	case f.Model != "" || f.Backend != "":
 		return quickConfig(f)
 	}
 	candidates := []string{filepath.Join(env.WorkDir, ".massgen", "config.yaml")}
@@ -96,26 +96,26 @@ func configErr(err error) error {
 }
 
 // quickConfig builds a one-agent config from --model/--backend.
-func quickConfig(f *runFlags) (*config.Config, error) {
-	typ := f.backend
+func quickConfig(f *Request) (*config.Config, error) {
+	typ := f.Backend
 	if typ == "" {
-		typ = provider.InferType(f.model)
+		typ = provider.InferType(f.Model)
 		if typ == "" {
-			return nil, usageErr("cannot tell the backend of model %q: add --backend TYPE (one of %s)", f.model, strings.Join(provider.Names(), ", "))
+			return nil, usageErr("cannot tell the backend of model %q: add --backend TYPE (one of %s)", f.Model, strings.Join(provider.Names(), ", "))
 		}
 	}
 	if _, ok := provider.Lookup(typ); !ok {
 		return nil, usageErr("unknown backend type %q%s", typ, suggestType(typ))
 	}
-	model := f.model
+	model := f.Model
 	if model == "" && typ == "sim" {
 		model = "sim"
 	}
 	if model == "" {
 		return nil, usageErr("--backend %s needs --model NAME", typ)
 	}
-	return config.New(config.Agent{ID: "agent", SystemMessage: f.systemMessage,
-		Backend: config.Backend{Type: typ, Model: model, BaseURL: f.baseURL, Stream: true}}), nil
+	return config.New(config.Agent{ID: "agent", SystemMessage: f.SystemMessage,
+		Backend: config.Backend{Type: typ, Model: model, BaseURL: f.BaseURL, Stream: true}}), nil
 }
 
 // defaultTeams lists, per key variable, the agent a default team gets.

@@ -29,7 +29,7 @@ func Run(ctx context.Context, args []string, env Env) int {
 	if env.Now == nil {
 		env.Now = time.Now
 	}
-	root := newRoot(ctx, &env)
+	root := newRoot(ctx, &env, args)
 	root.SetArgs(args)
 	root.SetIn(env.Stdin)
 	root.SetOut(env.Stdout)
@@ -44,22 +44,9 @@ func Run(ctx context.Context, args []string, env Env) int {
 	return codeOf(err)
 }
 
-type runFlags struct {
-	config        string
-	model         string
-	backend       string
-	baseURL       string
-	systemMessage string
-	automation    bool
-	outputFile    string
-	timeout       float64
-	noLogs        bool
-	logDir        string
-	debug         bool
-}
-
-func newRoot(ctx context.Context, env *Env) *cobra.Command {
-	var f runFlags
+func newRoot(ctx context.Context, env *Env, argv []string) *cobra.Command {
+	rq := Request{Args: argv}
+	var outputFile string
 	root := &cobra.Command{
 		Use:   `massgen [flags] "question"`,
 		Short: "Several LLM agents answer in parallel, refine each other's answers and vote; the best answer wins.",
@@ -78,21 +65,25 @@ Try it without any API key on the built-in simulator:
 			if len(args) == 0 {
 				return usageErr("no question given: run massgen \"your question\" (interactive mode is not available yet)")
 			}
-			return runQuestion(cmd.Context(), env, &f, args[0], cmd.Flags().Changed("orchestrator-timeout"))
+			if cmd.Flags().Changed("orchestrator-timeout") && rq.Timeout <= 0 {
+				return usageErr("--orchestrator-timeout must be a positive number of seconds")
+			}
+			rq.Question = args[0]
+			return runQuestion(cmd.Context(), env, rq, outputFile)
 		},
 	}
 	fl := root.Flags()
-	fl.StringVar(&f.config, "config", "", "config file (MassGen YAML/JSON) or @examples/NAME")
-	fl.StringVar(&f.model, "model", "", "run a single agent on this model (backend inferred from the name)")
-	fl.StringVar(&f.backend, "backend", "", "backend type for --model (openai, claude, gemini, grok, groq, sim, …)")
-	fl.StringVar(&f.baseURL, "base-url", "", "base URL for --model (OpenAI-compatible endpoint)")
-	fl.StringVar(&f.systemMessage, "system-message", "", "system message for --model")
-	fl.BoolVar(&f.automation, "automation", false, "print only stable KEY: value lines (for scripts and agents)")
-	fl.StringVar(&f.outputFile, "output-file", "", "also write the final answer to this file")
-	fl.Float64Var(&f.timeout, "orchestrator-timeout", 0, "whole-run timeout in seconds (overrides the config)")
-	fl.BoolVar(&f.noLogs, "no-logs", false, "do not write the log directory")
-	fl.StringVar(&f.logDir, "log-dir", "", "root of the log directories (default .massgen/massgen_logs)")
-	fl.BoolVar(&f.debug, "debug", false, "verbose logging to stderr and massgen.log")
+	fl.StringVar(&rq.Config, "config", "", "config file (MassGen YAML/JSON) or @examples/NAME")
+	fl.StringVar(&rq.Model, "model", "", "run a single agent on this model (backend inferred from the name)")
+	fl.StringVar(&rq.Backend, "backend", "", "backend type for --model (openai, claude, gemini, grok, groq, sim, …)")
+	fl.StringVar(&rq.BaseURL, "base-url", "", "base URL for --model (OpenAI-compatible endpoint)")
+	fl.StringVar(&rq.SystemMessage, "system-message", "", "system message for --model")
+	fl.BoolVar(&rq.Automation, "automation", false, "print only stable KEY: value lines (for scripts and agents)")
+	fl.StringVar(&outputFile, "output-file", "", "also write the final answer to this file")
+	fl.Float64Var(&rq.Timeout, "orchestrator-timeout", 0, "whole-run timeout in seconds (overrides the config)")
+	fl.BoolVar(&rq.NoLogs, "no-logs", false, "do not write the log directory")
+	fl.StringVar(&rq.LogDir, "log-dir", "", "root of the log directories (default .massgen/massgen_logs)")
+	fl.BoolVar(&rq.Debug, "debug", false, "verbose logging to stderr and massgen.log")
 	root.AddCommand(newConfigCmd(env), newSimCmd(env), newExamplesCmd(env))
 	return root
 }

@@ -17,48 +17,74 @@ import (
 	"github.com/massgen/massgen/internal/runlog"
 )
 
-// runQuestion is the main job: resolve the config, build the team, run the
-// orchestration with logs and a display, print the answer, map the outcome
-// to an exit code.
-func runQuestion(ctx context.Context, env *Env, f *runFlags, question string, timeoutSet bool) error {
+// Request is one run as the CLI flags (or the public Go API) describe it.
+type Request struct {
+	Question      string
+	Config        string // file or @examples/NAME; "" = discovery
+	Model         string // quick single agent
+	Backend       string
+	BaseURL       string
+	SystemMessage string
+	Timeout       float64 // seconds; 0 = the config's
+	NoLogs        bool
+	LogDir        string
+	Debug         bool
+	Automation    bool
+	Args          []string // command line, recorded in execution_metadata.yaml
+	// Observe, when set, is called once the team is built, with a
+	// subscription to the run's events (the display uses it) and the log
+	// directory ("" without logs). It must consume the subscription until
+	// it ends.
+	Observe func(sub *event.Subscription, agents []orchestrator.Agent, logDir string)
+}
+
+// Outcome is what Execute produced.
+type Outcome struct {
+	*orchestrator.Result
+	LogDir     string
+	AnswerFile string
+}
+
+// Execute is the main job without any printing: resolve the config, build
+// the team, run the orchestration with logs. Errors before the run starts
+// carry their exit code; the run's own outcome is in Outcome.Status.
+func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 	if env.WorkDir == "" {
 		env.WorkDir, _ = os.Getwd()
 	}
+	if env.Now == nil {
+		env.Now = time.Now
+	}
 	getenv, err := loadEnv(env)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	cfg, err := resolveConfig(env, f, getenv)
+	cfg, err := resolveConfig(env, &rq, getenv)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for _, w := range cfg.Warnings {
 		fmt.Fprintf(env.Stderr, "warning: %s\n", w)
 	}
-	if timeoutSet {
-		if f.timeout <= 0 {
-			return usageErr("--orchestrator-timeout must be a positive number of seconds")
+	if rq.Timeout != 0 {
+		if rq.Timeout < 0 {
+			return nil, usageErr("--orchestrator-timeout must be a positive number of seconds")
 		}
-		cfg.Orchestrator.TimeoutSeconds = f.timeout
+		cfg.Orchestrator.TimeoutSeconds = rq.Timeout
 	}
-	level := slog.LevelInfo
-	if f.debug {
-		level = slog.LevelDebug
-	}
-	logOut := io.Discard
-	if f.debug {
-		logOut = env.Stderr
+	level, logOut := slog.LevelInfo, io.Discard
+	if rq.Debug {
+		level, logOut = slog.LevelDebug, env.Stderr
 	}
 	broker := event.NewBroker()
 	var logs *runlog.Writer
-	if !f.noLogs && (cfg.UI.LoggingEnabled || f.debug || f.automation) {
-		root := f.logDir
+	if !rq.NoLogs && (cfg.UI.LoggingEnabled || rq.Debug || rq.Automation) {
+		root := rq.LogDir
 		if root == "" {
 			root = filepath.Join(env.WorkDir, ".massgen", "massgen_logs")
 		}
-		logs, err = runlog.New(root, env.Now(), metadata(cfg, question, f))
-		if err != nil {
-			return &exitError{code: ExitExecution, err: fmt.Errorf("cannot create the log directory: %w", err)}
+		if logs, err = runlog.New(root, env.Now(), metadata(cfg, rq)); err != nil {
+			return nil, &exitError{code: ExitExecution, err: fmt.Errorf("cannot create the log directory: %w", err)}
 		}
 		logOut = io.MultiWriter(logOut, logs.LogWriter())
 	}
@@ -69,24 +95,25 @@ func runQuestion(ctx context.Context, env *Env, f *runFlags, question string, ti
 		if logs != nil {
 			logs.Close()
 		}
-		return err
+		return nil, err
 	}
 	defer t.Close()
 
+	out := &Outcome{}
 	var wg sync.WaitGroup
 	if logs != nil {
+		out.LogDir = logs.Dir()
 		sub := broker.Subscribe()
+		// The log writer ends when the broker closes, not when ctx does, so
+		// an interrupted run still records its final events.
 		wg.Go(func() { logs.Run(context.WithoutCancel(ctx), sub) })
 	}
-	disp := newDisplay(env, f.automation, t.agents)
-	if logs != nil {
-		disp.logDir(logs.Dir())
+	if rq.Observe != nil {
+		sub := broker.Subscribe()
+		wg.Go(func() { rq.Observe(sub, t.agents, out.LogDir) })
 	}
-	sub := broker.Subscribe()
-	wg.Go(func() { disp.run(sub) })
-
 	o := cfg.Orchestrator
-	res := orchestrator.Run(ctx, question, orchestrator.Options{
+	out.Result = orchestrator.Run(ctx, rq.Question, orchestrator.Options{
 		Agents:               t.agents,
 		VotingSensitivity:    o.VotingSensitivity,
 		Novelty:              o.AnswerNovelty,
@@ -103,22 +130,39 @@ func runQuestion(ctx context.Context, env *Env, f *runFlags, question string, ti
 	})
 	broker.Close()
 	wg.Wait()
-	answerFile := ""
 	if logs != nil {
 		if err := logs.Close(); err != nil {
 			fmt.Fprintf(env.Stderr, "warning: writing logs: %v\n", err)
 		}
-		answerFile = logs.AnswerFile()
+		out.AnswerFile = logs.AnswerFile()
 	}
-	return finish(env, f, res, answerFile)
+	return out, nil
+}
+
+// runQuestion is the CLI's main job: Execute with a display, then print
+// the answer and map the outcome to an exit code.
+func runQuestion(ctx context.Context, env *Env, rq Request, outputFile string) error {
+	rq.Observe = func(sub *event.Subscription, agents []orchestrator.Agent, logDir string) {
+		d := newDisplay(env, rq.Automation, agents)
+		if logDir != "" {
+			d.logDir(logDir)
+		}
+		d.run(sub)
+	}
+	out, err := Execute(ctx, env, rq)
+	if err != nil {
+		return err
+	}
+	return finish(env, rq.Automation, outputFile, out)
 }
 
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
 // finish prints the outcome and maps it to an exit code.
-func finish(env *Env, f *runFlags, res *orchestrator.Result, answerFile string) error {
-	if res.Status == orchestrator.Completed && f.outputFile != "" {
-		p := f.outputFile
+func finish(env *Env, automation bool, outputFile string, out *Outcome) error {
+	res, answerFile := out.Result, out.AnswerFile
+	if res.Status == orchestrator.Completed && outputFile != "" {
+		p := outputFile
 		if !filepath.IsAbs(p) {
 			p = filepath.Join(env.WorkDir, p)
 		}
@@ -126,7 +170,7 @@ func finish(env *Env, f *runFlags, res *orchestrator.Result, answerFile string) 
 			return &exitError{code: ExitExecution, err: fmt.Errorf("cannot write --output-file: %w", err)}
 		}
 	}
-	if f.automation {
+	if automation {
 		if res.Winner != "" {
 			fmt.Fprintf(env.Stdout, "WINNER: %s\n", res.Winner)
 		}
@@ -153,9 +197,9 @@ func finish(env *Env, f *runFlags, res *orchestrator.Result, answerFile string) 
 	}
 }
 
-func metadata(cfg *config.Config, question string, f *runFlags) runlog.Metadata {
-	m := runlog.Metadata{Question: question, ConfigPath: cfg.Path, ConfigRaw: cfg.Raw, Version: Version,
-		Attempts: cfg.Orchestrator.MaxOrchestrationRestarts > 0, CLIArgs: os.Args[1:]}
+func metadata(cfg *config.Config, rq Request) runlog.Metadata {
+	m := runlog.Metadata{Question: rq.Question, ConfigPath: cfg.Path, ConfigRaw: cfg.Raw, Version: Version,
+		Attempts: cfg.Orchestrator.MaxOrchestrationRestarts > 0, CLIArgs: rq.Args}
 	for _, a := range cfg.Agents {
 		m.Agents = append(m.Agents, runlog.AgentInfo{ID: a.ID, Backend: a.Backend.Type, Model: modelName(a), Simulated: a.Backend.Type == "sim"})
 	}
