@@ -18,11 +18,11 @@ type display struct {
 	env        *Env
 	automation bool
 	who        map[string]string // agent id → "id [backend/model]"
-	names      map[string]string // answer label as last shown → real id
+	answers    map[string]int    // answers given per agent
 }
 
 func newDisplay(env *Env, automation bool, agents []orchestrator.Agent) *display {
-	d := &display{env: env, automation: automation, who: map[string]string{}}
+	d := &display{env: env, automation: automation, who: map[string]string{}, answers: map[string]int{}}
 	for _, a := range agents {
 		sim := ""
 		if a.Simulated {
@@ -66,9 +66,10 @@ func (d *display) line(w io.Writer, e event.Event) {
 	case event.TurnStarted:
 		fmt.Fprintf(w, "  … %s working (sees %d answers)\n", who, len(e.Labels))
 	case event.AnswerAccepted:
-		fmt.Fprintf(w, "  ✓ %s gave answer %s: %s\n", e.Agent, e.Label, preview(e.Text, 70))
+		d.answers[e.Agent]++
+		fmt.Fprintf(w, "  ✓ %s gave answer #%d: %s\n", e.Agent, d.answers[e.Agent], preview(e.Text, 70))
 	case event.VoteAccepted:
-		fmt.Fprintf(w, "  ✓ %s voted for %s (%s): %s\n", e.Agent, e.TargetLabel, e.Target, preview(e.Reason, 60))
+		fmt.Fprintf(w, "  ✓ %s voted for %s (shown as %s): %s\n", e.Agent, e.Target, e.TargetLabel, preview(e.Reason, 60))
 	case event.ActionRejected:
 		fmt.Fprintf(w, "  ✗ %s: rejected: %s\n", e.Agent, preview(e.Reason, 90))
 	case event.TurnRestarted:
