@@ -386,3 +386,27 @@ models: {}
 	}
 	waitAllCancelled(t, srv)
 }
+
+func TestInterruptDuringPresentationKeepsTheStoredAnswer(t *testing.T) {
+	srv, agents := simTeam(t, `
+models:
+  sim-a:
+    steps:
+      - answer: "Paris."
+      - vote: agent1
+      - fault: hang
+        when: presentation
+`, "a")
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	go func() {
+		_ = srv.WaitFor(ctx, func(rs []llmsim.Record) bool {
+			return len(rs) == 3 && rs[2].Step == "fault:hang"
+		})
+		cancel()
+	}()
+	res := Run(ctx, "q", Options{Agents: agents})
+	if res.Status != Interrupted || res.Final != "Paris." || res.Winner != "a" {
+		t.Fatalf("status=%s final=%q winner=%q, want interrupted with the stored answer kept", res.Status, res.Final, res.Winner)
+	}
+}

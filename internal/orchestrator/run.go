@@ -110,7 +110,13 @@ func (r *runner) attempts(ctx context.Context) *Result {
 			return res
 		}
 		r.presentFinal(ctx, res, present)
-		if r.o.MaxRestarts == 0 || r.attempt > r.o.MaxRestarts || ctx.Err() != nil {
+		if ctx.Err() != nil {
+			// Interrupted while presenting: the winner's stored answer is
+			// kept (res.Final, and in the logs), but the run did not finish.
+			res.Status, res.Err = Interrupted, fmt.Errorf("interrupted during the final presentation: %w", context.Cause(ctx))
+			return res
+		}
+		if r.o.MaxRestarts == 0 || r.attempt > r.o.MaxRestarts {
 			return res
 		}
 		ev := r.postEvaluate(ctx, res)
