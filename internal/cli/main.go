@@ -1,0 +1,22 @@
+package cli
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// Main runs the command line of this process and returns its exit code.
+// The first Ctrl+C (or SIGTERM) cancels the run: every model request is
+// aborted, the logs are finished, and massgen exits 4. A second one kills
+// the process at once, in case anything is stuck.
+func Main() int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() {
+		<-ctx.Done()
+		stop() // restore the default handlers: the next signal terminates
+	}()
+	return Run(ctx, os.Args[1:], Env{Getenv: os.Getenv, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr})
+}
