@@ -95,16 +95,28 @@ func (t *Turn) Run(ctx context.Context) Result {
 			req.Messages = append(req.Messages, llm.Message{Role: llm.RoleUser, Content: reason})
 			continue
 		}
+		primary := primaryCall(r.calls)
 		for i, c := range r.calls {
 			msg := reason
-			if i > 0 {
-				msg = "Not executed: see the error on the first call of this response."
+			if i != primary {
+				msg = "Not executed: see the error on the " + r.calls[primary].Name + " call of this response."
 			}
 			req.Messages = append(req.Messages, llm.Message{Role: llm.RoleTool, ToolCallID: c.ID, Content: "Error: " + msg})
 		}
 	}
 	res.Err = fmt.Errorf("no valid workflow action after %d attempts (last problem: %s)", MaxAttempts, lastReason)
 	return res
+}
+
+// primaryCall is the call a rejection is about: the first workflow call,
+// or the first call when there is none.
+func primaryCall(calls []llm.ToolCall) int {
+	for i, c := range calls {
+		if coord.IsWorkflowTool(c.Name) {
+			return i
+		}
+	}
+	return 0
 }
 
 func workflowTools(answers []coord.Answer) []llm.ToolDef {

@@ -85,6 +85,7 @@ models:
 		t.Fatalf("status = %s (%v)", res.Status, res.Err)
 	}
 
+	settled(t, srv)
 	reqsA := requestsOf(srv, "sim-a")
 	if len(reqsA) < 3 {
 		t.Fatalf("sim-a got %d requests, want at least 3 (answer, slow step, retry): %+v", len(reqsA), reqsA)

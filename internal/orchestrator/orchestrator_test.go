@@ -127,6 +127,7 @@ func TestThreeAgentsReachConsensusAndPresent(t *testing.T) {
 	if u := res.TotalUsage(); u.InputTokens == 0 || u.OutputTokens == 0 {
 		t.Errorf("usage not recorded: %+v", u)
 	}
+	settled(t, srv)
 	for _, r := range srv.Requests() {
 		if r.Outcome == "fault" {
 			t.Errorf("unexpected fault: %+v", r)
@@ -154,6 +155,7 @@ models:
 	if res.Status != Completed {
 		t.Fatalf("status = %s (%v)", res.Status, res.Err)
 	}
+	settled(t, srv)
 	var cancelled []llmsim.Record
 	for _, r := range srv.Requests() {
 		if r.Outcome == "cancelled" && r.Model == "sim-a" && r.Step == "fault:hang" {
@@ -197,6 +199,7 @@ models:
 	if n := len(rec.of(event.TurnRestarted)); n != 0 {
 		t.Errorf("%d turns were restarted, want none", n)
 	}
+	settled(t, srv)
 	for _, r := range srv.Requests() {
 		if r.Outcome != "completed" {
 			t.Errorf("request %d (%s) ended %s", r.ID, r.Model, r.Outcome)
@@ -271,6 +274,25 @@ models: {}
 		t.Fatalf("status = %s, want timeout", res.Status)
 	}
 	waitAllCancelled(t, srv)
+}
+
+// settled waits until the simulator has recorded the end of every request:
+// it records an outcome a moment after the client has read the response.
+func settled(t *testing.T, srv *llmsim.Server) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	err := srv.WaitFor(ctx, func(rs []llmsim.Record) bool {
+		for _, r := range rs {
+			if r.End.IsZero() {
+				return false
+			}
+		}
+		return true
+	})
+	if err != nil {
+		t.Fatalf("requests still open: %+v", srv.Requests())
+	}
 }
 
 // waitAllCancelled waits until the simulator has seen every request end by

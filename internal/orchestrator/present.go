@@ -27,7 +27,7 @@ func (r *runner) presentFinal(ctx context.Context, res *Result, p *coord.Present
 	user := agent.PresentationUser(r.question, p.Winner, voteSummary(p.Winner, p.Tally, p.How, p.Votes), p.Answers)
 	r.publish(event.Event{Type: event.FinalStarted, Agent: p.Winner, Text: system + "\n\n" + user, Status: "presentation"})
 	text, usage, err := agent.Present(pctx, a.Model, llm.Request{Model: a.ModelName, Params: a.Params}, system, user,
-		deltas{r.o.Events, p.Winner, event.FinalDelta})
+		deltas{b: r.o.Events, agent: p.Winner, typ: event.FinalDelta, attempt: r.attempt, epoch: r.epoch})
 	r.addUsage(p.Winner, usage)
 	switch {
 	case err != nil:

@@ -331,7 +331,7 @@ func (r *runner) startTurn(ctx context.Context, c coord.StartTurn, inbox chan in
 		User:    user,
 		Answers: c.Answers,
 		Epoch:   c.Epoch,
-		Emit:    deltas{r.o.Events, c.Agent, event.TextDelta},
+		Emit:    deltas{b: r.o.Events, agent: c.Agent, typ: event.TextDelta, attempt: attempt, epoch: c.Epoch},
 		Updates: lt.updates,
 		Judge: func(seen int, act coord.Action) coord.Verdict {
 			reply := make(chan coord.Verdict, 1)
@@ -341,7 +341,7 @@ func (r *runner) startTurn(ctx context.Context, c coord.StartTurn, inbox chan in
 			return <-reply
 		},
 		OnReject: func(reason string) {
-			r.o.Events.Publish(event.Event{Type: event.ActionRejected, Agent: c.Agent, Reason: reason, Attempt: attempt})
+			r.o.Events.Publish(event.Event{Type: event.ActionRejected, Agent: c.Agent, Reason: reason, Attempt: attempt, Epoch: c.Epoch})
 		},
 	}
 	timeout := r.o.TurnTimeout
@@ -360,7 +360,7 @@ func (r *runner) startTurn(ctx context.Context, c coord.StartTurn, inbox chan in
 		r.addUsage(c.Agent, res.Usage)
 		// Usage is published as the turn ends, cancelled turns included, so
 		// the logs count every token that was paid for.
-		r.o.Events.Publish(event.Event{Type: event.TurnEnded, Agent: c.Agent, Attempt: attempt,
+		r.o.Events.Publish(event.Event{Type: event.TurnEnded, Agent: c.Agent, Attempt: attempt, Epoch: c.Epoch,
 			InputTokens: res.Usage.InputTokens, OutputTokens: res.Usage.OutputTokens})
 		send(inboxMsg{agent: c.Agent, turn: c.Turn, result: &res})
 	})
@@ -372,16 +372,21 @@ func (r *runner) addUsage(id string, u llm.Usage) {
 	r.mu.Unlock()
 }
 
-// deltas forwards streamed text to the event broker.
+// deltas forwards streamed text to the event broker. Turn goroutines
+// publish directly (not through the loop), so they carry the attempt and the
+// epoch of the answer set their turn saw.
 type deltas struct {
-	b     *event.Broker
-	agent string
-	typ   event.Type
+	b              *event.Broker
+	agent          string
+	typ            event.Type
+	attempt, epoch int
 }
 
-func (d deltas) Text(s string) { d.b.Publish(event.Event{Type: d.typ, Agent: d.agent, Text: s}) }
-func (d deltas) Reasoning(s string) {
-	d.b.Publish(event.Event{Type: event.ReasoningDelta, Agent: d.agent, Text: s})
+func (d deltas) Text(s string)      { d.publish(d.typ, s) }
+func (d deltas) Reasoning(s string) { d.publish(event.ReasoningDelta, s) }
+
+func (d deltas) publish(t event.Type, s string) {
+	d.b.Publish(event.Event{Type: t, Agent: d.agent, Text: s, Attempt: d.attempt, Epoch: d.epoch})
 }
 
 // voteSummary is the sentence the presenter reads about its votes.

@@ -96,6 +96,8 @@ var keyFromBaseURL = []struct{ substr, env string }{
 	{"aliyuncs.com", "QWEN_API_KEY"},
 	{"x.ai", "XAI_API_KEY"},
 	{"api.openai.com", "OPENAI_API_KEY"},
+	{"anthropic.com", "ANTHROPIC_API_KEY"},
+	{"generativelanguage.googleapis.com", "GEMINI_API_KEY"},
 }
 
 // KeyEnv returns the API key variables for a backend, taking the base URL
