@@ -108,6 +108,10 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 		// an interrupted run still records its final events.
 		wg.Go(func() { logs.Run(context.WithoutCancel(ctx), sub) })
 	}
+	if logs != nil || rq.Debug {
+		sub := broker.Subscribe()
+		wg.Go(func() { logEvents(log, sub) })
+	}
 	if rq.Observe != nil {
 		sub := broker.Subscribe()
 		wg.Go(func() { rq.Observe(sub, t.agents, out.LogDir) })
@@ -204,4 +208,38 @@ func metadata(cfg *config.Config, rq Request) runlog.Metadata {
 		m.Agents = append(m.Agents, runlog.AgentInfo{ID: a.ID, Backend: a.Backend.Type, Model: modelName(a), Simulated: a.Backend.Type == "sim"})
 	}
 	return m
+}
+
+// logEvents writes every coordination event (not the streamed deltas) to
+// massgen.log, and to stderr with --debug.
+func logEvents(log *slog.Logger, sub *event.Subscription) {
+	for {
+		e, ok := sub.Next(nil)
+		if !ok {
+			return
+		}
+		if e.Type.Droppable() {
+			continue
+		}
+		attrs := []any{"seq", e.Seq, "attempt", e.Attempt, "epoch", e.Epoch}
+		for _, kv := range [][2]string{{"agent", e.Agent}, {"label", e.Label}, {"target", e.Target},
+			{"reason", e.Reason}, {"status", e.Status}, {"error", e.Err}} {
+			if kv[1] != "" {
+				attrs = append(attrs, kv[0], kv[1])
+			}
+		}
+		if e.InputTokens+e.OutputTokens > 0 {
+			attrs = append(attrs, "input_tokens", e.InputTokens, "output_tokens", e.OutputTokens)
+		}
+		level := slog.LevelInfo
+		if e.Type == event.TurnStarted || e.Type == event.TurnEnded {
+			level = slog.LevelDebug
+		}
+		// The record keeps the event's own time, not the time it was logged.
+		if h := log.Handler(); h.Enabled(context.Background(), level) {
+			r := slog.NewRecord(e.Time, level, string(e.Type), 0)
+			r.Add(attrs...)
+			_ = h.Handle(context.Background(), r)
+		}
+	}
 }

@@ -138,7 +138,8 @@ func buildModel(cfg *config.Config, a config.Agent, getenv func(string) string, 
 		return nil, usageErr("agent %s: backend type %q is recognised but not supported by this version yet; "+
 			"use an OpenAI-compatible type (openai, claude, gemini, grok, groq, openrouter, chatcompletion with base_url, …)", a.ID, b.Type)
 	}
-	base := cmp.Or(b.BaseURL, baseURLOverride(b.Type, getenv), spec.BaseURL)
+	// The environment override wins over the config: it is this run's choice.
+	base := cmp.Or(baseURLOverride(b.Type, getenv), b.BaseURL, spec.BaseURL)
 	if base == "" {
 		return nil, usageErr("agent %s: backend %s needs base_url (the endpoint of the OpenAI-compatible server)", a.ID, b.Type)
 	}

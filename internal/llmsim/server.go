@@ -243,9 +243,11 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	default:
 		outcome = OutcomeFault
 	}
-	s.log.update(id, func(r *Record) {
-		r.End, r.Outcome, r.OutputTokens = end, outcome, x.tokens
-	})
+	if !x.settled || res != nil { // settle already recorded a clean end
+		s.log.update(id, func(r *Record) {
+			r.End, r.Outcome, r.OutputTokens = end, outcome, x.tokens
+		})
+	}
 	if s.logf != nil {
 		s.logf("llmsim: #%d model=%s stream=%t step=%s outcome=%s tokens=%d/%d in %s",
 			id, req.Model, req.Stream, p.step, outcome, prompt, x.tokens, end.Sub(start).Round(time.Millisecond))

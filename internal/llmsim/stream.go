@@ -31,6 +31,18 @@ type exchange struct {
 	head    []byte      // `data: {"id":...,"system_fingerprint":"fp_llmsim",` of every chunk
 	buf     []byte      // reused delta buffer
 	ev      []byte      // reused event buffer: no allocation per token
+	settled bool        // the record already says completed (see settle)
+}
+
+// settle records the exchange as completed just before its last bytes go
+// out. A client that has read the whole response can then rely on the
+// request log saying so: recording after the write would race with it.
+func (x *exchange) settle() {
+	x.settled = true
+	end := time.Now()
+	x.s.log.update(x.id, func(r *Record) {
+		r.End, r.Outcome, r.OutputTokens = end, OutcomeCompleted, x.tokens
+	})
 }
 
 // sleep waits d, or until the client or the server gives up.
@@ -173,6 +185,7 @@ func (x *exchange) stream() error {
 	if err := x.event("{}", `"`+x.p.finishReason()+`"`); err != nil {
 		return err
 	}
+	x.settle()
 	if x.req.includeUsage() {
 		u, _ := json.Marshal(newUsage(x.prompt, x.tokens))
 		b := append(x.ev[:0], x.head...)
@@ -310,11 +323,12 @@ func (x *exchange) complete() error {
 		x.tokens = total / 2
 		return errCut
 	}
+	x.tokens = total
+	x.markFirstByte()
+	x.settle()
 	if _, err := x.w.Write(body); err != nil {
 		return errCancelled
 	}
-	x.markFirstByte()
-	x.tokens = total
 	return nil
 }
 
