@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/massgen/massgen/examples"
@@ -12,8 +11,6 @@ import (
 	"github.com/massgen/massgen/internal/llmsim"
 	"github.com/spf13/cobra"
 )
-
-func sortStrings(s []string) { sort.Strings(s) }
 
 func newConfigCmd(env *Env) *cobra.Command {
 	cmd := &cobra.Command{Use: "config", Short: "Work with config files"}

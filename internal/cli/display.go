@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/massgen/massgen/internal/event"
@@ -109,7 +110,7 @@ func tally(v map[string]int) string {
 	for id, n := range v {
 		parts = append(parts, fmt.Sprintf("%s=%d", id, n))
 	}
-	sortStrings(parts)
+	sort.Strings(parts)
 	return strings.Join(parts, " ")
 }
 

@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"sort"
+	"strings"
 
 	"github.com/massgen/massgen/internal/agent"
 	"github.com/massgen/massgen/internal/coord"
@@ -65,4 +67,28 @@ func (r *runner) postEvaluate(ctx context.Context, res *Result) agent.Evaluation
 	}
 	r.publish(event.Event{Type: event.PostEvaluation, Agent: res.Winner, Text: verdict, Reason: ev.Reason})
 	return ev
+}
+
+// voteSummary is the sentence the presenter reads about its votes.
+func voteSummary(winner string, tally map[string]int, how string, votes []coord.Vote) string {
+	var reasons []string
+	for _, v := range votes {
+		if v.Target == winner && v.Reason != "" {
+			reasons = append(reasons, v.Reason)
+		}
+	}
+	ids := make([]string, 0, len(tally))
+	for id := range tally {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	var parts []string
+	for _, id := range ids {
+		parts = append(parts, fmt.Sprintf("%s: %d", id, tally[id]))
+	}
+	s := fmt.Sprintf("You received %d vote(s) (%s). Winner chosen by %s.", tally[winner], strings.Join(parts, ", "), how)
+	if len(reasons) > 0 {
+		s += " Reasons: " + strings.Join(reasons, "; ")
+	}
+	return s
 }

@@ -1,0 +1,99 @@
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/massgen/massgen/internal/agent"
+	"github.com/massgen/massgen/internal/coord"
+	"github.com/massgen/massgen/internal/event"
+	"github.com/massgen/massgen/internal/llm"
+)
+
+func (r *runner) startTurn(ctx context.Context, c coord.StartTurn, inbox chan inboxMsg, loopDone chan struct{}) {
+	a, attempt := r.byID[c.Agent], r.attempt
+	tctx, cancel := context.WithCancelCause(ctx)
+	lt := &liveTurn{agent: c.Agent, cancel: cancel}
+	if r.o.Inject {
+		lt.updates = make(chan coord.StartTurn, 1)
+	}
+	r.live[c.Turn] = lt
+	user := agent.UserMessage(r.question, r.feedback, c.Answers)
+	labels := make([]string, len(c.Answers))
+	for i, x := range c.Answers {
+		labels[i] = x.Label
+	}
+	r.publish(event.Event{Type: event.TurnStarted, Agent: c.Agent, Text: user, Labels: labels})
+	send := func(m inboxMsg) bool {
+		select {
+		case inbox <- m:
+			return true
+		case <-loopDone:
+			return false
+		}
+	}
+	turn := &agent.Turn{
+		Model:   a.Model,
+		Request: llm.Request{Model: a.ModelName, Params: a.Params},
+		System:  agent.SystemPrompt(a.SystemMessage, r.o.VotingSensitivity, r.o.Novelty, r.o.Now()),
+		User:    user,
+		Answers: c.Answers,
+		Epoch:   c.Epoch,
+		Emit:    deltas{b: r.o.Events, agent: c.Agent, typ: event.TextDelta, attempt: attempt, epoch: c.Epoch},
+		Updates: lt.updates,
+		Judge: func(seen int, act coord.Action) coord.Verdict {
+			reply := make(chan coord.Verdict, 1)
+			if !send(inboxMsg{agent: c.Agent, turn: c.Turn, submit: &submission{seen: seen, act: act, reply: reply}}) {
+				return coord.Verdict{Outcome: coord.Stale, Message: "coordination ended"}
+			}
+			return <-reply
+		},
+		OnReject: func(reason string) {
+			r.o.Events.Publish(event.Event{Type: event.ActionRejected, Agent: c.Agent, Reason: reason, Attempt: attempt, Epoch: c.Epoch})
+		},
+	}
+	timeout := r.o.TurnTimeout
+	r.wg.Go(func() {
+		defer cancel(nil)
+		runCtx := tctx
+		if timeout > 0 {
+			var stop context.CancelFunc
+			runCtx, stop = context.WithTimeout(tctx, timeout)
+			defer stop()
+		}
+		res := turn.Run(runCtx)
+		if res.Err != nil && errors.Is(res.Err, context.DeadlineExceeded) && tctx.Err() == nil {
+			res.Err = fmt.Errorf("turn timed out after %s: %w", timeout, context.DeadlineExceeded)
+		}
+		r.addUsage(c.Agent, res.Usage)
+		// Usage is published as the turn ends, cancelled turns included, so
+		// the logs count every token that was paid for.
+		r.o.Events.Publish(event.Event{Type: event.TurnEnded, Agent: c.Agent, Attempt: attempt, Epoch: c.Epoch,
+			InputTokens: res.Usage.InputTokens, OutputTokens: res.Usage.OutputTokens})
+		send(inboxMsg{agent: c.Agent, turn: c.Turn, result: &res})
+	})
+}
+
+func (r *runner) addUsage(id string, u llm.Usage) {
+	r.mu.Lock()
+	r.usage[id].Add(u)
+	r.mu.Unlock()
+}
+
+// deltas forwards streamed text to the event broker. Turn goroutines
+// publish directly (not through the loop), so they carry the attempt and the
+// epoch of the answer set their turn saw.
+type deltas struct {
+	b              *event.Broker
+	agent          string
+	typ            event.Type
+	attempt, epoch int
+}
+
+func (d deltas) Text(s string)      { d.publish(d.typ, s) }
+func (d deltas) Reasoning(s string) { d.publish(event.ReasoningDelta, s) }
+
+func (d deltas) publish(t event.Type, s string) {
+	d.b.Publish(event.Event{Type: t, Agent: d.agent, Text: s, Attempt: d.attempt, Epoch: d.epoch})
+}
