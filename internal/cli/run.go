@@ -63,9 +63,7 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, w := range cfg.Warnings {
-		fmt.Fprintf(env.Stderr, "warning: %s\n", w)
-	}
+	printWarnings(env.Stderr, cfg.Warnings)
 	if rq.Timeout != 0 {
 		if rq.Timeout < 0 {
 			return nil, usageErr("--orchestrator-timeout must be a positive number of seconds")
@@ -241,5 +239,25 @@ func logEvents(log *slog.Logger, sub *event.Subscription) {
 			r.Add(attrs...)
 			_ = h.Handle(context.Background(), r)
 		}
+	}
+}
+
+// printWarnings shows each distinct config warning once, with a count of its
+// repetitions: a fifty-agent config should not print fifty identical lines.
+// `massgen config validate` lists every one.
+func printWarnings(w io.Writer, ds []config.Diagnostic) {
+	seen := map[string]int{}
+	var order []config.Diagnostic
+	for _, d := range ds {
+		if seen[d.Message]++; seen[d.Message] == 1 {
+			order = append(order, d)
+		}
+	}
+	for _, d := range order {
+		more := ""
+		if n := seen[d.Message] - 1; n > 0 {
+			more = fmt.Sprintf(" (and %d more like it)", n)
+		}
+		fmt.Fprintf(w, "%s%s\n", d, more)
 	}
 }

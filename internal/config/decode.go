@@ -193,9 +193,11 @@ func (d *decoder) decode(root *node) {
 	d.orchestrator(root.get("orchestrator"))
 	d.ui(root.get("ui"))
 	if m, ok := d.mapping("memory", root.get("memory"), "a map"); ok {
+		d.unsupported(root.get("memory"), "memory")
 		d.extra(&c.Extra, "memory", m)
 	}
 	if s, ok := d.str("session_id", root.get("session_id")); ok {
+		d.unsupported(root.get("session_id"), "session_id")
 		d.extra(&c.Extra, "session_id", &node{kind: kindString, s: s})
 	}
 }
@@ -266,6 +268,7 @@ func (d *decoder) agent(n *node, path string) {
 	}
 	a.SystemMessage, _ = d.str(join(path, "system_message"), n.get("system_message"))
 	if m, ok := d.mapping(join(path, "memory"), n.get("memory"), "a map"); ok {
+		d.unsupported(n.get("memory"), join(path, "memory"))
 		d.extra(&a.Extra, "memory", m)
 	}
 	for _, p := range n.pairs {

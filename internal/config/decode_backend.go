@@ -58,6 +58,7 @@ func (d *decoder) backend(bp *pair, path string) Backend {
 			b.Extra[p.key] = plain(p.val)
 		case isOwnedBackendKey(p.key):
 			d.ownedKey(p, key)
+			d.unsupported(p, key)
 			if !p.val.isNull() {
 				b.Extra[p.key] = plain(p.val)
 			}

@@ -103,9 +103,11 @@ func (d *decoder) orchestrator(p *pair) {
 		case "skip_coordination_rounds":
 			if b, ok := d.boolean(key, e); ok {
 				o.SkipCoordinationRounds = b
+				d.unsupported(e, key)
 			}
 		case "context_paths":
 			o.ContextPaths = d.contextPaths(e, key)
+			d.unsupported(e, key)
 		case "debug_final_answer":
 			if d.present(key, e) && e.val.kind != kindBool && e.val.kind != kindString {
 				d.typeError(key, e.val, "a boolean or a string")
@@ -131,6 +133,7 @@ func (d *decoder) orchestrator(p *pair) {
 }
 
 func (d *decoder) keep(o *Orchestrator, e *pair) {
+	d.unsupported(e, join("orchestrator", e.key))
 	if !e.val.isNull() {
 		d.extra(&o.Extra, e.key, e.val)
 	}
@@ -174,7 +177,9 @@ func (d *decoder) coordination(e *pair, key string) {
 			}
 		case "enable_planning_mode", "enable_agent_task_planning", "task_planning_filesystem_mode",
 			"enable_memory_filesystem_mode", "use_skills":
-			d.boolean(tkey, t)
+			if _, ok := d.boolean(tkey, t); ok {
+				d.unsupported(t, tkey)
+			}
 		case "max_tasks_per_plan":
 			d.integer(tkey, t, "a positive integer")
 		case "planning_mode_instruction", "skills_directory":
