@@ -12,11 +12,18 @@ import (
 // Present streams the winner's final answer. It offers no tools: the
 // presentation is text for the user.
 func Present(ctx context.Context, m llm.Model, base llm.Request, system, user string, emit Emitter) (string, llm.Usage, error) {
+	text, _, usage, err := PresentWithTools(ctx, m, base, system, user, nil, emit)
+	return text, usage, err
+}
+
+// PresentWithTools is Present for an API client that brought its own tools:
+// the winner may answer by calling them, and the calls go back to the client.
+func PresentWithTools(ctx context.Context, m llm.Model, base llm.Request, system, user string, tools []llm.ToolDef, emit Emitter) (string, []llm.ToolCall, llm.Usage, error) {
 	req := base
 	req.Messages = []llm.Message{{Role: llm.RoleSystem, Content: system}, {Role: llm.RoleUser, Content: user}}
-	req.Tools = nil
+	req.Tools = tools
 	r, err := collect(ctx, m, &req, emit)
-	return strings.TrimSpace(r.text), r.usage, err
+	return strings.TrimSpace(r.text), r.calls, r.usage, err
 }
 
 // Evaluation is the winner's judgement of the final answer.

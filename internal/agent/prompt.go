@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/massgen/massgen/internal/coord"
+	"github.com/massgen/massgen/internal/llm"
 )
 
 // sensitivity texts follow MassGen's voting_sensitivity levels: how good the
@@ -62,6 +63,41 @@ func UserMessage(task, feedback string, answers []coord.Answer) string {
 		fmt.Fprintf(&b, "<%s> %s <end of %s>\n", a.Label, a.Content, a.Label)
 	}
 	b.WriteString("<END OF CURRENT ANSWERS>")
+	return b.String()
+}
+
+// HistoryBlock shows the earlier turns of a conversation (multi-turn use,
+// e.g. through the HTTP API) before the current message. Empty without history.
+func HistoryBlock(history []llm.Message) string {
+	var b strings.Builder
+	for _, m := range history {
+		switch m.Role {
+		case llm.RoleUser:
+			fmt.Fprintf(&b, "User: %s\n", m.Content)
+		case llm.RoleAssistant:
+			fmt.Fprintf(&b, "Assistant: %s\n", m.Content)
+		}
+	}
+	if b.Len() == 0 {
+		return ""
+	}
+	return "<CONVERSATION_HISTORY>\n" + b.String() + "<END OF CONVERSATION_HISTORY>\n\n"
+}
+
+// ToolsSection tells coordinating agents about the tools the user's
+// application can run. Only the final presenter can call them; during
+// coordination an answer should say which call to make and why.
+func ToolsSection(tools []llm.ToolDef) string {
+	if len(tools) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("\n\n<client_tools priority=\"high\">\nThe user's application can run these tools for the final answer. " +
+		"You cannot call them now; if the answer needs one, say which call to make with which arguments, and the final presenter will make it:\n")
+	for _, t := range tools {
+		fmt.Fprintf(&b, "- %s: %s\n", t.Name, t.Description)
+	}
+	b.WriteString("</client_tools>")
 	return b.String()
 }
 

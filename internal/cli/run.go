@@ -13,6 +13,7 @@ import (
 
 	"github.com/massgen/massgen/internal/config"
 	"github.com/massgen/massgen/internal/event"
+	"github.com/massgen/massgen/internal/llm"
 	"github.com/massgen/massgen/internal/orchestrator"
 	"github.com/massgen/massgen/internal/runlog"
 )
@@ -31,6 +32,10 @@ type Request struct {
 	Debug         bool
 	Automation    bool
 	Args          []string // command line, recorded in execution_metadata.yaml
+	// History and ClientTools come from API clients (massgen serve): the
+	// earlier turns of the conversation, and the client's own tools.
+	History     []llm.Message
+	ClientTools []llm.ToolDef
 	// Observe, when set, is called once the team is built, with a
 	// subscription to the run's events (the display uses it) and the log
 	// directory ("" without logs). It must consume the subscription until
@@ -127,6 +132,8 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 		Timeout:              seconds(o.TimeoutSeconds),
 		TurnTimeout:          seconds(o.AgentTurnTimeoutSeconds),
 		MaxRestarts:          o.MaxOrchestrationRestarts,
+		History:              rq.History,
+		ClientTools:          rq.ClientTools,
 		Events:               broker,
 		Now:                  env.Now,
 	})

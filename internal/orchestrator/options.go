@@ -40,9 +40,16 @@ type Options struct {
 	// PresentationGrace bounds the final presentation when the run deadline
 	// has passed or is near; default 60 s.
 	PresentationGrace time.Duration
-	MaxRestarts       int           // max_orchestration_restarts; > 0 enables post-evaluation
-	Events            *event.Broker // where events go; nil means none are kept
-	Now               func() time.Time
+	MaxRestarts       int // max_orchestration_restarts; > 0 enables post-evaluation
+	// History holds the earlier user/assistant turns of a conversation;
+	// every agent sees them before the question.
+	History []llm.Message
+	// ClientTools are an API client's own tools. Agents are told about them;
+	// the winner may call them in its final presentation, and the run then
+	// ends with Result.ToolCalls for the client to execute.
+	ClientTools []llm.ToolDef
+	Events      *event.Broker // where events go; nil means none are kept
+	Now         func() time.Time
 }
 
 // Status is how a run ended.
@@ -60,8 +67,11 @@ const (
 type Result struct {
 	Status Status
 	Final  string // the final answer (empty unless Status is Completed)
-	Winner string
-	How    string // how the winner was chosen
+	// ToolCalls are calls of Options.ClientTools made by the winner's
+	// presentation, for the client to execute.
+	ToolCalls []llm.ToolCall
+	Winner    string
+	How       string // how the winner was chosen
 	// Fallback says why the winner's stored answer was used instead of a
 	// presentation ("" when the presentation succeeded).
 	Fallback string

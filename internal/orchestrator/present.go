@@ -26,14 +26,19 @@ func (r *runner) presentFinal(ctx context.Context, res *Result, p *coord.Present
 	pctx, cancel := r.presentationContext(ctx)
 	defer cancel()
 	system := agent.PresentationSystem(a.SystemMessage)
-	user := agent.PresentationUser(r.question, p.Winner, voteSummary(p.Winner, p.Tally, p.How, p.Votes), p.Answers)
+	user := agent.HistoryBlock(r.o.History) + agent.PresentationUser(r.question, p.Winner, voteSummary(p.Winner, p.Tally, p.How, p.Votes), p.Answers)
 	r.publish(event.Event{Type: event.FinalStarted, Agent: p.Winner, Text: system + "\n\n" + user, Status: "presentation"})
-	text, usage, err := agent.Present(pctx, a.Model, llm.Request{Model: a.ModelName, Params: a.Params}, system, user,
-		deltas{b: r.o.Events, agent: p.Winner, typ: event.FinalDelta, attempt: r.attempt, epoch: r.epoch})
+	text, calls, usage, err := agent.PresentWithTools(pctx, a.Model, llm.Request{Model: a.ModelName, Params: a.Params}, system, user,
+		r.o.ClientTools, deltas{b: r.o.Events, agent: p.Winner, typ: event.FinalDelta, attempt: r.attempt, epoch: r.epoch})
+	if err == nil {
+		res.ToolCalls = calls
+	}
 	r.addUsage(p.Winner, usage)
 	switch {
 	case err != nil:
 		res.Fallback = fmt.Sprintf("the presentation failed (%v), so the winner's stored answer is the final answer", err)
+	case text == "" && len(calls) > 0:
+		res.Final = "" // the answer is the tool calls; the client runs them
 	case text == "":
 		res.Fallback = "the presentation was empty, so the winner's stored answer is the final answer"
 	default:

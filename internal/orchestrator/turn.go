@@ -19,7 +19,7 @@ func (r *runner) startTurn(ctx context.Context, c coord.StartTurn, inbox chan in
 		lt.updates = make(chan coord.StartTurn, 1)
 	}
 	r.live[c.Turn] = lt
-	user := agent.UserMessage(r.question, r.feedback, c.Answers)
+	user := agent.HistoryBlock(r.o.History) + agent.UserMessage(r.question, r.feedback, c.Answers)
 	labels := make([]string, len(c.Answers))
 	for i, x := range c.Answers {
 		labels[i] = x.Label
@@ -36,7 +36,7 @@ func (r *runner) startTurn(ctx context.Context, c coord.StartTurn, inbox chan in
 	turn := &agent.Turn{
 		Model:   a.Model,
 		Request: llm.Request{Model: a.ModelName, Params: a.Params},
-		System:  agent.SystemPrompt(a.SystemMessage, r.o.VotingSensitivity, r.o.Novelty, r.o.Now()),
+		System:  agent.SystemPrompt(a.SystemMessage, r.o.VotingSensitivity, r.o.Novelty, r.o.Now()) + agent.ToolsSection(r.o.ClientTools),
 		User:    user,
 		Answers: c.Answers,
 		Epoch:   c.Epoch,
