@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -132,6 +134,8 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 		Timeout:              seconds(o.TimeoutSeconds),
 		TurnTimeout:          seconds(o.AgentTurnTimeoutSeconds),
 		MaxRestarts:          o.MaxOrchestrationRestarts,
+		MaxCostUSD:           o.MaxCostUSD,
+		MaxTokens:            o.MaxTotalTokens,
 		History:              rq.History,
 		ClientTools:          rq.ClientTools,
 		Events:               broker,
@@ -187,12 +191,16 @@ func finish(env *Env, automation bool, outputFile string, out *Outcome) error {
 			fmt.Fprintf(env.Stdout, "ANSWER_FILE: %s\n", answerFile)
 		}
 		fmt.Fprintf(env.Stdout, "DURATION: %.1fs\n", res.Duration.Seconds())
+		fmt.Fprintf(env.Stdout, "COST_USD: %.6f\n", res.TotalCost())
 		fmt.Fprintf(env.Stdout, "RESULT: %s\n", res.Status)
 		if res.Status == orchestrator.Completed {
 			fmt.Fprintf(env.Stdout, "COMPLETED: %d agents, %.1fs total\n", len(res.Usage), res.Duration.Seconds())
 		}
-	} else if res.Status == orchestrator.Completed {
-		fmt.Fprintln(env.Stdout, res.Final)
+	} else {
+		if res.Status == orchestrator.Completed {
+			fmt.Fprintln(env.Stdout, res.Final)
+		}
+		printUsage(env.Stderr, res)
 	}
 	switch res.Status {
 	case orchestrator.Completed:
@@ -267,4 +275,21 @@ func printWarnings(w io.Writer, ds []config.Diagnostic) {
 		}
 		fmt.Fprintf(w, "%s%s\n", d, more)
 	}
+}
+
+// printUsage ends plain output with what the run spent, per agent.
+func printUsage(w io.Writer, res *orchestrator.Result) {
+	ids := make([]string, 0, len(res.Usage))
+	for id := range res.Usage {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	var parts []string
+	for _, id := range ids {
+		u := res.Usage[id]
+		parts = append(parts, fmt.Sprintf("%s %d/%d $%.4f", id, u.InputTokens, u.OutputTokens, res.Cost[id]))
+	}
+	total := res.TotalUsage()
+	fmt.Fprintf(w, "usage: %d input + %d output tokens, $%.4f in %.1fs (%s)\n",
+		total.InputTokens, total.OutputTokens, res.TotalCost(), res.Duration.Seconds(), strings.Join(parts, ", "))
 }

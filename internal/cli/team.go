@@ -82,9 +82,20 @@ func buildTeam(cfg *config.Config, getenv func(string) string, log *slog.Logger)
 		retries := llm.RetryPolicy{OnRetry: func(attempt int, err error, d time.Duration) {
 			log.Warn("retrying model request", "agent", a.ID, "attempt", attempt, "delay", d, "error", err)
 		}}
+		info, priced, err := provider.LookupModel(modelName(a), getenv)
+		if err != nil {
+			t.Close()
+			return nil, usageErr("%v", err)
+		}
+		var cost func(llm.Usage) float64
+		if priced {
+			cost = info.Cost
+		} else {
+			log.Info("model not in the catalogue: its cost is not counted", "agent", a.ID, "model", modelName(a))
+		}
 		t.agents = append(t.agents, orchestrator.Agent{
 			ID: a.ID, Backend: a.Backend.Type, ModelName: modelName(a), Model: llm.WithRetry(m, retries),
-			Params: a.Backend.Params, SystemMessage: a.SystemMessage, Simulated: a.Backend.Type == "sim",
+			Params: a.Backend.Params, SystemMessage: a.SystemMessage, Simulated: a.Backend.Type == "sim", Cost: cost,
 		})
 	}
 	return t, nil

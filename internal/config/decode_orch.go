@@ -92,6 +92,14 @@ func (d *decoder) orchestrator(p *pair) {
 			if b, ok := d.boolean(key, e); ok {
 				o.IndependentFirstAnswer = b
 			}
+		case "max_cost_usd":
+			if v, ok := d.number(key, e, "a positive number of US dollars"); ok {
+				o.MaxCostUSD = v
+			}
+		case "max_total_tokens":
+			if v, ok := d.integer(key, e, "a positive whole number of tokens"); ok {
+				o.MaxTotalTokens = int64(v)
+			}
 		case "wait_for_first_answers":
 			if b, ok := d.boolean(key, e); ok {
 				o.WaitForFirstAnswers = b

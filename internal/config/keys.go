@@ -28,7 +28,7 @@ var orchestratorKeys = []string{
 	// typed in Orchestrator
 	"voting_sensitivity", "answer_novelty_requirement", "max_new_answers_per_agent", "timeout",
 	"agent_turn_timeout_seconds", "coordination", "restart_policy", "independent_first_answer",
-	"wait_for_first_answers",
+	"wait_for_first_answers", "max_cost_usd", "max_total_tokens",
 	"max_consecutive_failures", "skip_coordination_rounds", "context_paths",
 	// kept in Orchestrator.Extra
 	"snapshot_storage", "agent_temporary_workspace", "dspy", "debug_final_answer", "session_storage",

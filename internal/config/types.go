@@ -85,6 +85,10 @@ type Orchestrator struct {
 	MaxOrchestrationRestarts int    // coordination.max_orchestration_restarts, default 0
 	RestartPolicy            string // restart (default) | inject
 	IndependentFirstAnswer   bool   // default true
+	// MaxCostUSD and MaxTotalTokens stop coordination once the run has spent
+	// that much and present the best answer so far (0 = no limit).
+	MaxCostUSD     float64
+	MaxTotalTokens int64
 	// WaitForFirstAnswers holds an agent's next turn while another agent is
 	// still writing its independent first answer (restart policy): that
 	// answer would cancel the turn anyway. Default true.

@@ -153,6 +153,12 @@ func (v *validator) orchestrator() {
 			fmt.Sprintf("must be 0 or more, got %d", o.MaxOrchestrationRestarts), "use 0 to disable post-evaluation restarts")
 	}
 	v.enum("orchestrator.restart_policy", o.RestartPolicy, "restart_policy", restartPolicyValues)
+	if o.MaxCostUSD < 0 || math.IsInf(o.MaxCostUSD, 0) || math.IsNaN(o.MaxCostUSD) {
+		v.errorf("orchestrator.max_cost_usd", fmt.Sprintf("must be a positive number of US dollars, got %g", o.MaxCostUSD), "use e.g. 0.50, or leave it out for no limit")
+	}
+	if o.MaxTotalTokens < 0 {
+		v.errorf("orchestrator.max_total_tokens", fmt.Sprintf("must be a positive number of tokens, got %d", o.MaxTotalTokens), "leave it out for no limit")
+	}
 	if o.FailureBudget < 1 {
 		v.errorf("orchestrator.max_consecutive_failures", fmt.Sprintf("must be a positive integer, got %d", o.FailureBudget), "")
 	}

@@ -254,22 +254,32 @@ func (m *Machine) TurnFailed(id string, turn TurnID, err string) []Command {
 
 // Timeout ends the attempt at the run deadline: the votes of the current
 // epoch decide among the existing answers.
-func (m *Machine) Timeout() []Command {
+func (m *Machine) Timeout() []Command { return m.Stop("timeout", true) }
+
+// Stop ends the attempt early (run deadline, budget spent): in-flight turns
+// are cancelled and the votes of the current epoch decide among the
+// existing answers. With no answer at all the run fails; timeout marks that
+// failure as a timeout.
+func (m *Machine) Stop(reason string, timeout bool) []Command {
 	if m.done {
 		return nil
 	}
 	var cmds []Command
 	for _, a := range m.agents {
 		if a.status == Working {
-			cmds = append(cmds, CancelTurn{Agent: a.id, Turn: a.turn, Reason: "run timeout"})
+			cmds = append(cmds, CancelTurn{Agent: a.id, Turn: a.turn, Reason: "run stopped: " + reason})
 			a.status = Idle
 		}
 	}
 	if len(m.Answers()) == 0 {
 		m.done = true
-		return append(cmds, Fail{Reason: "the run timed out before any agent gave an answer", Timeout: true})
+		what := "the run stopped (" + reason + ")"
+		if timeout {
+			what = "the run timed out"
+		}
+		return append(cmds, Fail{Reason: what + " before any agent gave an answer", Timeout: timeout})
 	}
-	return append(cmds, m.decide("timeout: "))
+	return append(cmds, m.decide(reason+": "))
 }
 
 // checkConsensus presents once every live agent has voted in this epoch.

@@ -26,6 +26,7 @@ var update = flag.Bool("update", false, "rewrite the golden transcripts in testd
 //	vote AGENT TURN SEEN LABEL "reason"
 //	fail AGENT TURN "error"
 //	timeout
+//	stop REASON                          (budget spent and the like)
 //
 // Run `go test ./internal/coord -update` to rewrite the golden files after a
 // deliberate change, then read the diff.
@@ -114,6 +115,8 @@ func replay(t *testing.T, src string) string {
 			cmds = m.TurnFailed(f[1], TurnID(atoi(t, f[2])), f[3])
 		case "timeout":
 			cmds = m.Timeout()
+		case "stop":
+			cmds = m.Stop(f[1], false)
 		default:
 			t.Fatalf("line %d: unknown input %q", n+1, f[0])
 		}

@@ -20,6 +20,7 @@ const (
 	TurnEnded      Type = "turn_ended"      // a turn finished (any way); carries its token usage
 	AgentFailed    Type = "agent_failed"    // Agent left the run after its failure budget; Err
 	Timeout        Type = "timeout"         // Agent = "" for the whole run, else a turn timeout
+	BudgetExceeded Type = "budget_exceeded" // max_cost_usd or max_total_tokens reached; Reason says which
 	WinnerSelected Type = "winner_selected" // Agent = winner; Votes = tally; Reason = how
 	FinalStarted   Type = "final_started"   // Agent presents
 	FinalDelta     Type = "final_delta"     // presentation content (droppable)
@@ -54,6 +55,7 @@ type Event struct {
 	Agents      []string       `json:"agents,omitempty"`
 	Votes       map[string]int `json:"votes,omitempty"`
 	// Tokens are the usage of the turn that ended with this event, if any.
-	InputTokens  int64 `json:"input_tokens,omitempty"`
-	OutputTokens int64 `json:"output_tokens,omitempty"`
+	InputTokens  int64   `json:"input_tokens,omitempty"`
+	OutputTokens int64   `json:"output_tokens,omitempty"`
+	CostUSD      float64 `json:"cost_usd,omitempty"` // priced from the model catalogue; 0 when unknown
 }

@@ -67,6 +67,10 @@ func (r *runner) coordinate(ctx context.Context) (*Result, *coord.Present) {
 				}
 			}
 			apply(coalesce(cmds))
+			if why := r.overBudget(); why != "" && end == nil {
+				r.publish(event.Event{Type: event.BudgetExceeded, Reason: why})
+				apply(r.m.Stop("budget", false))
+			}
 		}
 	}
 	switch c := end.(type) {

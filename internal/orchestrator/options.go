@@ -17,6 +17,8 @@ type Agent struct {
 	Params        map[string]any // provider parameters passed through
 	SystemMessage string
 	Simulated     bool
+	// Cost prices a usage record of this agent's model (nil: unknown, 0).
+	Cost func(llm.Usage) float64
 }
 
 // Options configure a run. Zero values take the defaults of DESIGN.md §2.
@@ -48,8 +50,12 @@ type Options struct {
 	// the winner may call them in its final presentation, and the run then
 	// ends with Result.ToolCalls for the client to execute.
 	ClientTools []llm.ToolDef
-	Events      *event.Broker // where events go; nil means none are kept
-	Now         func() time.Time
+	// MaxCostUSD and MaxTokens stop coordination once the run has spent
+	// that much (0 = no limit); the best answer so far is then presented.
+	MaxCostUSD float64
+	MaxTokens  int64
+	Events     *event.Broker // where events go; nil means none are kept
+	Now        func() time.Time
 }
 
 // Status is how a run ended.
@@ -80,9 +86,19 @@ type Result struct {
 	Tally    map[string]int
 	Answers  []coord.Answer
 	Usage    map[string]llm.Usage // per agent, all turns
+	Cost     map[string]float64   // USD per agent, from the model catalogue
 	Attempts int
 	Duration time.Duration
 	Err      error // why the run failed, when it did
+}
+
+// TotalCost sums cost over agents.
+func (r *Result) TotalCost() float64 {
+	var c float64
+	for _, x := range r.Cost {
+		c += x
+	}
+	return c
 }
 
 // TotalUsage sums usage over agents.

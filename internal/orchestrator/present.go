@@ -33,7 +33,7 @@ func (r *runner) presentFinal(ctx context.Context, res *Result, p *coord.Present
 	if err == nil {
 		res.ToolCalls = calls
 	}
-	r.addUsage(p.Winner, usage)
+	cost := r.addUsage(p.Winner, usage)
 	switch {
 	case err != nil:
 		res.Fallback = fmt.Sprintf("the presentation failed (%v), so the winner's stored answer is the final answer", err)
@@ -45,7 +45,7 @@ func (r *runner) presentFinal(ctx context.Context, res *Result, p *coord.Present
 		res.Final = text
 	}
 	r.publish(event.Event{Type: event.FinalAnswer, Agent: p.Winner, Text: res.Final, Reason: cmp.Or(res.Fallback, "presentation"),
-		InputTokens: usage.InputTokens, OutputTokens: usage.OutputTokens})
+		InputTokens: usage.InputTokens, OutputTokens: usage.OutputTokens, CostUSD: cost})
 }
 
 // presentationContext bounds the presentation by the run deadline, but
@@ -65,12 +65,13 @@ func (r *runner) postEvaluate(ctx context.Context, res *Result) agent.Evaluation
 	defer cancel()
 	ev := agent.PostEvaluate(pctx, a.Model, llm.Request{Model: a.ModelName, Params: a.Params},
 		agent.PresentationSystem(a.SystemMessage), agent.PostEvalUser(r.question, res.Final), nil)
-	r.addUsage(res.Winner, ev.Usage)
+	cost := r.addUsage(res.Winner, ev.Usage)
 	verdict := "submit"
 	if ev.Restart {
 		verdict = "restart"
 	}
-	r.publish(event.Event{Type: event.PostEvaluation, Agent: res.Winner, Text: verdict, Reason: ev.Reason})
+	r.publish(event.Event{Type: event.PostEvaluation, Agent: res.Winner, Text: verdict, Reason: ev.Reason,
+		InputTokens: ev.Usage.InputTokens, OutputTokens: ev.Usage.OutputTokens, CostUSD: cost})
 	return ev
 }
 

@@ -18,7 +18,7 @@ import (
 // started has ended.
 func Run(ctx context.Context, question string, o Options) *Result {
 	o.defaults()
-	r := &runner{o: o, question: question, byID: map[string]*Agent{}, usage: map[string]*llm.Usage{}}
+	r := &runner{o: o, question: question, byID: map[string]*Agent{}, usage: map[string]*llm.Usage{}, cost: map[string]float64{}}
 	for i := range o.Agents {
 		a := &o.Agents[i]
 		r.byID[a.ID] = a
@@ -35,10 +35,11 @@ func Run(ctx context.Context, question string, o Options) *Result {
 	r.wg.Wait()
 	res.Duration = o.Now().Sub(start)
 	res.Attempts = r.attempt
-	res.Usage = map[string]llm.Usage{}
+	res.Usage, res.Cost = map[string]llm.Usage{}, map[string]float64{}
 	r.mu.Lock()
 	for id, u := range r.usage {
 		res.Usage[id] = *u
+		res.Cost[id] = r.cost[id]
 	}
 	r.mu.Unlock()
 	fin := event.Event{Type: event.RunFinished, Status: string(res.Status), Agent: res.Winner}
@@ -63,8 +64,9 @@ type runner struct {
 	feedback string
 	live     map[coord.TurnID]*liveTurn
 
-	mu    sync.Mutex // guards usage: turns add to it as they end
+	mu    sync.Mutex // guards usage and cost: turns add to them as they end
 	usage map[string]*llm.Usage
+	cost  map[string]float64
 }
 
 // liveTurn is an in-flight turn as the loop sees it.
@@ -114,7 +116,7 @@ func (r *runner) attempts(ctx context.Context) *Result {
 			res.Status, res.Err = Interrupted, fmt.Errorf("interrupted during the final presentation: %w", context.Cause(ctx))
 			return res
 		}
-		if r.o.MaxRestarts == 0 || r.attempt > r.o.MaxRestarts {
+		if r.o.MaxRestarts == 0 || r.attempt > r.o.MaxRestarts || r.overBudget() != "" {
 			return res
 		}
 		ev := r.postEvaluate(ctx, res)

@@ -66,19 +66,48 @@ func (r *runner) startTurn(ctx context.Context, c coord.StartTurn, inbox chan in
 		if res.Err != nil && errors.Is(res.Err, context.DeadlineExceeded) && tctx.Err() == nil {
 			res.Err = fmt.Errorf("turn timed out after %s: %w", timeout, context.DeadlineExceeded)
 		}
-		r.addUsage(c.Agent, res.Usage)
+		cost := r.addUsage(c.Agent, res.Usage)
 		// Usage is published as the turn ends, cancelled turns included, so
 		// the logs count every token that was paid for.
 		r.o.Events.Publish(event.Event{Type: event.TurnEnded, Agent: c.Agent, Attempt: attempt, Epoch: c.Epoch,
-			InputTokens: res.Usage.InputTokens, OutputTokens: res.Usage.OutputTokens})
+			InputTokens: res.Usage.InputTokens, OutputTokens: res.Usage.OutputTokens, CostUSD: cost})
 		send(inboxMsg{agent: c.Agent, turn: c.Turn, result: &res})
 	})
 }
 
-func (r *runner) addUsage(id string, u llm.Usage) {
+// addUsage records a finished request's usage and returns its cost.
+func (r *runner) addUsage(id string, u llm.Usage) float64 {
+	var c float64
+	if f := r.byID[id].Cost; f != nil {
+		c = f(u)
+	}
 	r.mu.Lock()
 	r.usage[id].Add(u)
+	r.cost[id] += c
 	r.mu.Unlock()
+	return c
+}
+
+// overBudget says which limit the run has reached, or "".
+func (r *runner) overBudget() string {
+	if r.o.MaxCostUSD <= 0 && r.o.MaxTokens <= 0 {
+		return ""
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var cost float64
+	var tokens int64
+	for id, u := range r.usage {
+		cost += r.cost[id]
+		tokens += u.Total()
+	}
+	switch {
+	case r.o.MaxCostUSD > 0 && cost >= r.o.MaxCostUSD:
+		return fmt.Sprintf("max_cost_usd: spent $%.4f of $%.4f", cost, r.o.MaxCostUSD)
+	case r.o.MaxTokens > 0 && tokens >= r.o.MaxTokens:
+		return fmt.Sprintf("max_total_tokens: spent %d of %d tokens", tokens, r.o.MaxTokens)
+	}
+	return ""
 }
 
 // deltas forwards streamed text to the event broker. Turn goroutines

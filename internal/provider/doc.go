@@ -3,5 +3,8 @@
 // URL and the environment variables that hold its API key. Config validation
 // reads it to check names and suggest fixes; the CLI reads it to build models.
 //
-// It is data only and imports nothing from massgen, so both can depend on it.
+// It also holds the model catalogue (models.yaml: context windows and prices)
+// that turns token usage into cost. It is data only and imports nothing from
+// massgen but the llm vocabulary, so config, the orchestrator and the CLI can
+// all depend on it.
 package provider

@@ -43,6 +43,7 @@ func (w *Writer) apply(e event.Event) error {
 		ag = w.agent(e.Agent)
 		ag.inputTokens += e.InputTokens
 		ag.outputTokens += e.OutputTokens
+		ag.costUSD += e.CostUSD
 		ag.lastActivity = e.Time
 	}
 	if e.Type.Droppable() {

@@ -69,6 +69,7 @@ type AgentView struct {
 	LastError         string    `json:"last_error"`
 	InputTokens       int64     `json:"input_tokens"`
 	OutputTokens      int64     `json:"output_tokens"`
+	CostUSD           float64   `json:"cost_usd"`
 	LastActivity      time.Time `json:"last_activity,omitzero"`
 }
 
@@ -84,6 +85,10 @@ type ResultsView struct {
 	Votes              map[string]int `json:"votes"` // real id → votes in the current epoch (or the winner's tally)
 	Winner             string         `json:"winner"`
 	FinalAnswerPreview string         `json:"final_answer_preview"`
+	// Totals over every agent and request of the run.
+	InputTokens  int64   `json:"input_tokens"`
+	OutputTokens int64   `json:"output_tokens"`
+	CostUSD      float64 `json:"cost_usd"`
 }
 
 // agentState is everything the Writer tracks per agent. Counters (restarts,
@@ -102,6 +107,7 @@ type agentState struct {
 	failures     int
 	lastError    string
 	inputTokens  int64
+	costUSD      float64
 	outputTokens int64
 	lastActivity time.Time
 
@@ -245,6 +251,7 @@ func (w *Writer) view() StatusView {
 			LastError:         ag.lastError,
 			InputTokens:       ag.inputTokens,
 			OutputTokens:      ag.outputTokens,
+			CostUSD:           ag.costUSD,
 			LastActivity:      ag.lastActivity,
 		}
 		if ag.vote != nil {
@@ -252,6 +259,9 @@ func (w *Writer) view() StatusView {
 			av.Vote = &vv
 		}
 		v.Agents[id] = av
+		v.Results.InputTokens += ag.inputTokens
+		v.Results.OutputTokens += ag.outputTokens
+		v.Results.CostUSD += ag.costUSD
 	}
 	return v
 }

@@ -36,6 +36,15 @@ type voteSummary struct {
 	Tally  map[string]int    `json:"tally"`
 	Votes  []voteEntry       `json:"votes"`
 	Labels map[string]string `json:"labels"`
+	// Usage of the whole run so far (every agent, every request).
+	Usage usageSummary `json:"usage"`
+}
+
+type usageSummary struct {
+	InputTokens  int64              `json:"input_tokens"`
+	OutputTokens int64              `json:"output_tokens"`
+	CostUSD      float64            `json:"cost_usd"`
+	PerAgent     map[string]float64 `json:"cost_usd_per_agent"`
 }
 
 type voteEntry struct {
@@ -89,6 +98,13 @@ func (w *Writer) voteSummary(a *attempt) voteSummary {
 		Tally:  tally(a.epochVotes, a.hasAnswer),
 		Votes:  make([]voteEntry, 0, len(a.epochVotes)),
 		Labels: w.labels(a),
+		Usage:  usageSummary{PerAgent: map[string]float64{}},
+	}
+	for id, ag := range w.agents {
+		s.Usage.InputTokens += ag.inputTokens
+		s.Usage.OutputTokens += ag.outputTokens
+		s.Usage.CostUSD += ag.costUSD
+		s.Usage.PerAgent[id] = ag.costUSD
 	}
 	if s.Winner == "" {
 		s.Winner = a.finalAgent

@@ -231,6 +231,9 @@ func TestScriptedRun(t *testing.T) {
 			{Voter: "beta", VotedFor: "beta", VotedForLabel: "agent2", Reason: "mine is best", Epoch: 3},
 		},
 		Labels: map[string]string{"agent1": "alpha", "agent2": "beta"},
+		// Tokens summed over every event that carried them (the script's
+		// answers, vote and final answer).
+		Usage: usageSummary{InputTokens: 160, OutputTokens: 35, PerAgent: map[string]float64{"alpha": 0, "beta": 0, "gamma": 0}},
 	}
 	if diff := cmp.Diff(wantVS, vs); diff != "" {
 		t.Errorf("vote.json (-want +got):\n%s", diff)

@@ -1,0 +1,112 @@
+package provider
+
+import (
+	_ "embed"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+
+	"github.com/goccy/go-yaml"
+
+	"github.com/massgen/massgen/internal/llm"
+)
+
+// ModelInfo is what the catalogue knows about a model.
+type ModelInfo struct {
+	ID      string
+	Context int     `yaml:"context"` // context window in tokens
+	Input   float64 `yaml:"input"`   // USD per million input tokens
+	Output  float64 `yaml:"output"`  // USD per million output tokens
+	Cached  float64 `yaml:"cached"`  // USD per million cached input tokens (0: billed as input)
+}
+
+// Cost prices one usage record. Cached tokens are part of the input count
+// and billed at the cached rate when the catalogue has one.
+func (m ModelInfo) Cost(u llm.Usage) float64 {
+	cachedRate := m.Cached
+	if cachedRate == 0 {
+		cachedRate = m.Input
+	}
+	fresh := max(u.InputTokens-u.CachedTokens, 0)
+	return (float64(fresh)*m.Input + float64(u.CachedTokens)*cachedRate + float64(u.OutputTokens)*m.Output) / 1e6
+}
+
+//go:embed models.yaml
+var builtinModels []byte
+
+type catalogueFile struct {
+	Models map[string]ModelInfo `yaml:"models"`
+}
+
+var (
+	catalogueOnce sync.Once
+	catalogue     map[string]ModelInfo
+	catalogueErr  error
+)
+
+// loadCatalogue reads the built-in list, then the file named by
+// MASSGEN_MODEL_CATALOG (its entries win), once per process.
+func loadCatalogue(getenv func(string) string) (map[string]ModelInfo, error) {
+	catalogueOnce.Do(func() {
+		catalogue, catalogueErr = parseCatalogue(builtinModels, "models.yaml")
+		if catalogueErr != nil {
+			return
+		}
+		if p := getenv("MASSGEN_MODEL_CATALOG"); p != "" {
+			data, err := os.ReadFile(p)
+			if err != nil {
+				catalogueErr = fmt.Errorf("MASSGEN_MODEL_CATALOG: %w", err)
+				return
+			}
+			extra, err := parseCatalogue(data, p)
+			if err != nil {
+				catalogueErr = err
+				return
+			}
+			for id, m := range extra {
+				catalogue[id] = m
+			}
+		}
+	})
+	return catalogue, catalogueErr
+}
+
+func parseCatalogue(data []byte, name string) (map[string]ModelInfo, error) {
+	var f catalogueFile
+	if err := yaml.Unmarshal(data, &f); err != nil {
+		return nil, fmt.Errorf("model catalogue %s: %s", name, yaml.FormatError(err, false, false))
+	}
+	out := map[string]ModelInfo{}
+	for id, m := range f.Models {
+		m.ID = id
+		out[strings.ToLower(id)] = m
+	}
+	return out, nil
+}
+
+// LookupModel finds a model in the catalogue: exact id first, then the
+// longest catalogue id that prefixes it; a "provider/" prefix is ignored.
+func LookupModel(model string, getenv func(string) string) (ModelInfo, bool, error) {
+	cat, err := loadCatalogue(getenv)
+	if err != nil {
+		return ModelInfo{}, false, err
+	}
+	m := strings.ToLower(model)
+	if i := strings.LastIndex(m, "/"); i >= 0 {
+		m = m[i+1:]
+	}
+	if info, ok := cat[m]; ok {
+		return info, true, nil
+	}
+	best := ""
+	for id := range cat {
+		if strings.HasPrefix(m, id) && len(id) > len(best) {
+			best = id
+		}
+	}
+	if best == "" {
+		return ModelInfo{}, false, nil
+	}
+	return cat[best], true, nil
+}
