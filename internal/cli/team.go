@@ -73,8 +73,9 @@ func buildTeam(cfg *config.Config, getenv func(string) string, log *slog.Logger)
 		t.sims = append(t.sims, srv)
 		sims[key] = url
 	}
+	breakers := map[string]*llm.Breaker{} // one per endpoint, shared by its agents
 	for _, a := range cfg.Agents {
-		m, err := buildModel(cfg, a, getenv, sims)
+		m, endpoint, err := buildModel(cfg, a, getenv, sims)
 		if err != nil {
 			t.Close()
 			return nil, err
@@ -93,8 +94,13 @@ func buildTeam(cfg *config.Config, getenv func(string) string, log *slog.Logger)
 		} else {
 			log.Info("model not in the catalogue: its cost is not counted", "agent", a.ID, "model", modelName(a))
 		}
+		b := breakers[endpoint]
+		if b == nil {
+			b = &llm.Breaker{Name: endpoint}
+			breakers[endpoint] = b
+		}
 		t.agents = append(t.agents, orchestrator.Agent{
-			ID: a.ID, Backend: a.Backend.Type, ModelName: modelName(a), Model: llm.WithRetry(m, retries),
+			ID: a.ID, Backend: a.Backend.Type, ModelName: modelName(a), Model: llm.WithRetry(llm.WithBreaker(m, b, a.Backend.Type), retries),
 			Params: a.Backend.Params, SystemMessage: a.SystemMessage, Simulated: a.Backend.Type == "sim", Cost: cost,
 		})
 	}
@@ -135,24 +141,25 @@ func modelName(a config.Agent) string {
 	return a.Backend.Model
 }
 
-// buildModel makes the llm.Model for one agent.
-func buildModel(cfg *config.Config, a config.Agent, getenv func(string) string, sims map[string]string) (llm.Model, error) {
+// buildModel makes the llm.Model for one agent, and names its endpoint.
+func buildModel(cfg *config.Config, a config.Agent, getenv func(string) string, sims map[string]string) (llm.Model, string, error) {
 	b := a.Backend
 	spec, ok := provider.Lookup(b.Type)
 	if !ok {
-		return nil, usageErr("agent %s: unknown backend type %q%s", a.ID, b.Type, suggestType(b.Type))
+		return nil, "", usageErr("agent %s: unknown backend type %q%s", a.ID, b.Type, suggestType(b.Type))
 	}
 	if b.Type == "sim" {
-		return chatcompat.New(chatcompat.Options{Provider: "sim", BaseURL: sims[simKey(cfg, a)], APIKey: "sim", Model: simModel(a), Stream: b.Stream}), nil
+		url := sims[simKey(cfg, a)]
+		return chatcompat.New(chatcompat.Options{Provider: "sim", BaseURL: url, APIKey: "sim", Model: simModel(a), Stream: b.Stream}), url, nil
 	}
 	if !spec.Native {
-		return nil, usageErr("agent %s: backend type %q is recognised but not supported by this version yet; "+
+		return nil, "", usageErr("agent %s: backend type %q is recognised but not supported by this version yet; "+
 			"use an OpenAI-compatible type (openai, claude, gemini, grok, groq, openrouter, chatcompletion with base_url, …)", a.ID, b.Type)
 	}
 	// The environment override wins over the config: it is this run's choice.
 	base := cmp.Or(baseURLOverride(b.Type, getenv), b.BaseURL, spec.BaseURL)
 	if base == "" {
-		return nil, usageErr("agent %s: backend %s needs base_url (the endpoint of the OpenAI-compatible server)", a.ID, b.Type)
+		return nil, "", usageErr("agent %s: backend %s needs base_url (the endpoint of the OpenAI-compatible server)", a.ID, b.Type)
 	}
 	key := b.APIKey
 	vars := provider.KeyEnv(b.Type, b.BaseURL)
@@ -162,10 +169,10 @@ func buildModel(cfg *config.Config, a config.Agent, getenv func(string) string, 
 		}
 	}
 	if key == "" && len(vars) > 0 && !isLocal(base) {
-		return nil, usageErr("agent %s: backend %s needs an API key: set %s (in the environment or a .env file), or api_key in the config",
+		return nil, "", usageErr("agent %s: backend %s needs an API key: set %s (in the environment or a .env file), or api_key in the config",
 			a.ID, b.Type, strings.Join(vars, " or "))
 	}
-	return chatcompat.New(chatcompat.Options{Provider: b.Type, BaseURL: base, APIKey: cmp.Or(key, "none"), Model: b.Model, Stream: b.Stream}), nil
+	return chatcompat.New(chatcompat.Options{Provider: b.Type, BaseURL: base, APIKey: cmp.Or(key, "none"), Model: b.Model, Stream: b.Stream}), base, nil
 }
 
 // baseURLOverride reads MASSGEN_<TYPE>_BASE_URL, so a whole config can be
