@@ -4,12 +4,14 @@ import (
 	_ "embed"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 
 	"github.com/goccy/go-yaml"
 
 	"github.com/massgen/massgen/internal/llm"
+	"github.com/massgen/massgen/internal/suggest"
 )
 
 // ModelInfo is what the catalogue knows about a model.
@@ -109,4 +111,23 @@ func LookupModel(model string, getenv func(string) string) (ModelInfo, bool, err
 		return ModelInfo{}, false, nil
 	}
 	return cat[best], true, nil
+}
+
+// SuggestModel returns the catalogue model closest to a name that is not in
+// the catalogue, for "did you mean" hints, or "".
+func SuggestModel(model string, getenv func(string) string) string {
+	cat, err := loadCatalogue(getenv)
+	if err != nil {
+		return ""
+	}
+	ids := make([]string, 0, len(cat))
+	for _, m := range cat {
+		ids = append(ids, m.ID)
+	}
+	slices.Sort(ids) // deterministic among equally close names
+	name := model
+	if i := strings.LastIndex(name, "/"); i >= 0 {
+		name = name[i+1:]
+	}
+	return suggest.Closest(name, ids)
 }
