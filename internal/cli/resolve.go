@@ -38,7 +38,7 @@ func resolveConfig(env *Env, f *Request, getenv func(string) string) (*config.Co
 	case f.Config != "":
 		return loadConfigArg(env, f.Config, getenv)
 	case f.Model != "" || f.Backend != "":
-		return quickConfig(f)
+		return quickConfig(f, getenv)
 	}
 	candidates := []string{filepath.Join(env.WorkDir, ".massgen", "config.yaml")}
 	if home := getenv("HOME"); home != "" {
@@ -96,12 +96,16 @@ func configErr(err error) error {
 }
 
 // quickConfig builds a one-agent config from --model/--backend.
-func quickConfig(f *Request) (*config.Config, error) {
+func quickConfig(f *Request, getenv func(string) string) (*config.Config, error) {
 	typ := f.Backend
 	if typ == "" {
 		typ = provider.InferType(f.Model)
 		if typ == "" {
-			return nil, usageErr("cannot tell the backend of model %q: add --backend TYPE (one of %s)", f.Model, strings.Join(provider.Names(), ", "))
+			hint := ""
+			if m := provider.SuggestModel(f.Model, getenv); m != "" {
+				hint = fmt.Sprintf(" — did you mean %q?", m)
+			}
+			return nil, usageErr("unknown model %q%s (or name its backend with --backend TYPE, one of %s)", f.Model, hint, strings.Join(provider.Names(), ", "))
 		}
 	}
 	if _, ok := provider.Lookup(typ); !ok {

@@ -103,6 +103,9 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 		return nil, err
 	}
 	defer t.Close()
+	for _, w := range t.warnings {
+		fmt.Fprintf(env.Stderr, "warning: %s\n", w)
+	}
 
 	out := &Outcome{}
 	var wg sync.WaitGroup

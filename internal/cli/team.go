@@ -18,8 +18,9 @@ import (
 
 // team is a ready-to-run set of agents plus what must be stopped afterwards.
 type team struct {
-	agents []orchestrator.Agent
-	sims   []*llmsim.Server
+	agents   []orchestrator.Agent
+	sims     []*llmsim.Server
+	warnings []string
 }
 
 func (t *team) Close() {
@@ -74,6 +75,7 @@ func buildTeam(cfg *config.Config, getenv func(string) string, log *slog.Logger)
 		sims[key] = url
 	}
 	breakers := map[string]*llm.Breaker{} // one per endpoint, shared by its agents
+	limiters := map[string]*llm.Limiter{} // one per endpoint and model
 	for _, a := range cfg.Agents {
 		m, endpoint, err := buildModel(cfg, a, getenv, sims)
 		if err != nil {
@@ -93,14 +95,22 @@ func buildTeam(cfg *config.Config, getenv func(string) string, log *slog.Logger)
 			cost = info.Cost
 		} else {
 			log.Info("model not in the catalogue: its cost is not counted", "agent", a.ID, "model", modelName(a))
+			if near := provider.SuggestModel(modelName(a), getenv); near != "" {
+				t.warnings = append(t.warnings, fmt.Sprintf("agent %s: model %q is not in the model catalogue — did you mean %q? (its cost is not counted)", a.ID, modelName(a), near))
+			}
 		}
 		b := breakers[endpoint]
 		if b == nil {
 			b = &llm.Breaker{Name: endpoint}
 			breakers[endpoint] = b
 		}
+		lkey := endpoint + "|" + modelName(a)
+		if _, ok := limiters[lkey]; !ok {
+			limiters[lkey] = llm.NewLimiter(a.Backend.RequestsPerMinute, a.Backend.TokensPerMinute)
+		}
+		m = llm.WithRetry(llm.WithBreaker(llm.WithRateLimit(m, limiters[lkey]), b, a.Backend.Type), retries)
 		t.agents = append(t.agents, orchestrator.Agent{
-			ID: a.ID, Backend: a.Backend.Type, ModelName: modelName(a), Model: llm.WithRetry(llm.WithBreaker(m, b, a.Backend.Type), retries),
+			ID: a.ID, Backend: a.Backend.Type, ModelName: modelName(a), Model: m,
 			Params: a.Backend.Params, SystemMessage: a.SystemMessage, Simulated: a.Backend.Type == "sim", Cost: cost,
 		})
 	}

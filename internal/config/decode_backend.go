@@ -38,6 +38,12 @@ func (d *decoder) backend(bp *pair, path string) Backend {
 	if s, ok := d.boolean(join(path, "stream"), n.get("stream")); ok {
 		b.Stream = s
 	}
+	if v, ok := d.integer(join(path, "requests_per_minute"), n.get("requests_per_minute"), "a positive whole number"); ok {
+		b.RequestsPerMinute = v
+	}
+	if v, ok := d.integer(join(path, "tokens_per_minute"), n.get("tokens_per_minute"), "a positive whole number"); ok {
+		b.TokensPerMinute = v
+	}
 	for _, p := range n.pairs {
 		key := join(path, p.key)
 		switch {

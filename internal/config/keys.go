@@ -68,7 +68,7 @@ var keyHints = map[string]string{
 
 // Backend keys with typed fields in Backend (or SimBackend for type sim).
 var (
-	backendCoreKeys = []string{"type", "model", "api_key", "base_url", "stream"}
+	backendCoreKeys = []string{"type", "model", "api_key", "base_url", "stream", "requests_per_minute", "tokens_per_minute"}
 	simKeys         = []string{"scenario", "ttft_ms", "tokens_per_second"}
 )
 

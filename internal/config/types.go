@@ -55,6 +55,10 @@ type Backend struct {
 	Extra map[string]any
 	Sim   *SimBackend // non-nil only for type sim
 	Line  int         // source line of the `backend:` key
+	// RequestsPerMinute and TokensPerMinute pace requests to this provider
+	// model, shared by every agent on it (0 = no limit).
+	RequestsPerMinute int
+	TokensPerMinute   int
 }
 
 // SimBackend configures `type: sim`, the built-in simulator. Keys inside the
