@@ -10,7 +10,10 @@ import (
 
 	"github.com/massgen/massgen/internal/config"
 	"github.com/massgen/massgen/internal/llm"
+	"github.com/massgen/massgen/internal/llm/anthropic"
 	"github.com/massgen/massgen/internal/llm/chatcompat"
+	"github.com/massgen/massgen/internal/llm/gemini"
+	"github.com/massgen/massgen/internal/llm/openai"
 	"github.com/massgen/massgen/internal/llmsim"
 	"github.com/massgen/massgen/internal/orchestrator"
 	"github.com/massgen/massgen/internal/provider"
@@ -182,7 +185,22 @@ func buildModel(cfg *config.Config, a config.Agent, getenv func(string) string, 
 		return nil, "", usageErr("agent %s: backend %s needs an API key: set %s (in the environment or a .env file), or api_key in the config",
 			a.ID, b.Type, strings.Join(vars, " or "))
 	}
-	return chatcompat.New(chatcompat.Options{Provider: b.Type, BaseURL: base, APIKey: cmp.Or(key, "none"), Model: b.Model, Stream: b.Stream}), base, nil
+	return newModel(spec.Wire, b, base, key), base, nil
+}
+
+// newModel picks the adapter for a wire API. Each adapter package speaks one
+// API on its official SDK; adding a provider of an existing wire is a line
+// in internal/provider, adding a wire is a case here.
+func newModel(wire provider.Wire, b config.Backend, base, key string) llm.Model {
+	switch wire {
+	case provider.WireResponses:
+		return openai.New(openai.Options{Provider: b.Type, BaseURL: base, APIKey: key, Model: b.Model})
+	case provider.WireAnthropic:
+		return anthropic.New(anthropic.Options{Provider: b.Type, BaseURL: base, APIKey: key, Model: b.Model})
+	case provider.WireGemini:
+		return gemini.New(gemini.Options{Provider: b.Type, BaseURL: base, APIKey: key, Model: b.Model})
+	}
+	return chatcompat.New(chatcompat.Options{Provider: b.Type, BaseURL: base, APIKey: cmp.Or(key, "none"), Model: b.Model, Stream: b.Stream})
 }
 
 // baseURLOverride reads MASSGEN_<TYPE>_BASE_URL, so a whole config can be

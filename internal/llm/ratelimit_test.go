@@ -26,7 +26,7 @@ func TestRateLimitSpacesRequestsAtTheConfiguredRate(t *testing.T) {
 
 func TestRateLimitWaitEndsWithTheContext(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		m := WithRateLimit(&scripted{}, NewLimiter(0, 100)) // 100 tokens a minute
+		m := WithRateLimit(&scripted{}, NewLimiter(0, 100))                                        // 100 tokens a minute
 		big := &Request{Messages: []Message{{Role: RoleUser, Content: string(make([]byte, 400))}}} // ~100 tokens
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()

@@ -34,12 +34,9 @@ type Spec struct {
 var catalog = []Spec{
 	{Type: "sim", Wire: WireSim, Native: true},
 	{Type: "chatcompletion", Wire: WireChat, BaseURL: "https://api.openai.com/v1", KeyEnv: []string{"OPENAI_API_KEY"}, Native: true},
-	// openai, claude and gemini speak their vendors' OpenAI-compatible
-	// Chat Completions endpoints until their native adapters (Responses,
-	// Messages, genai) land; the wire changes, the config does not.
-	{Type: "openai", Wire: WireChat, BaseURL: "https://api.openai.com/v1", KeyEnv: []string{"OPENAI_API_KEY"}, Native: true},
-	{Type: "claude", Wire: WireChat, BaseURL: "https://api.anthropic.com/v1/", KeyEnv: []string{"ANTHROPIC_API_KEY"}, Native: true},
-	{Type: "gemini", Wire: WireChat, BaseURL: "https://generativelanguage.googleapis.com/v1beta/openai/", KeyEnv: []string{"GEMINI_API_KEY", "GOOGLE_API_KEY"}, Native: true},
+	{Type: "openai", Wire: WireResponses, BaseURL: "https://api.openai.com/v1", KeyEnv: []string{"OPENAI_API_KEY"}, Native: true},
+	{Type: "claude", Wire: WireAnthropic, BaseURL: "https://api.anthropic.com", KeyEnv: []string{"ANTHROPIC_API_KEY"}, Native: true},
+	{Type: "gemini", Wire: WireGemini, BaseURL: "https://generativelanguage.googleapis.com", KeyEnv: []string{"GEMINI_API_KEY", "GOOGLE_API_KEY"}, Native: true},
 	{Type: "grok", Wire: WireChat, BaseURL: "https://api.x.ai/v1", KeyEnv: []string{"XAI_API_KEY"}, Native: true},
 	{Type: "azure_openai", Wire: WireChat, KeyEnv: []string{"AZURE_OPENAI_API_KEY"}},
 	{Type: "claude_code", Wire: WireCLI, KeyEnv: []string{"ANTHROPIC_API_KEY"}},
