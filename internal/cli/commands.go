@@ -81,7 +81,7 @@ func newSimCmd(env *Env) *cobra.Command {
 	var addr, scenario string
 	serve := &cobra.Command{
 		Use:   "serve",
-		Short: "Serve the simulator (OpenAI Chat Completions wire format) until interrupted",
+		Short: "Serve the simulator (OpenAI Chat Completions and Responses, Anthropic Messages, Gemini) until interrupted",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			err := llmsim.Serve(cmd.Context(), addr, scenario, func(format string, a ...any) {

@@ -1,9 +1,57 @@
 // Package llmsim is a simulated LLM provider: a real HTTP server that speaks
-// the OpenAI Chat Completions wire format (POST /v1/chat/completions,
-// streaming SSE and plain JSON, tool calls; GET /v1/models). Nothing here
-// needs an API key or a network: it is how every layer above the wire — the
-// chatcompat adapter, agents, the orchestrator, the CLI — is tested, and what
-// backend `type: sim` and `massgen sim serve` run.
+// the wire formats of four provider APIs, so that the adapter of each, and
+// every layer above it — agents, the orchestrator, the CLI — runs end to end
+// without an API key or a network. It is what backend `type: sim` and
+// `massgen sim serve` run.
+//
+// # Endpoints
+//
+// One server, one scenario, one step queue and answer counter per model
+// name, one request log: a model's steps are consumed in arrival order
+// whatever wire its requests use, and Record.Wire says which one it was.
+//
+//   - OpenAI Chat Completions: POST /v1/chat/completions (streaming SSE with
+//     chat.completion.chunk events and data: [DONE], or a chat.completion),
+//     plus GET /v1/models and /v1/models/{id}. Errors in OpenAI's shape.
+//   - OpenAI Responses: POST /v1/responses. Reads instructions, input (a
+//     string or items: messages with string or input_text content,
+//     function_call, function_call_output) and function tools. Streams
+//     response.created, response.in_progress, then for the text a message
+//     item (response.output_item.added, response.content_part.added,
+//     response.output_text.delta..., response.output_text.done,
+//     response.content_part.done, response.output_item.done) and per tool
+//     call a function_call item (response.output_item.added,
+//     response.function_call_arguments.delta..., .done,
+//     response.output_item.done), then response.completed with usage
+//     (input_tokens, output_tokens, total_tokens and their details); or
+//     returns the Response. Errors in OpenAI's shape.
+//   - Anthropic Messages: POST /v1/messages. Reads system (string or text
+//     blocks), messages (string or blocks: text, tool_use, tool_result) and
+//     tools (name, input_schema); like the real API it rejects a request
+//     without model, max_tokens or messages. Streams message_start (with
+//     usage.input_tokens), ping, per block content_block_start, deltas
+//     (text_delta; input_json_delta for tool_use blocks, IDs toolu_sim...)
+//     and content_block_stop, then message_delta (stop_reason end_turn or
+//     tool_use, usage.output_tokens) and message_stop; or returns the
+//     Message. Errors as {"type":"error","error":{"type":...,"message":...}}
+//     (rate_limit_error, api_error, authentication_error, overloaded_error,
+//     ...), with a request-id header.
+//   - Gemini: POST /v1beta/models/{model}:streamGenerateContent?alt=sse and
+//     :generateContent (also under /v1/); the model is the one in the path.
+//     Reads systemInstruction, contents (roles user and model; text,
+//     functionCall and functionResponse parts) and
+//     tools[].functionDeclarations (parameters or parametersJsonSchema).
+//     Streams GenerateContentResponse chunks: one per text fragment, one per
+//     function call (sent whole, args an object, when its last token is
+//     due), each with usageMetadata so far, the last with finishReason STOP;
+//     or returns one response. Errors as {"error":{"code","message",
+//     "status"}} (RESOURCE_EXHAUSTED, INTERNAL, UNAUTHENTICATED, ...), with
+//     a google.rpc.RetryInfo detail when a retry delay is scripted.
+//
+// Start returns the OpenAI base URL ("http://host:port/v1"); the Anthropic
+// and Gemini SDKs add their version themselves and take it without "/v1".
+// Every request's conversation is recorded in Chat Completions terms (see
+// Message), so tests read the log the same way whatever the wire.
 //
 // # Using it in a test
 //
@@ -13,7 +61,13 @@
 //	defer sim.Close()      // aborts in-flight streams; leaves no goroutine behind
 //	client := openai.NewClient(option.WithBaseURL(baseURL), option.WithAPIKey("sim"),
 //		option.WithMaxRetries(0))
-//	// ... run the code under test against baseURL ...
+//	claude := anthropic.NewClient(aoption.WithoutEnvironmentDefaults(),
+//		aoption.WithBaseURL(strings.TrimSuffix(baseURL, "/v1")), aoption.WithAPIKey("sim"),
+//		aoption.WithMaxRetries(0))
+//	gemini, _ := genai.NewClient(ctx, &genai.ClientConfig{APIKey: "sim",
+//		Backend: genai.BackendGeminiAPI,
+//		HTTPOptions: genai.HTTPOptions{BaseURL: strings.TrimSuffix(baseURL, "/v1")}})
+//	// ... run the code under test against the simulator ...
 //	recs := sim.Requests() // what was asked, what the simulator decided, timings
 //
 // To wait for something to happen on the wire (a request to arrive, a stream
@@ -76,12 +130,20 @@
 //	  broken:
 //	    always: {fault: "401"}   # every request, never consumed
 //
-// Faults: an HTTP status ("429", "500", "401", ...; OpenAI's error body, and
-// retry-after when retry_after is set); "cut" (about half the response, then
-// the connection drops without [DONE]); "malformed_tool_json" (new_answer
-// with arguments that are not JSON); "no_tool_call" (plain text although
-// tools are offered); "hang" (headers and the role chunk, then nothing until
-// the client cancels or the server closes).
+// Faults work on every wire: an HTTP status ("429", "500", "401", ...; the
+// wire's error body, and retry-after and retry-after-ms when retry_after is
+// set); "cut" (about half the response, then the connection drops without
+// the closing events: [DONE], response.completed, message_stop, the chunk
+// with finishReason); "malformed_tool_json" (new_answer with arguments that
+// are not JSON: sent as they are by Chat Completions and Responses and in
+// Anthropic's input_json_delta fragments; a non-streamed Anthropic tool_use
+// carries them as a JSON string, since its input must be an object; Gemini,
+// which can only send an args object, ends the candidate with finishReason
+// MALFORMED_FUNCTION_CALL and a finishMessage, as the real API does for a
+// garbled call); "no_tool_call" (plain text although tools are offered);
+// "hang" (headers and the opening events — role chunk, response.created
+// and response.in_progress, message_start; nothing for Gemini — then
+// nothing until the client cancels or the server closes).
 //
 // A step's when ("coordination": the request offers new_answer;
 // "presentation": no tools; "evaluation": submit/restart_orchestration
@@ -91,18 +153,27 @@
 //
 // # Wire shape and pacing
 //
-// Streams have the shape of OpenAI's (see the recordings under
-// reference/provider-recordings): chat.completion.chunk events, the first
-// delta carrying the role, each tool call opened by a chunk with index, id,
-// type and name and continued by argument fragments, a finish_reason chunk
-// ("stop" or "tool_calls"), a usage chunk with empty choices when
-// stream_options.include_usage is set, then data: [DONE]. IDs are derived
-// from the request's log ID (chatcmpl-sim000001, call_sim000001_0).
+// Streams have the shapes of the real providers' (see the recordings under
+// reference/provider-recordings; the tests compare them). Chat Completions:
+// chat.completion.chunk events, the first delta carrying the role, each tool
+// call opened by a chunk with index, id, type and name and continued by
+// argument fragments, a finish_reason chunk ("stop" or "tool_calls"), a
+// usage chunk with empty choices when stream_options.include_usage is set,
+// then data: [DONE]. IDs are derived from the request's log ID
+// (chatcmpl-sim000001, call_sim000001_0; resp_sim000001, msg_sim000001,
+// fc_sim000001_0; toolu_sim000001_0).
 //
-// Headers are sent at once; the role chunk and the first token follow after
-// TTFT; then tokens (about four characters each) at tokens_per_second, one
-// per event at modest rates and batched at high or unlimited rates. A
-// non-streaming response arrives after the whole generation time. Every wait
-// watches the request's context: a client that cancels ends the exchange at
-// once and its Record says "cancelled", with End at that moment.
+// Each request is decoded into a wire-neutral form (model, stream, tools
+// offered, vote enum, messages, a prompt-token estimate: about a token per
+// four characters of the conversation), the policy makes one plan from it,
+// and the wire's encoder renders that plan, so every wire gets the same
+// steps, texts, timing and token counts. Headers are sent at once; the
+// opening events and the first token follow after TTFT; then tokens (about
+// four characters each, of the text and of each tool call's argument JSON,
+// plus one per tool call) at tokens_per_second, one per event at modest
+// rates and batched at high or unlimited rates. A non-streaming response
+// arrives after the whole generation time. Usage reports the prompt estimate
+// and the tokens sent. Every wait watches the request's context: a client
+// that cancels ends the exchange at once and its Record says "cancelled",
+// with End at that moment.
 package llmsim

@@ -8,7 +8,8 @@ import (
 )
 
 // plan is everything the simulator decided about one request before a byte
-// is written; the writers in stream.go only carry it out.
+// is written; the exchange (exchange.go) and the wire's encoder only carry
+// it out, the same way for every wire format.
 type plan struct {
 	step  string     // Record.Step: "answer", "vote", "text", "fault:429", ...
 	text  string     // assistant content, streamed before any tool call
@@ -30,7 +31,7 @@ type toolCall struct {
 
 // tokens is the number of simulated completion tokens the plan produces:
 // one per text fragment, one per tool-call header (its name), one per
-// argument fragment. It is what usage.completion_tokens reports.
+// argument fragment. It is what every wire reports as output tokens.
 func (p *plan) tokens() int {
 	n := countTokens(p.text)
 	for _, c := range p.calls {
@@ -54,11 +55,11 @@ type modelState struct {
 }
 
 // phase classifies a request by the tools it offers; Step.When matches it.
-func phase(req *chatRequest) string {
+func phase(req *request) string {
 	switch {
 	case req.offers("new_answer"):
 		return WhenCoordination
-	case len(req.Tools) == 0:
+	case req.nTools == 0:
 		return WhenPresentation
 	case req.offers("submit") || req.offers("restart_orchestration"):
 		return WhenEvaluation
@@ -80,12 +81,12 @@ type selection struct {
 // selectLocked picks the step for a request and counts the answer, in
 // arrival order per model. The caller holds s.mu; everything slower (text
 // generation, JSON) happens in buildPlan, outside the lock.
-func (s *Server) selectLocked(req *chatRequest) selection {
+func (s *Server) selectLocked(req *request) selection {
 	ph := phase(req)
-	st := s.models[req.Model]
+	st := s.models[req.model]
 	if st == nil {
-		st = &modelState{script: s.sc.scriptFor(req.Model)}
-		s.models[req.Model] = st
+		st = &modelState{script: s.sc.scriptFor(req.model)}
+		s.models[req.model] = st
 	}
 	var step *Step
 	switch {
@@ -107,7 +108,7 @@ func (s *Server) selectLocked(req *chatRequest) selection {
 }
 
 // buildPlan turns a selection into the response to send.
-func buildPlan(req *chatRequest, sel selection) *plan {
+func buildPlan(req *request, sel selection) *plan {
 	step, kind, n, sc := sel.step, sel.kind, sel.n, sel.script
 	p := &plan{step: sel.label, tps: sc.tps, ttft: time.Duration(sc.ttftMillis) * time.Millisecond}
 	if step != nil && step.TTFTMillis != nil {
@@ -126,7 +127,7 @@ func buildPlan(req *chatRequest, sel selection) *plan {
 		if content == "" {
 			content = defaultAnswer(req, n)
 		} else {
-			content = expand(content, req.Model, n)
+			content = expand(content, req.model, n)
 		}
 		if step != nil && step.Fault == faultMalformedToolJSON {
 			p.calls = []toolCall{{"new_answer", malformedArguments(content)}}
@@ -192,7 +193,7 @@ func buildPlan(req *chatRequest, sel selection) *plan {
 
 // actionOf names what a step (or, for nil or an empty step, the default
 // policy) will do for this request.
-func actionOf(step *Step, req *chatRequest) string {
+func actionOf(step *Step, req *request) string {
 	if step != nil {
 		switch {
 		case step.Answer != "" || step.Fault == faultMalformedToolJSON:
@@ -227,7 +228,7 @@ func actionOf(step *Step, req *chatRequest) string {
 
 // defaultOnly is the default policy's response without touching any cursor
 // or counter, used as the body of cut and hang faults.
-func defaultOnly(req *chatRequest, n int) plan {
+func defaultOnly(req *request, n int) plan {
 	var p plan
 	switch actionOf(nil, req) {
 	case "vote":

@@ -12,11 +12,12 @@ import (
 // when it ends, so tests can wait for a request that is still in flight.
 type Record struct {
 	ID           int
+	Wire         string // the wire format: WireChat, WireResponses, WireAnthropic or WireGemini
 	Model        string
 	Stream       bool
 	Tools        []string  // tool names offered
 	VoteEnum     []string  // enum of the vote tool's agent_id, if offered
-	Messages     []Message // role + content (+ tool_call_id) as received
+	Messages     []Message // role + content (+ tool_call_id) as received, in Chat Completions terms (see Message)
 	Step         string    // what the simulator decided: "answer", "vote", "text", "submit", "restart", "calls", "fault:429", "fault:cut", ...; "invalid_request" for a rejected body
 	Start        time.Time
 	FirstByte    time.Time // zero if none sent
@@ -34,7 +35,14 @@ const (
 	OutcomeRejected  = "rejected"  // the request body was invalid (400 from the simulator itself)
 )
 
-// Message is one message of a recorded request.
+// Message is one message of a recorded request, whatever its wire format,
+// in Chat Completions terms: a system prompt (instructions, system,
+// systemInstruction) is a "system" message first; Gemini's "model" role is
+// "assistant"; an assistant turn's tool calls (function_call items, tool_use
+// blocks, functionCall parts) are its ToolCalls; each tool result
+// (function_call_output, tool_result, functionResponse) is a "tool" message
+// whose ToolCallID is the call's ID (for Gemini, the call's id or, without
+// one, the function name).
 type Message struct {
 	Role, Content, ToolCallID string
 	ToolCalls                 []string // names of the tool calls of an assistant message

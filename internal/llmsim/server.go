@@ -22,7 +22,8 @@ const maxBody = 64 << 20
 // errStatusFault marks an exchange answered with a scripted error status.
 var errStatusFault = errors.New("llmsim: status fault")
 
-// Server is a simulated OpenAI Chat Completions provider. It is safe for
+// Server is a simulated LLM provider speaking four wire formats (see the
+// package documentation). It is safe for
 // concurrent use; create it with New, serve it with Start (or mount
 // Handler), and always Close it.
 type Server struct {
@@ -67,8 +68,9 @@ func New(sc *Scenario) *Server {
 func (s *Server) Handler() http.Handler { return s.handler }
 
 // Start listens on addr ("127.0.0.1:0" for an ephemeral port) and serves in
-// the background. It returns the base URL to give a client, e.g.
-// "http://127.0.0.1:41234/v1".
+// the background. It returns the base URL to give an OpenAI client, e.g.
+// "http://127.0.0.1:41234/v1"; the Anthropic and Gemini SDKs add their own
+// version prefix and take the URL without "/v1".
 func (s *Server) Start(addr string) (baseURL string, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -152,56 +154,86 @@ func (s *Server) leave() {
 }
 
 // serveHTTP routes by hand rather than with a ServeMux so that every
-// error, 404 and 405 included, is an OpenAI-style JSON error.
+// error, 404 and 405 included, is in the shape of the API its path belongs
+// to (OpenAI's for everything but /v1/messages and Gemini's paths).
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	path := r.URL.Path
+	wf, isCall := route(r)
 	if !s.enter() {
-		writeError(w, http.StatusServiceUnavailable, "The simulator is shutting down.", "server_error", nil, 0)
+		wf.fail(w, http.StatusServiceUnavailable, "The simulator is shutting down.", "", 0, 0)
 		return
 	}
 	defer s.leave()
-	path := r.URL.Path
 	switch {
-	case path == "/v1/chat/completions":
-		if r.Method != http.MethodPost {
-			writeError(w, http.StatusMethodNotAllowed, "Use POST for /v1/chat/completions.", "invalid_request_error", nil, 0)
-			return
-		}
-		s.handleChat(w, r)
+	case isCall && r.Method == http.MethodPost:
+		s.handle(w, r, wf)
+	case isCall:
+		wf.fail(w, http.StatusMethodNotAllowed, fmt.Sprintf("Use POST for %s.", path), "", 0, 0)
 	case path == "/v1/models" && r.Method == http.MethodGet:
 		s.handleModels(w)
 	case strings.HasPrefix(path, "/v1/models/") && r.Method == http.MethodGet:
 		// Any model name works, so every model "exists".
 		writeJSON(w, modelObject(strings.TrimPrefix(path, "/v1/models/")))
 	default:
-		writeError(w, http.StatusNotFound, fmt.Sprintf("Invalid URL (%s %s)", r.Method, path), "invalid_request_error", nil, 0)
+		msg := fmt.Sprintf("Invalid URL (%s %s)", r.Method, path)
+		if wf == chatWire { // OpenAI's unknown-route 404 has no model_not_found code
+			writeError(w, http.StatusNotFound, msg, "invalid_request_error", nil, 0)
+			return
+		}
+		wf.fail(w, http.StatusNotFound, msg, "", 0, 0)
 	}
 }
 
-func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
+// route tells which wire format a path belongs to, and whether it is one of
+// the generation endpoints.
+func route(r *http.Request) (wf *wireFormat, isCall bool) {
+	path := r.URL.Path
+	switch path {
+	case "/v1/chat/completions":
+		return chatWire, true
+	case "/v1/responses":
+		return responsesWire, true
+	case "/v1/messages":
+		return anthropicWire, true
+	}
+	if rest, ok := strings.CutPrefix(path, "/v1beta/"); ok {
+		_, _, isCall = geminiPath(rest)
+		return geminiWire, isCall
+	}
+	if rest, ok := strings.CutPrefix(path, "/v1/"); ok {
+		if _, _, isCall = geminiPath(rest); isCall { // genai with APIVersion "v1"
+			return geminiWire, true
+		}
+	}
+	return chatWire, false
+}
+
+// handle serves one generation request of any wire format.
+func (s *Server) handle(w http.ResponseWriter, r *http.Request, wf *wireFormat) {
 	start := time.Now()
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
-	var req *chatRequest
+	var req *request
+	var enc encoder
 	if err == nil {
-		req, err = decodeRequest(body)
+		req, enc, err = wf.decode(r, body)
 	}
 	if err != nil {
-		s.log.add(Record{Step: "invalid_request", Start: start, End: time.Now(), Outcome: OutcomeRejected})
-		writeInvalid(w, err.Error())
+		s.log.add(Record{Wire: wf.name, Step: "invalid_request", Start: start, End: time.Now(), Outcome: OutcomeRejected})
+		wf.fail(w, http.StatusBadRequest, err.Error(), "", 0, 0)
 		return
 	}
 
 	// Step selection and the log entry share the lock, so record IDs follow
 	// the order in which steps were consumed.
-	prompt := req.promptTokens()
 	var msgs []Message
 	if !s.leanLog {
-		msgs = req.recordMessages()
+		msgs = req.messages
 	}
 	s.mu.Lock()
 	sel := s.selectLocked(req)
 	id := s.log.add(Record{
-		Model: req.Model, Stream: req.Stream, Tools: req.toolNames, VoteEnum: req.voteEnum,
-		Messages: msgs, Step: sel.label, Start: start, PromptTokens: prompt,
+		Wire: wf.name, Model: req.model, Stream: req.stream, Tools: req.tools, VoteEnum: req.voteEnum,
+		Messages: msgs, Step: sel.label, Start: start, PromptTokens: req.prompt,
 	})
 	s.mu.Unlock()
 	p := buildPlan(req, sel)
@@ -212,7 +244,7 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	defer context.AfterFunc(s.ctx, cancel)()
 
-	x := &exchange{s: s, ctx: ctx, w: w, rc: http.NewResponseController(w), id: id, req: req, p: p, prompt: prompt}
+	x := &exchange{s: s, ctx: ctx, w: w, rc: http.NewResponseController(w), id: id, req: req, p: p, enc: enc}
 	var res error
 	switch {
 	case p.status > 0:
@@ -220,15 +252,11 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 			res = x.sleep(p.ttft)
 		}
 		if res == nil {
-			msg, typ, code := providerError(p.status, req.Model)
-			if p.errText != "" {
-				msg = p.errText
-			}
-			writeError(w, p.status, msg, typ, code, p.retryAfter)
+			wf.fail(w, p.status, p.errText, req.model, p.retryAfter, id)
 			x.markFirstByte()
 			res = errStatusFault
 		}
-	case req.Stream:
+	case req.stream:
 		res = x.stream()
 	default:
 		res = x.complete()
@@ -249,8 +277,8 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		})
 	}
 	if s.logf != nil {
-		s.logf("llmsim: #%d model=%s stream=%t step=%s outcome=%s tokens=%d/%d in %s",
-			id, req.Model, req.Stream, p.step, outcome, prompt, x.tokens, end.Sub(start).Round(time.Millisecond))
+		s.logf("llmsim: #%d wire=%s model=%s stream=%t step=%s outcome=%s tokens=%d/%d in %s",
+			id, wf.name, req.model, req.stream, p.step, outcome, req.prompt, x.tokens, end.Sub(start).Round(time.Millisecond))
 	}
 	if res == errCut || res == errCancelled {
 		// Deliver what was written, then drop the connection without the
@@ -327,7 +355,8 @@ func Serve(ctx context.Context, addr, scenarioPath string, logf func(format stri
 		if scenarioPath != "" {
 			what = "scenario " + scenarioPath
 		}
-		logf("llmsim: serving OpenAI Chat Completions at %s (%s)", base, what)
+		logf("llmsim: serving at %s (OpenAI Chat Completions and Responses, Anthropic Messages; Gemini under %s) (%s)",
+			base, strings.TrimSuffix(base, "/v1")+"/v1beta", what)
 	}
 	<-ctx.Done()
 	return s.Close()

@@ -14,7 +14,11 @@ import (
 	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// The genai SDK pulls in go.opencensus.io, whose init starts a worker
+// goroutine that lives as long as the process: not a leak of ours.
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("go.opencensus.io/stats/view.(*worker).start"))
+}
 
 // fixture is a started simulator and an official-SDK client pointed at it.
 type fixture struct {

@@ -17,47 +17,54 @@ import (
 
 const taskExcerptLen = 200 // bytes of the task quoted in an answer
 
+// promptSource is what the texts are made from: the model's name and the last
+// user message (a wire-neutral request, or a Chat Completions one).
+type promptSource interface {
+	modelName() string
+	lastUser() string
+}
+
 // defaultAnswer is the new_answer content of answer number n of the model.
-func defaultAnswer(req *chatRequest, n int) string {
+func defaultAnswer(req promptSource, n int) string {
 	var b strings.Builder
 	b.Grow(512)
 	b.WriteString("[sim model ")
-	b.WriteString(req.Model)
+	b.WriteString(req.modelName())
 	b.WriteString("] Answer ")
 	b.WriteString(strconv.Itoa(n))
 	writeTask(&b, taskExcerpt(req))
 	b.WriteByte(' ')
-	writeBody(&b, seed(req.Model, "answer", n), 4)
+	writeBody(&b, seed(req.modelName(), "answer", n), 4)
 	return b.String()
 }
 
 // finalText is the text of a request that offers no workflow tool: the
 // scripted Final, else the answer the presenter is asked to present (see
 // findAnswer), else a paragraph of its own.
-func finalText(req *chatRequest, final string) string {
+func finalText(req promptSource, final string) string {
 	if final != "" {
 		return final
 	}
 	if a := findAnswer(req.lastUser()); a != "" {
-		return "[sim model " + req.Model + "] Final answer: " + a
+		return "[sim model " + req.modelName() + "] Final answer: " + a
 	}
 	var b strings.Builder
 	b.WriteString("[sim model ")
-	b.WriteString(req.Model)
+	b.WriteString(req.modelName())
 	b.WriteString("] Final answer")
 	writeTask(&b, taskExcerpt(req))
 	b.WriteByte(' ')
-	writeBody(&b, seed(req.Model, "final", 0), 3)
+	writeBody(&b, seed(req.modelName(), "final", 0), 3)
 	return b.String()
 }
 
 // noToolText is the plain reply of the no_tool_call fault.
-func noToolText(req *chatRequest) string {
+func noToolText(req promptSource) string {
 	var b strings.Builder
 	b.WriteString("[sim model ")
-	b.WriteString(req.Model)
+	b.WriteString(req.modelName())
 	b.WriteString("] I will answer in plain text instead of calling a tool. ")
-	writeBody(&b, seed(req.Model, "plain", 0), 2)
+	writeBody(&b, seed(req.modelName(), "plain", 0), 2)
 	return b.String()
 }
 
@@ -76,7 +83,7 @@ func writeTask(b *strings.Builder, task string) {
 // taskExcerpt is the start of the task: the text inside MassGen's
 // <ORIGINAL MESSAGE> ... <END OF ORIGINAL MESSAGE> markers when the last user
 // message has them, else that whole message; whitespace collapsed.
-func taskExcerpt(req *chatRequest) string {
+func taskExcerpt(req promptSource) string {
 	msg := req.lastUser()
 	if _, rest, ok := strings.Cut(msg, "<ORIGINAL MESSAGE>"); ok {
 		msg, _, _ = strings.Cut(rest, "<END OF ORIGINAL MESSAGE>")

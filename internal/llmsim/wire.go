@@ -4,107 +4,120 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
+	"net/http"
+	"strconv"
 )
 
-// chatRequest is the part of a Chat Completions request the simulator reads.
-// Unknown fields (temperature, max_tokens, tool_choice, ...) are accepted and
-// ignored, as a lenient compatible server would.
-type chatRequest struct {
-	Model         string        `json:"model"`
-	Messages      []chatMessage `json:"messages"`
-	Stream        bool          `json:"stream"`
-	StreamOptions *struct {
-		IncludeUsage bool `json:"include_usage"`
-	} `json:"stream_options"`
-	Tools []chatTool `json:"tools"`
+// Values of Record.Wire: the wire format a request came in.
+const (
+	WireChat      = "chat"      // OpenAI Chat Completions: POST /v1/chat/completions
+	WireResponses = "responses" // OpenAI Responses: POST /v1/responses
+	WireAnthropic = "anthropic" // Anthropic Messages: POST /v1/messages
+	WireGemini    = "gemini"    // Gemini: POST /v1beta/models/{model}:generateContent | :streamGenerateContent
+)
 
-	toolNames []string // function names offered, in order
-	voteEnum  []string // enum of the vote tool's agent_id
+// request is a request as the policy, the pacing and the request log see
+// it, whatever wire format it came in: each wire's decoder makes one, each
+// wire's encoder renders the plan made from it.
+type request struct {
+	model    string
+	stream   bool
+	tools    []string  // function names offered, in order
+	nTools   int       // tools of any kind (hosted ones too): 0 means a presentation
+	voteEnum []string  // enum of the vote tool's agent_id
+	messages []Message // the conversation, system prompt included, in Record form
+	prompt   int       // estimated prompt tokens
 }
 
-type chatMessage struct {
-	Role       string      `json:"role"`
-	Content    textContent `json:"content"`
-	ToolCallID string      `json:"tool_call_id"`
-	ToolCalls  []struct {
-		ID       string `json:"id"`
-		Function struct {
-			Name      string `json:"name"`
-			Arguments string `json:"arguments"`
-		} `json:"function"`
-	} `json:"tool_calls"`
+func (r *request) offers(name string) bool {
+	for _, n := range r.tools {
+		if n == name {
+			return true
+		}
+	}
+	return false
 }
 
-type chatTool struct {
-	Type     string `json:"type"`
-	Function struct {
-		Name       string          `json:"name"`
-		Parameters json.RawMessage `json:"parameters"`
-	} `json:"function"`
+func (r *request) modelName() string { return r.model }
+
+func (r *request) lastUser() string {
+	for i := len(r.messages) - 1; i >= 0; i-- {
+		if r.messages[i].Role == "user" {
+			return r.messages[i].Content
+		}
+	}
+	return ""
 }
 
-// textContent accepts the three shapes a message content takes on the wire:
-// a string, null, or an array of parts of which the text parts are kept.
-type textContent string
-
-func (c *textContent) UnmarshalJSON(b []byte) error {
-	b = bytes.TrimSpace(b)
-	switch {
-	case bytes.Equal(b, []byte("null")):
-		*c = ""
-		return nil
-	case len(b) > 0 && b[0] == '"':
-		var s string
-		err := json.Unmarshal(b, &s)
-		*c = textContent(s)
-		return err
-	case len(b) > 0 && b[0] == '[':
-		var parts []struct {
-			Type string `json:"type"`
-			Text string `json:"text"`
-		}
-		if err := json.Unmarshal(b, &parts); err != nil {
-			return err
-		}
-		var s []byte
-		for _, p := range parts {
-			if p.Type == "text" {
-				s = append(s, p.Text...)
-			}
-		}
-		*c = textContent(s)
-		return nil
+// addTool records an offered function and, for vote, its agent_id enum.
+func (r *request) addTool(name string, schema json.RawMessage) {
+	r.tools = append(r.tools, name)
+	if name == "vote" {
+		r.voteEnum = voteEnum(schema)
 	}
-	return errors.New("content must be a string, an array of content parts or null")
 }
 
-// decodeRequest parses and checks a request body. The error text is what the
-// client sees in its 400.
-func decodeRequest(body []byte) (*chatRequest, error) {
-	req := new(chatRequest)
-	if err := json.Unmarshal(body, req); err != nil {
-		return nil, fmt.Errorf("we could not parse the JSON body of your request: %v", err)
+// conversation builds the messages of a request and counts the characters
+// that make up the prompt estimate: message text, tool-call arguments and
+// tool results, as providers bill them (roughly a token per four).
+type conversation struct {
+	msgs  []Message
+	chars int
+}
+
+func (c *conversation) add(m Message) {
+	c.chars += len(m.Content)
+	c.msgs = append(c.msgs, m)
+}
+
+// call adds a tool call to the last message if it is the assistant's, else
+// to a new assistant message.
+func (c *conversation) call(name string, args int) {
+	c.chars += args
+	if n := len(c.msgs); n > 0 && c.msgs[n-1].Role == "assistant" {
+		c.msgs[n-1].ToolCalls = append(c.msgs[n-1].ToolCalls, name)
+		return
 	}
-	if req.Model == "" {
-		return nil, errors.New("you must provide a model parameter")
-	}
-	if len(req.Messages) == 0 {
-		return nil, errors.New("'messages' must contain at least one message")
-	}
-	for i, t := range req.Tools {
-		if t.Type != "" && t.Type != "function" {
-			continue // custom tools have no function name; nothing to offer
-		}
-		if t.Function.Name == "" {
-			return nil, fmt.Errorf("missing required parameter: 'tools[%d].function.name'", i)
-		}
-		req.toolNames = append(req.toolNames, t.Function.Name)
-		if t.Function.Name == "vote" {
-			req.voteEnum = voteEnum(t.Function.Parameters)
-		}
-	}
-	return req, nil
+	c.msgs = append(c.msgs, Message{Role: "assistant", ToolCalls: []string{name}})
+}
+
+func (c *conversation) promptTokens() int { return max(c.chars/4, 1) }
+
+// encoder renders a plan in one wire format. The exchange drives it (see
+// exchange.stream): each method appends the bytes of zero or more events to
+// b and returns it, and the exchange writes, paces and counts them, so every
+// format streams the same tokens at the same times. An encoder belongs to one
+// exchange and may keep state between calls.
+type encoder interface {
+	// headers sets the headers of a 200 response, streamed or not.
+	headers(x *exchange, h http.Header, stream bool)
+	// open is what goes out after TTFT, before the first token (the role
+	// chunk, response.created, message_start; may be nothing).
+	open(x *exchange, b []byte) []byte
+	// textStart and textEnd frame the plan's text, when it has any.
+	textStart(x *exchange, b []byte) []byte
+	textEnd(x *exchange, b []byte) []byte
+	// delta carries a fragment of the text (call < 0) or of the arguments of
+	// tool call number call; last is set on the fragment that ends it.
+	delta(x *exchange, b []byte, call int, frag string, last bool) []byte
+	// callStart opens tool call i (it counts as one token), callEnd closes it.
+	callStart(x *exchange, b []byte, i int) []byte
+	callEnd(x *exchange, b []byte, i int) []byte
+	// close ends a stream that ran to completion (finish reason, usage).
+	close(x *exchange, b []byte) []byte
+	// body is the whole non-streaming response, carrying total tokens.
+	body(x *exchange, total int) []byte
+}
+
+// wireFormat is one wire format: how its requests are read, how its plans
+// are rendered and how its errors look.
+type wireFormat struct {
+	name string
+	// decode reads a request; the error text is what the client sees in its 400.
+	decode func(r *http.Request, body []byte) (*request, encoder, error)
+	// fail sends an error status in the wire's shape; msg "" means the
+	// provider's usual message for the status, id 0 an unlogged request.
+	fail func(w http.ResponseWriter, status int, msg, model string, retryAfter float64, id int)
 }
 
 // voteEnum reads properties.agent_id.enum of the vote tool's schema.
@@ -122,110 +135,82 @@ func voteEnum(params json.RawMessage) []string {
 	return schema.Properties.AgentID.Enum
 }
 
-func (r *chatRequest) offers(name string) bool {
-	for _, n := range r.toolNames {
-		if n == name {
-			return true
+// anyText accepts what the Responses and Messages APIs allow where text is
+// expected: a string, null, or an array of parts, of which the text ones
+// (text, input_text, output_text) are kept.
+type anyText string
+
+func (c *anyText) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	switch {
+	case bytes.Equal(b, []byte("null")):
+		*c = ""
+		return nil
+	case len(b) > 0 && b[0] == '"':
+		var s string
+		err := json.Unmarshal(b, &s)
+		*c = anyText(s)
+		return err
+	case len(b) > 0 && b[0] == '[':
+		var parts []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
 		}
-	}
-	return false
-}
-
-func (r *chatRequest) lastUser() string {
-	for i := len(r.Messages) - 1; i >= 0; i-- {
-		if r.Messages[i].Role == "user" {
-			return string(r.Messages[i].Content)
+		if err := json.Unmarshal(b, &parts); err != nil {
+			return err
 		}
-	}
-	return ""
-}
-
-func (r *chatRequest) includeUsage() bool {
-	return r.StreamOptions != nil && r.StreamOptions.IncludeUsage
-}
-
-// promptTokens estimates the prompt size as providers bill it, roughly: a
-// token per four characters of message text and tool-call arguments.
-func (r *chatRequest) promptTokens() int {
-	n := 0
-	for _, m := range r.Messages {
-		n += len(m.Content)
-		for _, tc := range m.ToolCalls {
-			n += len(tc.Function.Arguments)
+		var s []byte
+		for _, p := range parts {
+			switch p.Type {
+			case "text", "input_text", "output_text":
+				s = append(s, p.Text...)
+			}
 		}
+		*c = anyText(s)
+		return nil
 	}
-	return max(n/4, 1)
+	return errors.New("content must be a string or an array of content parts")
 }
 
-// recordMessages copies the conversation into the request log's form.
-func (r *chatRequest) recordMessages() []Message {
-	out := make([]Message, len(r.Messages))
-	for i, m := range r.Messages {
-		out[i] = Message{Role: m.Role, Content: string(m.Content), ToolCallID: m.ToolCallID}
-		for _, tc := range m.ToolCalls {
-			out[i].ToolCalls = append(out[i].ToolCalls, tc.Function.Name)
-		}
+// isObject reports whether s is a JSON object, which is what Anthropic's
+// tool_use input and Gemini's functionCall args must be.
+func isObject(s string) bool {
+	b := bytes.TrimSpace([]byte(s))
+	return len(b) > 0 && b[0] == '{' && json.Valid(b)
+}
+
+// itemIndex is the position of tool call i among the items of a response
+// (output items, content blocks): after the text, if there is any.
+func itemIndex(x *exchange, i int) int {
+	if x.p.text != "" {
+		return i + 1
 	}
-	return out
+	return i
 }
 
-// completion is a non-streaming chat.completion, shaped like OpenAI's.
-type completion struct {
-	ID                string             `json:"id"`
-	Object            string             `json:"object"`
-	Created           int64              `json:"created"`
-	Model             string             `json:"model"`
-	Choices           []completionChoice `json:"choices"`
-	Usage             usage              `json:"usage"`
-	ServiceTier       string             `json:"service_tier"`
-	SystemFingerprint string             `json:"system_fingerprint"`
+// sseEvent appends a server-sent event with a name.
+func sseEvent(b []byte, typ string, data []byte) []byte {
+	b = append(b, "event: "...)
+	b = append(b, typ...)
+	b = append(b, "\ndata: "...)
+	b = append(b, data...)
+	return append(b, "\n\n"...)
 }
 
-type completionChoice struct {
-	Index        int               `json:"index"`
-	Message      completionMessage `json:"message"`
-	Logprobs     *struct{}         `json:"logprobs"`
-	FinishReason string            `json:"finish_reason"`
+// mustMarshal marshals one of the fixed response types, which cannot fail.
+func mustMarshal(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic("llmsim: " + err.Error()) // only fixed struct types are marshalled
+	}
+	return b
 }
 
-type completionMessage struct {
-	Role        string         `json:"role"`
-	Content     *string        `json:"content"` // null when the reply is only tool calls
-	Refusal     *string        `json:"refusal"`
-	ToolCalls   []wireToolCall `json:"tool_calls,omitempty"`
-	Annotations []struct{}     `json:"annotations"`
+// sendBody sends a JSON error or response body with its length.
+func sendBody(w http.ResponseWriter, status int, contentType string, body []byte) {
+	h := w.Header()
+	h.Set("Content-Type", contentType)
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
 }
-
-type wireToolCall struct {
-	ID       string `json:"id"`
-	Type     string `json:"type"`
-	Function struct {
-		Name      string `json:"name"`
-		Arguments string `json:"arguments"`
-	} `json:"function"`
-}
-
-type usage struct {
-	PromptTokens        int `json:"prompt_tokens"`
-	CompletionTokens    int `json:"completion_tokens"`
-	TotalTokens         int `json:"total_tokens"`
-	PromptTokensDetails struct {
-		CachedTokens int `json:"cached_tokens"`
-		AudioTokens  int `json:"audio_tokens"`
-	} `json:"prompt_tokens_details"`
-	CompletionTokensDetails struct {
-		ReasoningTokens          int `json:"reasoning_tokens"`
-		AudioTokens              int `json:"audio_tokens"`
-		AcceptedPredictionTokens int `json:"accepted_prediction_tokens"`
-		RejectedPredictionTokens int `json:"rejected_prediction_tokens"`
-	} `json:"completion_tokens_details"`
-}
-
-func newUsage(prompt, completion int) usage {
-	return usage{PromptTokens: prompt, CompletionTokens: completion, TotalTokens: prompt + completion}
-}
-
-// completionID and callID are deterministic, derived from the request's log
-// ID, so tests can name them.
-func completionID(id int) string  { return fmt.Sprintf("chatcmpl-sim%06d", id) }
-func callID(id, index int) string { return fmt.Sprintf("call_sim%06d_%d", id, index) }

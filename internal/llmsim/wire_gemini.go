@@ -1,0 +1,397 @@
+package llmsim
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+)
+
+// geminiWire is the Gemini API: POST /v1beta/models/{model}:generateContent
+// and :streamGenerateContent?alt=sse (also under /v1/). The model comes from
+// the path.
+var geminiWire = &wireFormat{name: WireGemini, decode: decodeGemini, fail: failGemini}
+
+// geminiPath splits "models/{model}:{action}" (the path after the version).
+func geminiPath(rest string) (model, action string, ok bool) {
+	m, found := strings.CutPrefix(rest, "models/")
+	i := strings.LastIndexByte(m, ':')
+	if !found || i <= 0 {
+		return "", "", false
+	}
+	model, action = m[:i], m[i+1:]
+	return model, action, action == "generateContent" || action == "streamGenerateContent"
+}
+
+// geminiRequest is the part of a GenerateContentRequest the simulator reads.
+// Like Google's JSON parser it takes the snake_case spellings too.
+type geminiRequest struct {
+	Contents    []geminiContent `json:"contents"`
+	System      *geminiContent  `json:"systemInstruction"`
+	SystemSnake *geminiContent  `json:"system_instruction"`
+	Tools       []geminiTool    `json:"tools"`
+}
+
+type geminiContent struct {
+	Role  string       `json:"role"`
+	Parts []geminiPart `json:"parts"`
+}
+
+type geminiPart struct {
+	Text         string        `json:"text"`
+	Thought      bool          `json:"thought"`
+	Call         *geminiCall   `json:"functionCall"`
+	CallSnake    *geminiCall   `json:"function_call"`
+	Response     *geminiResult `json:"functionResponse"`
+	ResponseSnak *geminiResult `json:"function_response"`
+}
+
+type geminiCall struct {
+	ID   string          `json:"id"`
+	Name string          `json:"name"`
+	Args json.RawMessage `json:"args"`
+}
+
+type geminiResult struct {
+	ID       string          `json:"id"`
+	Name     string          `json:"name"`
+	Response json.RawMessage `json:"response"`
+}
+
+type geminiTool struct {
+	Decls      []geminiDecl `json:"functionDeclarations"`
+	DeclsSnake []geminiDecl `json:"function_declarations"`
+}
+
+type geminiDecl struct {
+	Name            string          `json:"name"`
+	Parameters      json.RawMessage `json:"parameters"`
+	JSONSchema      json.RawMessage `json:"parametersJsonSchema"`
+	JSONSchemaSnake json.RawMessage `json:"parameters_json_schema"`
+}
+
+func firstOf[T any](a, b *T) *T {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+func decodeGemini(r *http.Request, body []byte) (*request, encoder, error) {
+	_, rest, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/") // drop the version
+	model, action, _ := geminiPath(rest)
+	stream := action == "streamGenerateContent"
+	if stream && r.URL.Query().Get("alt") != "sse" {
+		return nil, nil, errors.New("the simulator serves streamGenerateContent as server-sent events only: add ?alt=sse")
+	}
+	gr := new(geminiRequest)
+	if err := json.Unmarshal(body, gr); err != nil {
+		return nil, nil, fmt.Errorf("Invalid JSON payload received. %v", err)
+	}
+	if len(gr.Contents) == 0 {
+		return nil, nil, errors.New("* GenerateContentRequest.contents: contents is not specified")
+	}
+	req := &request{model: model, stream: stream}
+	for i, t := range gr.Tools {
+		decls := t.Decls
+		if decls == nil {
+			decls = t.DeclsSnake
+		}
+		if len(decls) == 0 {
+			req.nTools++ // googleSearch, codeExecution, ...
+		}
+		for j, d := range decls {
+			if d.Name == "" {
+				return nil, nil, fmt.Errorf("* GenerateContentRequest.tools[%d].function_declarations[%d].name: Name is required", i, j)
+			}
+			schema := d.Parameters
+			for _, alt := range []json.RawMessage{d.JSONSchema, d.JSONSchemaSnake} {
+				if len(schema) == 0 {
+					schema = alt
+				}
+			}
+			req.addTool(d.Name, schema)
+			req.nTools++
+		}
+	}
+	var c conversation
+	if sys := firstOf(gr.System, gr.SystemSnake); sys != nil {
+		var text []byte
+		for _, p := range sys.Parts {
+			text = append(text, p.Text...)
+		}
+		c.add(Message{Role: "system", Content: string(text)})
+	}
+	for _, content := range gr.Contents {
+		role := content.Role
+		switch role {
+		case "model":
+			role = "assistant"
+		case "", "function":
+			role = "user"
+		}
+		var text []byte
+		hasText := false
+		for _, p := range content.Parts {
+			if res := firstOf(p.Response, p.ResponseSnak); res != nil {
+				c.add(Message{Role: "tool", Content: string(res.Response), ToolCallID: cmpOr(res.ID, res.Name)})
+			} else if p.Text != "" && !p.Thought {
+				text, hasText = append(text, p.Text...), true
+			}
+		}
+		if hasText || role == "assistant" {
+			c.add(Message{Role: role, Content: string(text)})
+		}
+		for _, p := range content.Parts {
+			if call := firstOf(p.Call, p.CallSnake); call != nil {
+				c.call(call.Name, len(call.Args))
+			}
+		}
+	}
+	req.messages, req.prompt = c.msgs, c.promptTokens()
+	return req, &geminiEncoder{}, nil
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// geminiEncoder renders a plan as GenerateContentResponses, shaped like the
+// recordings in reference/provider-recordings/TestGoogleCommon: streamed, a
+// chunk per text fragment and one per function call (Gemini sends a call
+// whole, its args an object: the argument tokens are paced and counted as
+// for the other wires, and the call goes out when the last one is due),
+// each with the usage so far, the last one with finishReason STOP; or one
+// response. Arguments that are not a JSON object (malformed_tool_json, a
+// scripted call's broken arguments) cannot be sent: as the real API does
+// when a model garbles a call, the candidate ends with finishReason
+// MALFORMED_FUNCTION_CALL and a finishMessage instead.
+type geminiEncoder struct {
+	buf  []byte // reused part buffer
+	done bool   // the chunk with the finish reason went out
+}
+
+func (e *geminiEncoder) headers(_ *exchange, h http.Header, stream bool) {
+	if stream {
+		h.Set("Content-Type", "text/event-stream")
+	} else {
+		h.Set("Content-Type", "application/json; charset=UTF-8")
+	}
+}
+
+func (e *geminiEncoder) open(_ *exchange, b []byte) []byte {
+	e.buf = make([]byte, 0, 256)
+	return b
+}
+
+func (e *geminiEncoder) textStart(_ *exchange, b []byte) []byte        { return b }
+func (e *geminiEncoder) textEnd(_ *exchange, b []byte) []byte          { return b }
+func (e *geminiEncoder) callStart(_ *exchange, b []byte, _ int) []byte { return b }
+
+func (e *geminiEncoder) delta(x *exchange, b []byte, call int, frag string, last bool) []byte {
+	if call >= 0 {
+		return b // the call goes out whole in callEnd
+	}
+	e.buf = append(e.buf[:0], `{"text":"`...)
+	e.buf = appendEscaped(e.buf, frag)
+	e.buf = append(e.buf, `"}`...)
+	finish := ""
+	if last && len(x.p.calls) == 0 {
+		finish, e.done = "STOP", true
+	}
+	return e.chunk(x, b, e.buf, finish, "", x.tokens+countTokens(frag))
+}
+
+func (e *geminiEncoder) callEnd(x *exchange, b []byte, i int) []byte {
+	if e.done {
+		return b
+	}
+	c := x.p.calls[i]
+	if !isObject(c.args) {
+		e.done = true
+		return e.chunk(x, b, nil, "MALFORMED_FUNCTION_CALL", malformedMessage(c), x.tokens)
+	}
+	e.buf = appendCallPart(e.buf[:0], c)
+	finish := ""
+	if i == len(x.p.calls)-1 {
+		finish, e.done = "STOP", true
+	}
+	return e.chunk(x, b, e.buf, finish, "", x.tokens)
+}
+
+func (e *geminiEncoder) close(x *exchange, b []byte) []byte {
+	if e.done {
+		return b
+	}
+	return e.chunk(x, b, []byte(`{"text":""}`), "STOP", "", x.tokens)
+}
+
+func appendCallPart(b []byte, c toolCall) []byte {
+	b = append(b, `{"functionCall":{"name":"`...)
+	b = appendEscaped(b, c.name)
+	b = append(b, `","args":`...)
+	var args bytes.Buffer
+	_ = json.Compact(&args, []byte(c.args)) // valid: checked by isObject
+	b = append(b, args.Bytes()...)
+	return append(b, "}}"...)
+}
+
+func malformedMessage(c toolCall) string {
+	return "Malformed function call: " + c.name + " " + c.args
+}
+
+// chunk appends one streamed GenerateContentResponse with at most one part.
+func (e *geminiEncoder) chunk(x *exchange, b, part []byte, finish, finishMsg string, tokens int) []byte {
+	b = append(b, `data: {"candidates":[{`...)
+	if part != nil {
+		b = append(b, `"content":{"parts":[`...)
+		b = append(b, part...)
+		b = append(b, `],"role":"model"},`...)
+	} else {
+		b = append(b, `"content":{},`...)
+	}
+	if finish != "" {
+		b = append(b, `"finishReason":"`...)
+		b = append(b, finish...)
+		b = append(b, `",`...)
+	}
+	b = append(b, `"index":0`...)
+	if finishMsg != "" {
+		b = append(b, `,"finishMessage":"`...)
+		b = appendEscaped(b, finishMsg)
+		b = append(b, '"')
+	}
+	b = append(b, `}],"usageMetadata":`...)
+	b = append(b, mustMarshal(newGeminiUsage(x.req.prompt, tokens))...)
+	b = append(b, `,"modelVersion":"`...)
+	b = appendEscaped(b, x.req.model)
+	b = append(b, `","responseId":"`...)
+	b = append(b, geminiResponseID(x.id)...)
+	return append(b, "\"}\r\n\r\n"...)
+}
+
+// body is the whole GenerateContentResponse.
+func (e *geminiEncoder) body(x *exchange, total int) []byte {
+	cand := geminiCandidate{Content: &geminiOutContent{Role: "model"}, FinishReason: "STOP"}
+	if x.p.text != "" {
+		cand.Content.Parts = append(cand.Content.Parts, mustMarshal(struct {
+			Text string `json:"text"`
+		}{x.p.text}))
+	}
+	for _, c := range x.p.calls {
+		if !isObject(c.args) {
+			cand.FinishReason, cand.FinishMessage = "MALFORMED_FUNCTION_CALL", malformedMessage(c)
+			if len(cand.Content.Parts) == 0 {
+				cand.Content = &geminiOutContent{}
+			}
+			break
+		}
+		cand.Content.Parts = append(cand.Content.Parts, appendCallPart(nil, c))
+	}
+	if len(x.p.text) == 0 && len(x.p.calls) == 0 {
+		cand.Content.Parts = append(cand.Content.Parts, json.RawMessage(`{"text":""}`))
+	}
+	return mustMarshal(struct {
+		Candidates    []geminiCandidate `json:"candidates"`
+		UsageMetadata geminiUsage       `json:"usageMetadata"`
+		ModelVersion  string            `json:"modelVersion"`
+		ResponseID    string            `json:"responseId"`
+	}{[]geminiCandidate{cand}, newGeminiUsage(x.req.prompt, total), x.req.model, geminiResponseID(x.id)})
+}
+
+type geminiCandidate struct {
+	Content       *geminiOutContent `json:"content"`
+	FinishReason  string            `json:"finishReason"`
+	Index         int               `json:"index"`
+	FinishMessage string            `json:"finishMessage,omitempty"`
+}
+
+type geminiOutContent struct {
+	Parts []json.RawMessage `json:"parts,omitempty"`
+	Role  string            `json:"role,omitempty"`
+}
+
+type geminiUsage struct {
+	PromptTokenCount     int `json:"promptTokenCount"`
+	CandidatesTokenCount int `json:"candidatesTokenCount"`
+	TotalTokenCount      int `json:"totalTokenCount"`
+	PromptTokensDetails  []struct {
+		Modality   string `json:"modality"`
+		TokenCount int    `json:"tokenCount"`
+	} `json:"promptTokensDetails"`
+}
+
+func newGeminiUsage(prompt, out int) geminiUsage {
+	u := geminiUsage{PromptTokenCount: prompt, CandidatesTokenCount: out, TotalTokenCount: prompt + out}
+	u.PromptTokensDetails = append(u.PromptTokensDetails, struct {
+		Modality   string `json:"modality"`
+		TokenCount int    `json:"tokenCount"`
+	}{"TEXT", prompt})
+	return u
+}
+
+func geminiResponseID(id int) string { return fmt.Sprintf("sim%06d", id) }
+
+// googleStatus returns the canonical status name and the usual message of
+// the Gemini API for an HTTP status.
+func googleStatus(status int, model string) (name, msg string) {
+	switch status {
+	case http.StatusBadRequest:
+		return "INVALID_ARGUMENT", "Request contains an invalid argument."
+	case http.StatusUnauthorized:
+		return "UNAUTHENTICATED", "API key not valid. Please pass a valid API key."
+	case http.StatusForbidden:
+		return "PERMISSION_DENIED", "The caller does not have permission (simulated)."
+	case http.StatusNotFound:
+		return "NOT_FOUND", fmt.Sprintf("models/%s is not found for API version v1beta, or is not supported for generateContent.", model)
+	case http.StatusConflict:
+		return "ABORTED", "The operation was aborted (simulated)."
+	case http.StatusTooManyRequests:
+		return "RESOURCE_EXHAUSTED", "You exceeded your current quota, please check your plan and billing details. For more information on this error, head to: https://ai.google.dev/gemini-api/docs/rate-limits. (simulated)"
+	case 499:
+		return "CANCELLED", "The operation was cancelled."
+	case http.StatusNotImplemented:
+		return "UNIMPLEMENTED", "Method not implemented (simulated)."
+	case http.StatusServiceUnavailable:
+		return "UNAVAILABLE", "The model is overloaded. Please try again later."
+	case http.StatusGatewayTimeout:
+		return "DEADLINE_EXCEEDED", "Deadline expired before operation could complete."
+	}
+	if status >= 500 {
+		return "INTERNAL", "An internal error has occurred. Please retry or report in https://developers.generativeai.google/guide/troubleshooting"
+	}
+	return "INVALID_ARGUMENT", fmt.Sprintf("Simulated client error %d.", status)
+}
+
+// failGemini sends an error in Google's shape. With a retry delay it adds a
+// google.rpc.RetryInfo detail, where Google puts it, and retry-after.
+func failGemini(w http.ResponseWriter, status int, msg, model string, retryAfter float64, _ int) {
+	name, usual := googleStatus(status, model)
+	if msg == "" {
+		msg = usual
+	}
+	type detail struct {
+		Type       string `json:"@type"`
+		RetryDelay string `json:"retryDelay"`
+	}
+	var e struct {
+		Error struct {
+			Code    int      `json:"code"`
+			Message string   `json:"message"`
+			Status  string   `json:"status"`
+			Details []detail `json:"details,omitempty"`
+		} `json:"error"`
+	}
+	e.Error.Code, e.Error.Message, e.Error.Status = status, msg, name
+	if retryAfter > 0 {
+		e.Error.Details = []detail{{"type.googleapis.com/google.rpc.RetryInfo", strconv.FormatFloat(retryAfter, 'f', -1, 64) + "s"}}
+	}
+	setRetryAfter(w.Header(), retryAfter)
+	sendBody(w, status, "application/json; charset=UTF-8", mustMarshal(e))
+}
