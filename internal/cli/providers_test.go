@@ -1,0 +1,94 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/massgen/massgen/internal/llmsim"
+)
+
+// startSim starts a simulator for a test, optionally scripted.
+func startSim(t *testing.T, scenario string) (*llmsim.Server, string) {
+	t.Helper()
+	var sc *llmsim.Scenario
+	if scenario != "" {
+		var err error
+		if sc, err = llmsim.ParseScenario([]byte(scenario)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv := llmsim.New(sc)
+	url, err := srv.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	return srv, url
+}
+
+func TestTeamMixingOpenAIClaudeAndGeminiReachesConsensus(t *testing.T) {
+	srv, url := startSim(t, "")
+	root := strings.TrimSuffix(url, "/v1")
+	cfg := fmt.Sprintf(`agents:
+  - id: gpt
+    backend: {type: openai, model: gpt-4o-mini, base_url: "%[1]s", api_key: k}
+  - id: claude
+    backend: {type: claude, model: claude-sonnet-4-5, base_url: "%[2]s", api_key: k}
+  - id: gemini
+    backend: {type: gemini, model: gemini-2.5-flash, base_url: "%[2]s", api_key: k}
+`, url, root)
+	r := massgen(t, t.Context(), map[string]string{"c.yaml": cfg}, nil, "--no-logs", "--config", "c.yaml", "q")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	wires := map[string]string{}
+	for _, rec := range srv.Requests() {
+		wires[rec.Model] = rec.Wire
+	}
+	want := map[string]string{"gpt-4o-mini": llmsim.WireResponses, "claude-sonnet-4-5": llmsim.WireAnthropic, "gemini-2.5-flash": llmsim.WireGemini}
+	for model, wire := range want {
+		if wires[model] != wire {
+			t.Errorf("%s spoke %q, want %q", model, wires[model], wire)
+		}
+	}
+	if !strings.Contains(r.stderr, "winner:") {
+		t.Errorf("no consensus in the progress output:\n%s", r.stderr)
+	}
+}
+
+func TestRateLimitedRequestWaitsForRetryAfterAndSucceeds(t *testing.T) {
+	srv, url := startSim(t, `
+models:
+  m:
+    steps:
+      - {fault: "429", retry_after: 0.2}
+`)
+	cfg := fmt.Sprintf("agent: {id: a, backend: {type: chatcompletion, model: m, base_url: %q}}\n", url)
+	r := massgen(t, t.Context(), map[string]string{"c.yaml": cfg}, nil, "--no-logs", "--config", "c.yaml", "q")
+	if r.code != 0 || strings.Contains(r.stderr, "turn failed") {
+		t.Fatalf("exit %d, want success after one retry:\n%s", r.code, r.stderr)
+	}
+	reqs := srv.Requests()
+	if reqs[0].Step != "fault:429" || reqs[1].Outcome != llmsim.OutcomeCompleted {
+		t.Fatalf("want a 429 then a completed retry, got %+v / %+v", reqs[0], reqs[1])
+	}
+	if gap := reqs[1].Start.Sub(reqs[0].End); gap < 200e6 {
+		t.Errorf("retried after %s, before the 0.2 s retry-after", gap)
+	}
+}
+
+func TestUnauthorizedAgentFailsAloneAndTheOthersFinish(t *testing.T) {
+	_, url := startSim(t, `
+models:
+  bad: {always: {fault: "401"}}
+`)
+	cfg := fmt.Sprintf(`agents:
+  - {id: good, backend: {type: chatcompletion, model: good, base_url: %[1]q}}
+  - {id: bad, backend: {type: chatcompletion, model: bad, base_url: %[1]q}}
+`, url)
+	r := massgen(t, t.Context(), map[string]string{"c.yaml": cfg}, nil, "--no-logs", "--config", "c.yaml", "q")
+	if r.code != 0 || !strings.Contains(r.stderr, "bad") || !strings.Contains(r.stderr, "401") || !strings.Contains(r.stderr, "left the run") {
+		t.Fatalf("exit %d; want success with bad's 401 reported:\n%s", r.code, r.stderr)
+	}
+}
