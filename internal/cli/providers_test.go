@@ -5,6 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/massgen/massgen/internal/config"
 	"github.com/massgen/massgen/internal/llmsim"
 )
 
@@ -90,5 +93,25 @@ models:
 	r := massgen(t, t.Context(), map[string]string{"c.yaml": cfg}, nil, "--no-logs", "--config", "c.yaml", "q")
 	if r.code != 0 || !strings.Contains(r.stderr, "bad") || !strings.Contains(r.stderr, "401") || !strings.Contains(r.stderr, "left the run") {
 		t.Fatalf("exit %d; want success with bad's 401 reported:\n%s", r.code, r.stderr)
+	}
+}
+
+func TestBuiltinToolFlagsReachTheProviderAdapters(t *testing.T) {
+	tests := []struct {
+		backend string
+		want    map[string]any
+	}{
+		{"{type: openai, model: m, enable_web_search: true, enable_code_interpreter: true}", map[string]any{"enable_web_search": true, "enable_code_interpreter": true}},
+		{"{type: grok, model: m, enable_web_search: true}", map[string]any{"search_parameters": map[string]any{"mode": "auto"}}},
+		{"{type: groq, model: m, enable_web_search: true, temperature: 0.2}", map[string]any{"temperature": 0.2}},
+	}
+	for _, tt := range tests {
+		cfg, err := config.Parse([]byte("agent: {id: a, backend: "+tt.backend+"}\n"), "c.yaml", func(string) string { return "" })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(tt.want, providerParams(cfg.Agents[0].Backend)); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", tt.backend, diff)
+		}
 	}
 }

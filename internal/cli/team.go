@@ -114,7 +114,7 @@ func buildTeam(cfg *config.Config, getenv func(string) string, log *slog.Logger)
 		m = llm.WithRetry(llm.WithBreaker(llm.WithRateLimit(m, limiters[lkey]), b, a.Backend.Type), retries)
 		t.agents = append(t.agents, orchestrator.Agent{
 			ID: a.ID, Backend: a.Backend.Type, ModelName: modelName(a), Model: m,
-			Params: a.Backend.Params, SystemMessage: a.SystemMessage, Simulated: a.Backend.Type == "sim", Cost: cost,
+			Params: providerParams(a.Backend), SystemMessage: a.SystemMessage, Simulated: a.Backend.Type == "sim", Cost: cost,
 		})
 	}
 	return t, nil
@@ -211,4 +211,28 @@ func baseURLOverride(typ string, getenv func(string) string) string {
 
 func isLocal(url string) bool {
 	return strings.Contains(url, "://localhost") || strings.Contains(url, "://127.0.0.1") || strings.Contains(url, "://[::1]")
+}
+
+// providerParams are the request parameters of a backend: its pass-through
+// keys plus the built-in tool flags its provider supports (the adapters turn
+// them into provider-side tools; Grok takes them as Live Search).
+func providerParams(b config.Backend) map[string]any {
+	spec, _ := provider.Lookup(b.Type)
+	out := map[string]any{}
+	for k, v := range b.Params {
+		out[k] = v
+	}
+	for _, flag := range spec.Builtins {
+		if on, _ := b.Extra[flag].(bool); !on {
+			continue
+		}
+		if b.Type == "grok" {
+			if _, set := out["search_parameters"]; !set {
+				out["search_parameters"] = map[string]any{"mode": "auto"}
+			}
+			continue
+		}
+		out[flag] = true
+	}
+	return out
 }

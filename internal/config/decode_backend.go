@@ -64,7 +64,9 @@ func (d *decoder) backend(bp *pair, path string) Backend {
 			b.Extra[p.key] = plain(p.val)
 		case isOwnedBackendKey(p.key):
 			d.ownedKey(p, key)
-			d.unsupported(p, key)
+			if !provider.SupportsBuiltin(b.Type, p.key) {
+				d.unsupported(p, key)
+			}
 			if !p.val.isNull() {
 				b.Extra[p.key] = plain(p.val)
 			}

@@ -9,8 +9,8 @@ func TestUnimplementedUpstreamFeaturesWarnWithTheirLocation(t *testing.T) {
 	cfg, err := Parse([]byte(`agents:
   - id: a
     backend:
-      type: openai
-      model: gpt-4o
+      type: groq
+      model: llama-3.3-70b-versatile
       enable_web_search: true
       enable_code_interpreter: false
       cwd: workspace1
@@ -44,5 +44,19 @@ orchestrator:
 	}
 	for k := range want {
 		t.Errorf("no warning for %s", k)
+	}
+}
+
+func TestBuiltinToolFlagsDoNotWarnWhereTheProviderHasThem(t *testing.T) {
+	cfg, err := Parse([]byte("agent:\n  backend: {type: openai, model: gpt-4o, enable_web_search: true, enable_code_interpreter: true}\n"),
+		"c.yaml", func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range cfg.Warnings {
+		t.Errorf("unexpected warning: %s", w)
+	}
+	if cfg.Agents[0].Backend.Extra["enable_web_search"] != true {
+		t.Errorf("flag not kept: %+v", cfg.Agents[0].Backend.Extra)
 	}
 }

@@ -25,6 +25,10 @@ type Spec struct {
 	KeyEnv  []string // API key variables, first set wins; empty means no key needed
 	// NeedsBaseURL is true for generic endpoints whose URL the user must give.
 	NeedsBaseURL bool
+	// Builtins are the MassGen backend flags (enable_web_search,
+	// enable_code_execution, enable_code_interpreter) this kind turns into
+	// provider-side tools.
+	Builtins []string
 	// Native reports whether massgen can talk to this kind in this build.
 	// Kinds that are recognised but not yet implemented load and validate,
 	// and fail with a clear message when a run needs them.
@@ -34,10 +38,14 @@ type Spec struct {
 var catalog = []Spec{
 	{Type: "sim", Wire: WireSim, Native: true},
 	{Type: "chatcompletion", Wire: WireChat, BaseURL: "https://api.openai.com/v1", KeyEnv: []string{"OPENAI_API_KEY"}, Native: true},
-	{Type: "openai", Wire: WireResponses, BaseURL: "https://api.openai.com/v1", KeyEnv: []string{"OPENAI_API_KEY"}, Native: true},
-	{Type: "claude", Wire: WireAnthropic, BaseURL: "https://api.anthropic.com", KeyEnv: []string{"ANTHROPIC_API_KEY"}, Native: true},
-	{Type: "gemini", Wire: WireGemini, BaseURL: "https://generativelanguage.googleapis.com", KeyEnv: []string{"GEMINI_API_KEY", "GOOGLE_API_KEY"}, Native: true},
-	{Type: "grok", Wire: WireChat, BaseURL: "https://api.x.ai/v1", KeyEnv: []string{"XAI_API_KEY"}, Native: true},
+	{Type: "openai", Wire: WireResponses, BaseURL: "https://api.openai.com/v1", KeyEnv: []string{"OPENAI_API_KEY"}, Native: true,
+		Builtins: []string{"enable_web_search", "enable_code_interpreter"}},
+	{Type: "claude", Wire: WireAnthropic, BaseURL: "https://api.anthropic.com", KeyEnv: []string{"ANTHROPIC_API_KEY"}, Native: true,
+		Builtins: []string{"enable_web_search", "enable_code_execution"}},
+	{Type: "gemini", Wire: WireGemini, BaseURL: "https://generativelanguage.googleapis.com", KeyEnv: []string{"GEMINI_API_KEY", "GOOGLE_API_KEY"}, Native: true,
+		Builtins: []string{"enable_web_search", "enable_code_execution"}},
+	{Type: "grok", Wire: WireChat, BaseURL: "https://api.x.ai/v1", KeyEnv: []string{"XAI_API_KEY"}, Native: true,
+		Builtins: []string{"enable_web_search"}},
 	{Type: "azure_openai", Wire: WireChat, KeyEnv: []string{"AZURE_OPENAI_API_KEY"}},
 	{Type: "claude_code", Wire: WireCLI, KeyEnv: []string{"ANTHROPIC_API_KEY"}},
 	{Type: "zai", Wire: WireChat, BaseURL: "https://api.z.ai/api/paas/v4/", KeyEnv: []string{"ZAI_API_KEY"}, Native: true},
@@ -64,6 +72,13 @@ func Lookup(typ string) (Spec, bool) {
 		return Spec{}, false
 	}
 	return catalog[i], true
+}
+
+// SupportsBuiltin reports whether a backend type turns the flag (e.g.
+// enable_web_search) into a provider-side tool.
+func SupportsBuiltin(typ, flag string) bool {
+	s, ok := Lookup(typ)
+	return ok && slices.Contains(s.Builtins, flag)
 }
 
 // Names lists every accepted backend type, in catalogue order.

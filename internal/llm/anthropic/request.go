@@ -27,6 +27,9 @@ var reservedParams = map[string]bool{
 	"system":   true,
 	"tools":    true,
 	"stream":   true,
+	// massgen's switches for the server tools (see serverTools)
+	"enable_web_search":     true,
+	"enable_code_execution": true,
 }
 
 // built is one request, ready for the SDK.
@@ -94,10 +97,29 @@ func (m *model) buildParams(req *llm.Request, modelName string) (built, error) {
 	for _, t := range req.Tools {
 		p.Tools = append(p.Tools, tool(t))
 	}
+	tools, beta := serverTools(req.Params)
+	p.Tools = append(p.Tools, tools...)
+	if beta != "" {
+		b.opts = append(b.opts, option.WithHeaderAdd("anthropic-beta", beta))
+	}
 	if len(extra) > 0 {
 		p.SetExtraFields(extra)
 	}
 	return b, nil
+}
+
+// serverTools are Anthropic's server-side tools, switched on by MassGen's
+// backend flags; code execution also needs its beta header. Claude runs
+// them inside its own response, and massgen only sees the resulting text.
+func serverTools(params map[string]any) (tools []anthropic.ToolUnionParam, beta string) {
+	if on, _ := params["enable_web_search"].(bool); on {
+		tools = append(tools, anthropic.ToolUnionParam{OfWebSearchTool20250305: &anthropic.WebSearchTool20250305Param{MaxUses: param.NewOpt(int64(5))}})
+	}
+	if on, _ := params["enable_code_execution"].(bool); on {
+		tools = append(tools, anthropic.ToolUnionParam{OfCodeExecutionTool20250522: &anthropic.CodeExecutionTool20250522Param{}})
+		beta = "code-execution-2025-05-22"
+	}
+	return tools, beta
 }
 
 // turn is one message of the wire conversation being assembled.

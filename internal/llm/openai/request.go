@@ -26,6 +26,9 @@ var reservedParams = map[string]bool{
 	"previous_response_id": true,
 	"conversation":         true,
 	"background":           true,
+	// massgen's switches for the built-in tools (see builtinTools)
+	"enable_web_search":       true,
+	"enable_code_interpreter": true,
 }
 
 // renamedParams are Chat Completions names MassGen configs use for the
@@ -86,6 +89,7 @@ func buildParams(req *llm.Request, model string, fb reasoningFallback) (response
 	for _, t := range req.Tools {
 		p.Tools = append(p.Tools, tool(t))
 	}
+	p.Tools = append(p.Tools, builtinTools(req.Params)...)
 	extra := extraFields(req.Params)
 	var added defaults
 	if _, configured := extra["reasoning"]; !configured {
@@ -105,6 +109,24 @@ func buildParams(req *llm.Request, model string, fb reasoningFallback) (response
 		p.SetExtraFields(extra)
 	}
 	return p, added, nil
+}
+
+// builtinTools are OpenAI's server-side tools, switched on by MassGen's
+// backend flags: the model uses them within its own response, and massgen
+// only sees the text that results.
+func builtinTools(params map[string]any) []responses.ToolUnionParam {
+	var tools []responses.ToolUnionParam
+	if on, _ := params["enable_web_search"].(bool); on {
+		tools = append(tools, responses.ToolUnionParam{OfWebSearch: &responses.WebSearchToolParam{Type: "web_search"}})
+	}
+	if on, _ := params["enable_code_interpreter"].(bool); on {
+		tools = append(tools, responses.ToolUnionParam{OfCodeInterpreter: &responses.ToolCodeInterpreterParam{
+			Container: responses.ToolCodeInterpreterContainerUnionParam{
+				OfCodeInterpreterToolAuto: &responses.ToolCodeInterpreterContainerCodeInterpreterContainerAutoParam{},
+			},
+		}})
+	}
+	return tools
 }
 
 // inputItems turns one user, assistant or tool message into input items.
