@@ -115,3 +115,26 @@ func TestBuiltinToolFlagsReachTheProviderAdapters(t *testing.T) {
 		}
 	}
 }
+
+func TestAzureEndpointBecomesItsV1Base(t *testing.T) {
+	tests := map[string]string{
+		"https://res.openai.azure.com":            "https://res.openai.azure.com/openai/v1",
+		"https://res.openai.azure.com/":           "https://res.openai.azure.com/openai/v1",
+		"https://res.openai.azure.com/openai/v1/": "https://res.openai.azure.com/openai/v1",
+		"http://127.0.0.1:8089/v1":                "http://127.0.0.1:8089/v1",
+		"":                                        "",
+	}
+	for in, want := range tests {
+		if got := azureBase(in); got != want {
+			t.Errorf("azureBase(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestAzureWithoutEndpointSaysWhichVariableToSet(t *testing.T) {
+	r := massgen(t, t.Context(), map[string]string{"c.yaml": "agent: {id: a, backend: {type: azure_openai, model: my-deployment}}\n"},
+		map[string]string{"AZURE_OPENAI_API_KEY": "k"}, "--config", "c.yaml", "q")
+	if r.code != 1 || !strings.Contains(r.stderr, "AZURE_OPENAI_ENDPOINT") {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+}

@@ -40,10 +40,7 @@ func TestEveryReferenceConfigRunsAgainstTheSimulator(t *testing.T) {
 		vars["MASSGEN_"+strings.ToUpper(typ)+"_BASE_URL"] = base
 	}
 	// Recognised but not supported yet: they must fail with a clear message.
-	unsupported := map[string]string{
-		"azure_openai_multi.yaml":  "azure_openai",
-		"azure_openai_single.yaml": "azure_openai",
-	}
+	unsupported := map[string]string{}
 	var files []string
 	_ = filepath.WalkDir(referenceConfigs, func(p string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() && (strings.HasSuffix(p, ".yaml") || strings.HasSuffix(p, ".yml")) {

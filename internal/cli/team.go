@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"path/filepath"
 	"strings"
 	"time"
@@ -171,6 +172,14 @@ func buildModel(cfg *config.Config, a config.Agent, getenv func(string) string, 
 	}
 	// The environment override wins over the config: it is this run's choice.
 	base := cmp.Or(baseURLOverride(b.Type, getenv), b.BaseURL, spec.BaseURL)
+	if b.Type == "azure_openai" {
+		endpoint, _ := b.Params["azure_endpoint"].(string)
+		base = azureBase(cmp.Or(base, endpoint, getenv("AZURE_OPENAI_ENDPOINT")))
+		if base == "" {
+			return nil, "", usageErr("agent %s: backend azure_openai needs its endpoint: set AZURE_OPENAI_ENDPOINT "+
+				"(https://<resource>.openai.azure.com), or base_url in the config", a.ID)
+		}
+	}
 	if base == "" {
 		return nil, "", usageErr("agent %s: backend %s needs base_url (the endpoint of the OpenAI-compatible server)", a.ID, b.Type)
 	}
@@ -188,6 +197,20 @@ func buildModel(cfg *config.Config, a config.Agent, getenv func(string) string, 
 	return newModel(spec.Wire, b, base, key), base, nil
 }
 
+// azureBase turns an Azure OpenAI resource endpoint into the base URL of its
+// OpenAI-compatible v1 API. A URL that already has a path (a gateway, the
+// simulator, or .../openai/v1 itself) is used as given.
+func azureBase(endpoint string) string {
+	if endpoint == "" {
+		return ""
+	}
+	u, err := url.Parse(endpoint)
+	if err != nil || strings.Trim(u.Path, "/") != "" {
+		return strings.TrimRight(endpoint, "/")
+	}
+	return strings.TrimRight(endpoint, "/") + "/openai/v1"
+}
+
 // newModel picks the adapter for a wire API. Each adapter package speaks one
 // API on its official SDK; adding a provider of an existing wire is a line
 // in internal/provider, adding a wire is a case here.
@@ -200,7 +223,11 @@ func newModel(wire provider.Wire, b config.Backend, base, key string) llm.Model 
 	case provider.WireGemini:
 		return gemini.New(gemini.Options{Provider: b.Type, BaseURL: base, APIKey: key, Model: b.Model})
 	}
-	return chatcompat.New(chatcompat.Options{Provider: b.Type, BaseURL: base, APIKey: cmp.Or(key, "none"), Model: b.Model, Stream: b.Stream})
+	var headers map[string]string
+	if b.Type == "azure_openai" {
+		headers = map[string]string{"api-key": key} // Azure's own header; its v1 API takes the bearer too
+	}
+	return chatcompat.New(chatcompat.Options{Provider: b.Type, BaseURL: base, APIKey: cmp.Or(key, "none"), Model: b.Model, Stream: b.Stream, Headers: headers})
 }
 
 // baseURLOverride reads MASSGEN_<TYPE>_BASE_URL, so a whole config can be
@@ -221,6 +248,12 @@ func providerParams(b config.Backend) map[string]any {
 	out := map[string]any{}
 	for k, v := range b.Params {
 		out[k] = v
+	}
+	if b.Type == "azure_openai" {
+		// Connection settings, not request parameters. The v1 API has no
+		// api-version; the key is accepted and ignored.
+		delete(out, "azure_endpoint")
+		delete(out, "api_version")
 	}
 	for _, flag := range spec.Builtins {
 		if on, _ := b.Extra[flag].(bool); !on {

@@ -46,7 +46,11 @@ var catalog = []Spec{
 		Builtins: []string{"enable_web_search", "enable_code_execution"}},
 	{Type: "grok", Wire: WireChat, BaseURL: "https://api.x.ai/v1", KeyEnv: []string{"XAI_API_KEY"}, Native: true,
 		Builtins: []string{"enable_web_search"}},
-	{Type: "azure_openai", Wire: WireChat, KeyEnv: []string{"AZURE_OPENAI_API_KEY"}},
+	// Azure OpenAI through its OpenAI-compatible v1 API
+	// (https://<resource>.openai.azure.com/openai/v1); the model is the
+	// deployment name. The endpoint comes from base_url, azure_endpoint or
+	// AZURE_OPENAI_ENDPOINT.
+	{Type: "azure_openai", Wire: WireChat, KeyEnv: []string{"AZURE_OPENAI_API_KEY"}, Native: true},
 	{Type: "claude_code", Wire: WireCLI, KeyEnv: []string{"ANTHROPIC_API_KEY"}},
 	{Type: "zai", Wire: WireChat, BaseURL: "https://api.z.ai/api/paas/v4/", KeyEnv: []string{"ZAI_API_KEY"}, Native: true},
 	{Type: "cerebras", Wire: WireChat, BaseURL: "https://api.cerebras.ai/v1", KeyEnv: []string{"CEREBRAS_API_KEY"}, Native: true},
