@@ -84,6 +84,6 @@ Try it without any API key on the built-in simulator:
 	fl.BoolVar(&rq.NoLogs, "no-logs", false, "do not write the log directory")
 	fl.StringVar(&rq.LogDir, "log-dir", "", "root of the log directories (default .massgen/massgen_logs)")
 	fl.BoolVar(&rq.Debug, "debug", false, "verbose logging to stderr and massgen.log")
-	root.AddCommand(newConfigCmd(env), newSimCmd(env), newExamplesCmd(env))
+	root.AddCommand(newConfigCmd(env), newSimCmd(env), newExamplesCmd(env), newServeCmd(env))
 	return root
 }

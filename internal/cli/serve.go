@@ -1,0 +1,295 @@
+package cli
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/massgen/massgen/examples"
+	"github.com/massgen/massgen/internal/event"
+	"github.com/massgen/massgen/internal/orchestrator"
+	"github.com/massgen/massgen/internal/provider"
+	"github.com/massgen/massgen/internal/server"
+)
+
+// ServeOptions are the defaults of the runs NewServeRunner starts.
+type ServeOptions struct {
+	// Config is what the `massgen` model runs: a file or @examples/NAME;
+	// "" = the CLI's discovery (./.massgen/config.yaml, …, keys set).
+	Config string
+	// DefaultModel, when set, makes the `massgen` model run this single
+	// model (quick mode) instead of Config.
+	DefaultModel string
+	NoLogs       bool   // write no log directories (benchmarks)
+	LogDir       string // root of the log directories; default .massgen/massgen_logs
+	Debug        bool   // each run's events to stderr, as --debug
+}
+
+// NewServeRunner returns the server's Runner: each request is one Execute
+// with the usual logs, its events passed to the request's observer. env is
+// copied; its Stderr (config warnings, --debug output) is shared by
+// concurrent runs and is serialised here.
+func NewServeRunner(env *Env, o ServeOptions) server.Runner {
+	base := *env
+	if base.WorkDir == "" {
+		base.WorkDir, _ = os.Getwd()
+	}
+	if base.Now == nil {
+		base.Now = time.Now
+	}
+	if base.Getenv == nil {
+		base.Getenv = os.Getenv
+	}
+	base.Stdout = cmp.Or[io.Writer](base.Stdout, io.Discard)
+	base.Stderr = &syncWriter{w: cmp.Or[io.Writer](base.Stderr, io.Discard)}
+	return func(ctx context.Context, r server.RunRequest) (*server.RunResult, error) {
+		rq := Request{Question: r.Question, History: r.History, ClientTools: r.Tools,
+			NoLogs: o.NoLogs, LogDir: o.LogDir, Debug: o.Debug, Args: []string{"serve"}}
+		switch {
+		case r.Config != "":
+			rq.Config = r.Config
+		case r.Model != "":
+			if provider.InferType(r.Model) == "" {
+				return nil, &server.Error{Status: http.StatusNotFound, Param: "model", Code: "model_not_found",
+					Message: fmt.Sprintf("The model '%s' does not exist: use massgen, massgen/<config> (GET /v1/models lists them), "+
+						"or a model name whose provider massgen can tell (gpt-…, claude-…, gemini-…, grok-…, groq/…, sim-…).", r.Model)}
+			}
+			rq.Model = r.Model
+		case o.DefaultModel != "":
+			rq.Model = o.DefaultModel
+		default:
+			rq.Config = o.Config
+		}
+		rq.Observe = func(sub *event.Subscription, _ []orchestrator.Agent, logDir string) {
+			if r.Started != nil {
+				r.Started(logDir)
+			}
+			for {
+				e, ok := sub.Next(nil)
+				if !ok {
+					return
+				}
+				if r.Observe != nil {
+					r.Observe(e)
+				}
+			}
+		}
+		env := base
+		out, err := Execute(ctx, &env, rq)
+		if err != nil {
+			if codeOf(err) == ExitConfig {
+				return nil, &server.Error{Status: http.StatusBadRequest, Code: "invalid_config", Message: err.Error(), Err: err}
+			}
+			return nil, err
+		}
+		return &server.RunResult{Status: string(out.Status), Final: out.Final, Winner: out.Winner, LogDir: out.LogDir,
+			ToolCalls: out.ToolCalls, Usage: out.TotalUsage(), Err: out.Err}, nil
+	}
+}
+
+// ServeConfigs maps model ids to configs: "massgen/<name>" for every
+// shipped example and for every *.yaml (or *.yml) in dir, if given; a file
+// in dir wins over an example of the same name.
+func ServeConfigs(dir string) (map[string]string, error) {
+	m := map[string]string{}
+	for _, n := range examples.Names() {
+		m[server.DefaultModel+"/"+n] = "@examples/" + n
+	}
+	if dir == "" {
+		return m, nil
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range entries {
+		ext := filepath.Ext(e.Name())
+		if e.IsDir() || (ext != ".yaml" && ext != ".yml") {
+			continue
+		}
+		m[server.DefaultModel+"/"+strings.TrimSuffix(e.Name(), ext)] = filepath.Join(abs, e.Name())
+	}
+	return m, nil
+}
+
+// syncWriter serialises writes from concurrent runs.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}
+
+type serveFlags struct {
+	host, port, config, configDir, defaultModel, apiKey, logDir string
+	maxConcurrent, maxQueue                                     int
+	grace                                                       float64
+	noLogs, debug                                               bool
+}
+
+func newServeCmd(env *Env) *cobra.Command {
+	var f serveFlags
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve an OpenAI-compatible API (POST /v1/chat/completions) that runs the team per request",
+		Long: `massgen serve answers OpenAI chat completion requests with a massgen run, streaming
+coordination progress as reasoning_content and the final answer as content.
+
+Models: "massgen" runs the default config (--config, or --default-model for a single
+model); "massgen/<name>" runs a shipped example or a file of --config-dir; any other
+model id runs a single agent on that model.
+
+Environment (flags win): MASSGEN_SERVER_HOST, MASSGEN_SERVER_PORT,
+MASSGEN_SERVER_DEFAULT_CONFIG, MASSGEN_SERVER_DEFAULT_MODEL, MASSGEN_SERVER_API_KEY,
+MASSGEN_SERVER_DEBUG.
+
+Try it without any API key:
+  massgen serve --config @examples/sim_three_agents
+  curl -s localhost:4000/v1/chat/completions -H 'Content-Type: application/json' \
+    -d '{"model":"massgen","messages":[{"role":"user","content":"What is the capital of France?"}]}'`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return serve(cmd, env, f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.host, "host", "127.0.0.1", "address to listen on (0.0.0.0 for every interface)")
+	fl.StringVar(&f.port, "port", "4000", "port to listen on (0: any free port, printed at start)")
+	fl.StringVar(&f.config, "config", "", "config of the `massgen` model: file or @examples/NAME (default: discovery, as the CLI)")
+	fl.StringVar(&f.configDir, "config-dir", "", "directory whose *.yaml files are served as massgen/<name>")
+	fl.StringVar(&f.defaultModel, "default-model", "", "the `massgen` model runs this single model instead of the default config")
+	fl.StringVar(&f.apiKey, "api-key", "", "require 'Authorization: Bearer KEY' on /v1/ routes")
+	fl.IntVar(&f.maxConcurrent, "max-concurrent", server.DefaultMaxConcurrent, "runs at once")
+	fl.IntVar(&f.maxQueue, "max-queue", server.DefaultMaxQueue, "requests that may wait for a run slot (0: none); beyond that 429")
+	fl.Float64Var(&f.grace, "shutdown-grace", 30, "seconds runs in flight get to finish on shutdown before they are cancelled")
+	fl.BoolVar(&f.noLogs, "no-logs", false, "do not write a log directory per run")
+	fl.StringVar(&f.logDir, "log-dir", "", "root of the log directories (default .massgen/massgen_logs)")
+	fl.BoolVar(&f.debug, "debug", false, "log every request and each run's events to stderr")
+	return cmd
+}
+
+func serve(cmd *cobra.Command, env *Env, f serveFlags) error {
+	if env.WorkDir == "" {
+		env.WorkDir, _ = os.Getwd()
+	}
+	getenv, err := loadEnv(env)
+	if err != nil {
+		return err
+	}
+	fromEnv := func(flag string, dst *string, name string) {
+		if v := getenv(name); v != "" && !cmd.Flags().Changed(flag) {
+			*dst = v
+		}
+	}
+	fromEnv("host", &f.host, "MASSGEN_SERVER_HOST")
+	fromEnv("port", &f.port, "MASSGEN_SERVER_PORT")
+	fromEnv("config", &f.config, "MASSGEN_SERVER_DEFAULT_CONFIG")
+	fromEnv("default-model", &f.defaultModel, "MASSGEN_SERVER_DEFAULT_MODEL")
+	fromEnv("api-key", &f.apiKey, "MASSGEN_SERVER_API_KEY")
+	if v := getenv("MASSGEN_SERVER_DEBUG"); v != "" && !cmd.Flags().Changed("debug") {
+		f.debug, _ = strconv.ParseBool(v)
+	}
+	if f.config != "" && f.defaultModel != "" {
+		return usageErr("--config and --default-model both choose what the `massgen` model runs: give one")
+	}
+	if f.maxConcurrent < 1 || f.maxQueue < 0 {
+		return usageErr("--max-concurrent must be at least 1 and --max-queue at least 0")
+	}
+	if f.grace < 0 {
+		return usageErr("--shutdown-grace must not be negative")
+	}
+	configs, err := ServeConfigs(f.configDir)
+	if err != nil {
+		return usageErr("--config-dir: %v", err)
+	}
+	// Check the default config now, so that a typo fails at start rather
+	// than on every request. Discovery may legitimately find nothing (no
+	// key set): the massgen/<example> models still work, so only warn.
+	probe := Request{Config: f.config, Model: f.defaultModel}
+	if _, err := resolveConfig(env, &probe, getenv); err != nil {
+		if f.config != "" || f.defaultModel != "" {
+			return err
+		}
+		fmt.Fprintf(env.Stderr, "warning: the `massgen` model has no config yet (requests for it will fail): %v\n", err)
+	}
+
+	level := slog.LevelInfo
+	if f.debug {
+		level = slog.LevelDebug
+	}
+	logger := slog.New(slog.NewTextHandler(&syncWriter{w: env.Stderr}, &slog.HandlerOptions{Level: level}))
+	srv := server.New(server.Deps{
+		Run: NewServeRunner(env, ServeOptions{Config: f.config, DefaultModel: f.defaultModel, NoLogs: f.noLogs,
+			LogDir: f.logDir, Debug: f.debug}),
+		Configs: configs, Version: Version, APIKey: f.apiKey,
+		MaxConcurrent: f.maxConcurrent, MaxQueue: f.maxQueue, Logger: logger,
+	})
+	ln, err := net.Listen("tcp", net.JoinHostPort(f.host, f.port))
+	if err != nil {
+		return &exitError{code: ExitExecution, err: fmt.Errorf("cannot listen: %w", err)}
+	}
+	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
+		ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(ln) }()
+
+	what := "the default config"
+	switch {
+	case f.defaultModel != "":
+		what = "model " + f.defaultModel
+	case f.config != "":
+		what = f.config
+	}
+	auth := "no API key required"
+	if f.apiKey != "" {
+		auth = "API key required"
+	}
+	fmt.Fprintf(env.Stderr, "massgen serve: listening on http://%s (OpenAI base URL http://%s/v1; %s)\n", ln.Addr(), ln.Addr(), auth)
+	fmt.Fprintf(env.Stderr, "massgen serve: model massgen runs %s; also %s\n", what, strings.Join(slices.Sorted(maps.Keys(configs)), ", "))
+
+	ctx := cmd.Context()
+	select {
+	case <-ctx.Done():
+	case err := <-served:
+		return &exitError{code: ExitExecution, err: fmt.Errorf("server stopped: %w", err)}
+	}
+	fmt.Fprintf(env.Stderr, "massgen serve: shutting down; runs in flight get %gs to finish (Ctrl+C again to stop at once)\n", f.grace)
+	gctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Duration(f.grace*float64(time.Second)))
+	defer cancel()
+	if err := srv.Shutdown(gctx); err != nil {
+		fmt.Fprintf(env.Stderr, "massgen serve: %v\n", err)
+	}
+	hctx, cancel2 := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel2()
+	if err := hs.Shutdown(hctx); err != nil {
+		_ = hs.Close()
+	}
+	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return &exitError{code: ExitExecution, err: err}
+	}
+	fmt.Fprintln(env.Stderr, "massgen serve: stopped")
+	return nil
+}

@@ -1,0 +1,170 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// serveBuffer is a stderr that the server and the test read concurrently.
+type serveBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *serveBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *serveBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+type serveProc struct {
+	url    string
+	stderr *serveBuffer
+	stop   func() int // cancels the command's context and returns its exit code
+	hc     *http.Client
+	dir    string
+}
+
+// startServe runs `massgen serve --port 0 ARGS…` in-process and waits for
+// its address.
+func startServe(t *testing.T, vars map[string]string, args ...string) *serveProc {
+	t.Helper()
+	dir := t.TempDir()
+	stderr := &serveBuffer{}
+	getenv := func(k string) string {
+		if k == "HOME" {
+			return dir
+		}
+		return vars[k]
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	code := make(chan int, 1)
+	go func() {
+		code <- Run(ctx, append([]string{"serve", "--port", "0"}, args...),
+			Env{Getenv: getenv, Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: stderr, WorkDir: dir})
+	}()
+	tr := &http.Transport{}
+	p := &serveProc{stderr: stderr, hc: &http.Client{Transport: tr, Timeout: 10 * time.Second}, dir: dir}
+	var once sync.Once
+	exit := -1
+	p.stop = func() int {
+		once.Do(func() {
+			cancel()
+			select {
+			case exit = <-code:
+			case <-time.After(10 * time.Second):
+				t.Error("massgen serve did not stop")
+			}
+			tr.CloseIdleConnections()
+		})
+		return exit
+	}
+	t.Cleanup(func() { p.stop() })
+	addr := regexp.MustCompile(`listening on (http://[0-9.:]+)`)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if m := addr.FindStringSubmatch(stderr.String()); m != nil {
+			p.url = m[1]
+			return p
+		}
+		select {
+		case c := <-code:
+			code <- c
+			t.Fatalf("massgen serve exited with %d:\n%s", c, stderr.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("massgen serve did not start:\n%s", stderr.String())
+		}
+	}
+}
+
+func (p *serveProc) post(t *testing.T, key, body string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", p.url+"/v1/chat/completions", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	resp, err := p.hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func TestServeAnswersAndStopsOnCancel(t *testing.T) {
+	p := startServe(t, nil, "--config", "@examples/sim_single_agent")
+	resp, err := p.hc.Get(p.url + "/health")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(b), `"service":"massgen-server"`) || !strings.Contains(string(b), `"version":"`+Version+`"`) {
+		t.Errorf("/health = %s", b)
+	}
+	code, body := p.post(t, "", `{"model":"massgen","messages":[{"role":"user","content":"What is 2+2?"}]}`)
+	if code != 200 || !strings.Contains(body, "sim-solo") || !strings.Contains(body, `"finish_reason":"stop"`) {
+		t.Fatalf("%d %s", code, body)
+	}
+	// The run wrote the usual logs in the working directory.
+	if logs, _ := filepath.Glob(filepath.Join(p.dir, ".massgen", "massgen_logs", "log_*", "status.json")); len(logs) != 1 {
+		t.Errorf("log dirs: %v", logs)
+	}
+	if c := p.stop(); c != 0 {
+		t.Errorf("exit %d after cancel:\n%s", c, p.stderr.String())
+	}
+	if !strings.Contains(p.stderr.String(), "massgen serve: stopped") {
+		t.Errorf("stderr:\n%s", p.stderr.String())
+	}
+}
+
+func TestServeEnvironmentAndFlags(t *testing.T) {
+	cfgDir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(cfgDir, "mine.yaml"), []byte("agent: {id: me, backend: {type: sim, model: sim-mine}}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := startServe(t, map[string]string{"MASSGEN_SERVER_DEFAULT_MODEL": "sim-env", "MASSGEN_SERVER_API_KEY": "from-env"},
+		"--api-key", "from-flag", "--config-dir", cfgDir, "--no-logs")
+	msg := `{"model":"%s","messages":[{"role":"user","content":"q"}]}`
+	if code, body := p.post(t, "from-env", strings.Replace(msg, "%s", "massgen", 1)); code != 401 {
+		t.Errorf("the flag's key must win over the environment's: %d %s", code, body)
+	}
+	if code, body := p.post(t, "from-flag", strings.Replace(msg, "%s", "massgen", 1)); code != 200 || !strings.Contains(body, "sim-env") {
+		t.Errorf("massgen with MASSGEN_SERVER_DEFAULT_MODEL: %d %s", code, body)
+	}
+	if code, body := p.post(t, "from-flag", strings.Replace(msg, "%s", "massgen/mine", 1)); code != 200 || !strings.Contains(body, "sim-mine") {
+		t.Errorf("massgen/mine from --config-dir: %d %s", code, body)
+	}
+	if logs, _ := filepath.Glob(filepath.Join(p.dir, ".massgen", "massgen_logs", "*")); len(logs) != 0 {
+		t.Errorf("--no-logs wrote %v", logs)
+	}
+}
+
+func TestServeRejectsABadDefaultConfigAtStart(t *testing.T) {
+	r := massgen(t, t.Context(), nil, nil, "serve", "--port", "0", "--config", "missing.yaml")
+	if r.code != ExitConfig || !strings.Contains(r.stderr, "config file not found") {
+		t.Errorf("exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+	r = massgen(t, t.Context(), nil, nil, "serve", "--port", "0", "--config", "@examples/sim_single_agent", "--default-model", "sim")
+	if r.code != ExitConfig {
+		t.Errorf("--config with --default-model: exit %d", r.code)
+	}
+}

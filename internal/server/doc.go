@@ -1,0 +1,53 @@
+// Package server is massgen's OpenAI-compatible HTTP API (`massgen
+// serve`): any OpenAI client can send a chat completion and get the team's
+// final answer, streamed while the run happens. It uses net/http only and
+// knows nothing of configs or agents: the command line hands it a Runner
+// that starts one orchestration per request.
+//
+// Routes (all in server.go):
+//
+//	GET  /health                 {"status":"ok","service":"massgen-server","version":…}; no API key needed
+//	GET  /v1/models              "massgen" and "massgen/<name>" for each routed config
+//	GET  /v1/models/{id}         one of them
+//	POST /v1/chat/completions    one run per request, streaming or not
+//	GET  /v1/runs/{id}           the run's status.json (live while it runs)
+//
+// Model routing: "massgen" runs the server's default config, "massgen/<name>"
+// the config Deps.Configs maps it to, and any other id a single agent on that
+// model (the Runner answers 404 when it cannot tell the model's provider).
+//
+// Messages: the last user message is the question; earlier user and
+// assistant messages are the conversation history every agent sees (tool
+// calls and results in it are written out as text); system and developer
+// messages are put before the question, separated by a blank line; tool
+// calls and tool results after the last user message (a client returning
+// the output of a tool the run asked for) are appended to the question.
+// Client function tools are offered to the winner's final presentation;
+// when it calls them the response carries tool_calls and finish_reason
+// "tool_calls". Tool names that collide with the workflow tools
+// (ReservedTools) are rejected with 400.
+//
+// Streaming (stream: true) sends chat.completion.chunk objects as the run
+// progresses: a role chunk when the run starts; one line per coordination
+// step ("[critic] voted for researcher: …") as delta.reasoning_content,
+// which ordinary clients ignore; the winner's final presentation as
+// delta.content, token by token; then whatever the deltas missed (they may
+// be dropped under back-pressure; the streamed text is reconciled with the
+// stored final answer), tool_calls deltas if any, the finishing chunk with
+// the `massgen` extension object, a usage chunk if
+// stream_options.include_usage, and data: [DONE]. A run that fails or times
+// out ends with a data: {"error": {…}} object (OpenAI's SDKs raise it) and
+// [DONE]. A non-streaming run that fails gets 500, one that times out 504.
+//
+// Errors use OpenAI's shape {"error":{"message","type","param","code"}}:
+// 400 bad request, 401 bad or missing bearer token (when Deps.APIKey is
+// set), 404 unknown model or route, 405, 413 body too large, 429 when every
+// run slot and the wait queue are taken, 500, 503 while shutting down.
+//
+// Concurrency: at most Deps.MaxConcurrent runs at once; up to Deps.MaxQueue
+// more wait in FIFO order (a waiter whose client disconnects leaves the
+// queue). A client that disconnects mid-run cancels its run at once: the
+// request context is the run's context, so every model request is
+// aborted. Shutdown turns new requests away with 503, gives runs in flight
+// a grace period, then cancels them.
+package server

@@ -1,0 +1,90 @@
+package server
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"sync"
+	"time"
+)
+
+// stateRunning is what the registry reports before a run has its own
+// status.json (or when it writes none).
+const stateRunning = "running"
+
+// runInfo is what the server remembers of one chat completion's run.
+type runInfo struct {
+	ID      string
+	Model   string
+	Created time.Time
+	Status  string // running, then the run's own: completed|timeout|failed|interrupted (or rejected: it could not start)
+	LogDir  string
+	Winner  string
+	Ended   time.Time
+}
+
+// registry maps run ids to runs for GET /v1/runs/{id}. A run is added
+// once it has a run slot (the client learns its id from the response);
+// runs in flight are always kept, and of the finished ones the latest keep.
+type registry struct {
+	mu       sync.Mutex
+	runs     map[string]*runInfo
+	finished []string // ids of finished runs, oldest first
+	keep     int
+}
+
+func newRegistry(keep int) *registry {
+	return &registry{runs: map[string]*runInfo{}, keep: keep}
+}
+
+// newRunID returns a random id: 16 hex digits.
+func newRunID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+func (g *registry) add(id, model string, now time.Time) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.runs[id] = &runInfo{ID: id, Model: model, Created: now, Status: stateRunning}
+}
+
+func (g *registry) update(id string, f func(*runInfo)) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if r := g.runs[id]; r != nil {
+		f(r)
+	}
+}
+
+// finish records the end of a run and forgets the oldest finished runs
+// beyond the limit.
+func (g *registry) finish(id, status, winner, logDir string, now time.Time) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	r := g.runs[id]
+	if r == nil {
+		return
+	}
+	r.Status, r.Winner, r.Ended = status, winner, now
+	if logDir != "" {
+		r.LogDir = logDir
+	}
+	g.finished = append(g.finished, id)
+	for len(g.finished) > g.keep {
+		delete(g.runs, g.finished[0])
+		g.finished[0] = ""
+		g.finished = g.finished[1:]
+	}
+}
+
+// get returns a copy of the run's record.
+func (g *registry) get(id string) (runInfo, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	r := g.runs[id]
+	if r == nil {
+		return runInfo{}, false
+	}
+	return *r, true
+}

@@ -1,0 +1,327 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/massgen/massgen/internal/event"
+)
+
+// sseStream writes one run as Server-Sent Events in the shape of OpenAI's
+// streamed chat completions, while the run happens:
+//
+//   - a role chunk as soon as the run has started;
+//   - coordination progress, one line per step, as delta.reasoning_content;
+//   - the winner's final presentation as delta.content, token by token;
+//   - when the run ends: the part of the final answer the deltas missed
+//     (they may be dropped under back-pressure), the client tool calls if
+//     any, the finishing chunk (with the `massgen` extension object), a
+//     usage chunk if the client asked for one, and `data: [DONE]`;
+//   - or, when the run fails or times out, an `error` object and [DONE].
+//
+// Events arrive from the runner's observer goroutine and the ending from
+// the handler goroutine; a mutex orders them. A write that fails or stalls
+// beyond the write timeout marks the client gone and cancels the run.
+type sseStream struct {
+	mu      sync.Mutex
+	w       http.ResponseWriter
+	rc      *http.ResponseController
+	head    chunk // id, object, created, model
+	timeout time.Duration
+	gone    func() // the client cannot be written to: cancel the run
+	runID   string
+
+	started bool
+	broken  bool
+	ended   bool
+	buf     bytes.Buffer
+
+	// cur is the content streamed since the latest presentation started;
+	// sentAny says whether any content was sent at all (an orchestration
+	// restart presents again, after a blank line).
+	cur        strings.Builder
+	sentAny    bool
+	pendingSep bool
+}
+
+func newSSEStream(w http.ResponseWriter, id, model string, created int64, timeout time.Duration, gone func()) *sseStream {
+	return &sseStream{
+		w: w, rc: http.NewResponseController(w), timeout: timeout, gone: gone, runID: id,
+		head: chunk{ID: "chatcmpl-" + id, Object: "chat.completion.chunk", Created: created, Model: model},
+	}
+}
+
+// abandon ends the stream before it started, so that the caller can send
+// a plain HTTP error instead; it reports false if the stream had started.
+func (s *sseStream) abandon() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.started {
+		return false
+	}
+	s.ended = true
+	return true
+}
+
+// start sends the headers and the role chunk, once.
+func (s *sseStream) start() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.startLocked()
+}
+
+func (s *sseStream) startLocked() {
+	if s.started {
+		return
+	}
+	s.started = true
+	h := s.w.Header()
+	h.Set("Content-Type", "text/event-stream; charset=utf-8")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no") // tell reverse proxies not to buffer
+	s.w.WriteHeader(http.StatusOK)
+	empty := ""
+	s.sendLocked(delta{Role: "assistant", Content: &empty}, nil, nil, nil)
+}
+
+// observe handles one event of the run.
+func (s *sseStream) observe(e event.Event) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ended {
+		return
+	}
+	s.startLocked()
+	switch e.Type {
+	case event.FinalStarted:
+		s.cur.Reset()
+		s.pendingSep = s.sentAny
+	case event.FinalDelta:
+		s.contentLocked(e.Text)
+	case event.FinalAnswer:
+		s.reconcileLocked(e.Text)
+	}
+	if p := progress(e); p != "" {
+		s.sendLocked(delta{ReasoningContent: p}, nil, nil, nil)
+	}
+}
+
+func (s *sseStream) contentLocked(text string) {
+	if text == "" {
+		return
+	}
+	s.cur.WriteString(text)
+	if s.pendingSep {
+		text, s.pendingSep = "\n\n"+text, false
+	}
+	s.sentAny = true
+	s.sendLocked(delta{Content: &text}, nil, nil, nil)
+}
+
+// reconcileLocked makes the streamed content of this presentation equal
+// to final: it sends what the deltas missed, or, if what was streamed is
+// not a prefix of final (the presentation failed and the stored answer was
+// used), a blank line and the whole final text.
+func (s *sseStream) reconcileLocked(final string) {
+	cur := s.cur.String()
+	switch {
+	case final == "" || cur == final:
+	case strings.HasPrefix(final, cur):
+		s.contentLocked(final[len(cur):])
+	default:
+		s.cur.Reset()
+		s.pendingSep = s.sentAny
+		s.contentLocked(final)
+	}
+}
+
+// finish ends a completed run: the rest of the answer, tool calls, the
+// finishing chunk, usage, [DONE].
+func (s *sseStream) finish(res *RunResult, info *massgenInfo, includeUsage bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ended {
+		return
+	}
+	s.startLocked()
+	s.reconcileLocked(res.Final)
+	finish := "stop"
+	if len(res.ToolCalls) > 0 {
+		finish = "tool_calls"
+		s.sendLocked(delta{ToolCalls: wireCalls(res.ToolCalls, true)}, nil, nil, nil)
+	}
+	s.sendLocked(delta{}, &finish, nil, info)
+	if includeUsage {
+		u := usageOf(res.Usage)
+		s.sendLocked(delta{}, nil, &u, nil)
+	}
+	s.doneLocked()
+}
+
+// fail ends a run that failed, timed out or was stopped: a progress line,
+// an `error` object (which OpenAI's SDKs raise as an error), [DONE].
+func (s *sseStream) fail(e *Error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ended {
+		return
+	}
+	s.startLocked()
+	s.sendLocked(delta{ReasoningContent: "[massgen] run ended without an answer: " + e.Error() + "\n"}, nil, nil, nil)
+	b, _ := json.Marshal(errorBody{Error: e.object()})
+	s.writeLocked(b)
+	s.doneLocked()
+}
+
+func (s *sseStream) doneLocked() {
+	s.buf.Reset()
+	s.buf.WriteString("data: [DONE]\n\n")
+	s.flushLocked()
+	s.ended = true
+	// A later response on this keep-alive connection must not inherit the
+	// deadline of our last write.
+	_ = s.rc.SetWriteDeadline(time.Time{})
+}
+
+func (s *sseStream) sendLocked(d delta, finish *string, u *wireUsage, info *massgenInfo) {
+	c := s.head
+	if u == nil {
+		c.Choices = []chunkChoice{{Delta: d, FinishReason: finish}}
+	} else {
+		c.Choices, c.Usage = []chunkChoice{}, u
+	}
+	c.Massgen = info
+	b, err := json.Marshal(c)
+	if err != nil { // cannot happen with these types
+		return
+	}
+	s.writeLocked(b)
+}
+
+func (s *sseStream) writeLocked(data []byte) {
+	s.buf.Reset()
+	s.buf.WriteString("data: ")
+	s.buf.Write(data)
+	s.buf.WriteString("\n\n")
+	s.flushLocked()
+}
+
+// flushLocked writes the buffer and flushes it to the client, bounded by
+// the write timeout.
+func (s *sseStream) flushLocked() {
+	if s.broken {
+		return
+	}
+	if s.timeout > 0 {
+		if err := s.rc.SetWriteDeadline(time.Now().Add(s.timeout)); err != nil && !errors.Is(err, http.ErrNotSupported) {
+			s.breakLocked()
+			return
+		}
+	}
+	if _, err := s.w.Write(s.buf.Bytes()); err != nil {
+		s.breakLocked()
+		return
+	}
+	if err := s.rc.Flush(); err != nil {
+		s.breakLocked()
+	}
+}
+
+func (s *sseStream) breakLocked() {
+	s.broken = true
+	if s.gone != nil {
+		s.gone()
+	}
+}
+
+// progress is the reasoning_content line for a coordination event, or ""
+// for events that are not shown (deltas, turn ends).
+func progress(e event.Event) string {
+	var line string
+	switch e.Type {
+	case event.RunStarted:
+		line = "[massgen] run started: agents " + strings.Join(e.Agents, ", ")
+	case event.TurnStarted:
+		line = fmt.Sprintf("[%s] working", e.Agent)
+		if len(e.Labels) > 0 {
+			line += " (sees " + strings.Join(e.Labels, ", ") + ")"
+		}
+	case event.ToolCalled:
+		line = fmt.Sprintf("[%s] called tool %s", e.Agent, e.Text)
+	case event.AnswerAccepted:
+		line = fmt.Sprintf("[%s] answered (%s)", e.Agent, e.Label)
+	case event.VoteAccepted:
+		line = fmt.Sprintf("[%s] voted for %s", e.Agent, e.Target)
+		if e.Reason != "" {
+			line += ": " + clip(e.Reason, 200)
+		}
+	case event.ActionRejected:
+		line = fmt.Sprintf("[%s] action rejected: %s", e.Agent, clip(e.Reason, 200))
+	case event.TurnRestarted:
+		line = fmt.Sprintf("[%s] restarted: new answer from %s", e.Agent, e.Target)
+	case event.TurnFailed:
+		line = fmt.Sprintf("[%s] turn failed: %s", e.Agent, clip(e.Err, 300))
+	case event.AgentFailed:
+		line = fmt.Sprintf("[%s] failed and left the run: %s", e.Agent, clip(e.Err, 300))
+	case event.Timeout:
+		if e.Agent == "" {
+			line = "[massgen] timeout: " + e.Reason
+		} else {
+			line = fmt.Sprintf("[%s] turn timed out", e.Agent)
+		}
+	case event.WinnerSelected:
+		line = fmt.Sprintf("[massgen] winner: %s (%s)", e.Agent, tally(e.Votes))
+	case event.FinalStarted:
+		line = fmt.Sprintf("[%s] presenting the final answer", e.Agent)
+	case event.FinalAnswer:
+		if e.Reason != "" && e.Reason != "presentation" {
+			line = "[massgen] " + e.Reason
+		}
+	case event.PostEvaluation:
+		line = fmt.Sprintf("[%s] post-evaluation: %s", e.Agent, e.Text)
+		if e.Reason != "" {
+			line += " (" + clip(e.Reason, 200) + ")"
+		}
+	case event.RunRestarted:
+		line = "[massgen] orchestration restarted: " + clip(e.Reason, 200)
+	case event.RunFinished:
+		line = "[massgen] run " + e.Status
+	}
+	if line == "" {
+		return ""
+	}
+	return line + "\n"
+}
+
+func tally(votes map[string]int) string {
+	if len(votes) == 0 {
+		return "no votes"
+	}
+	parts := make([]string, 0, len(votes))
+	for _, id := range slices.Sorted(maps.Keys(votes)) {
+		parts = append(parts, fmt.Sprintf("%s=%d", id, votes[id]))
+	}
+	return "votes: " + strings.Join(parts, ", ")
+}
+
+// clip shortens s to at most n bytes on a rune boundary, on one line.
+func clip(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !isRuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
