@@ -138,3 +138,13 @@ func TestAzureWithoutEndpointSaysWhichVariableToSet(t *testing.T) {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
 }
+
+func TestModelWithProviderPrefixSelectsTheProviderAndDropsThePrefix(t *testing.T) {
+	cfg, err := quickConfig(&Request{Model: "openrouter/openai/gpt-4o-mini"}, func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := cfg.Agents[0].Backend; b.Type != "openrouter" || b.Model != "openai/gpt-4o-mini" {
+		t.Errorf("backend = %s / %s, want openrouter / openai/gpt-4o-mini", b.Type, b.Model)
+	}
+}

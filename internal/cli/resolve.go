@@ -112,6 +112,12 @@ func quickConfig(f *Request, getenv func(string) string) (*config.Config, error)
 		return nil, usageErr("unknown backend type %q%s", typ, suggestType(typ))
 	}
 	model := f.Model
+	// "groq/llama-3.3-70b-versatile" names the provider in front of the
+	// model; the provider itself only knows the part after it (which may
+	// have slashes of its own, as OpenRouter's "openai/gpt-4o" does).
+	if p, rest, ok := strings.Cut(model, "/"); ok && p == typ && f.Backend == "" {
+		model = rest
+	}
 	if model == "" && typ == "sim" {
 		model = "sim"
 	}
