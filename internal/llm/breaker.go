@@ -68,20 +68,23 @@ func (b *Breaker) allow() error {
 	return nil
 }
 
-// record notes a request's outcome: nil for success.
-func (b *Breaker) record(err error) {
+// record notes a request's outcome (nil for success) and reports whether
+// this outcome opened the circuit.
+func (b *Breaker) record(err error) (opened bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.trial = false
 	if err == nil || !endpointFailure(err) {
 		b.failures = 0
-		return
+		return false
 	}
 	b.failures++
 	b.lastErr = err
 	if b.failures >= b.threshold() {
 		b.openedAt = b.now()
+		return true
 	}
+	return false
 }
 
 // release ends a half-open trial without a verdict.
@@ -119,21 +122,50 @@ func (bm *breakerModel) Stream(ctx context.Context, req *Request) iter.Seq2[Chun
 			yield(Chunk{}, &Error{Provider: bm.provider, Model: req.Model, Message: err.Error()})
 			return
 		}
-		var failure error
+		recorded := false
 		defer func() {
-			if failure == nil && ctx.Err() != nil {
-				bm.b.release() // cancelled by us: says nothing about the endpoint
-				return
+			if !recorded {
+				if ctx.Err() != nil {
+					bm.b.release() // cancelled by us: says nothing about the endpoint
+				} else {
+					bm.b.record(nil)
+				}
 			}
-			bm.b.record(failure)
 		}()
 		for c, err := range bm.m.Stream(ctx, req) {
-			if err != nil {
-				failure = err
+			if err != nil && !recorded && (ctx.Err() == nil || endpointFailure(err)) {
+				recorded = true
+				if bm.b.record(err) {
+					// This failure opened the circuit: say so, and stop the
+					// retry schedule now rather than after one more wait.
+					err = opened(err)
+				}
 			}
 			if !yield(c, err) {
 				return
 			}
 		}
 	}
+}
+
+// opened marks an endpoint error as final because the circuit just opened.
+func opened(err error) error {
+	e, ok := errors.AsType[*Error](err)
+	if !ok {
+		return err
+	}
+	cp := *e
+	cp.Retry = false
+	cp.Message = cmpOrMsg(e) + " (circuit now open: not retrying this endpoint for a while)"
+	return &cp
+}
+
+func cmpOrMsg(e *Error) string {
+	if e.Message != "" {
+		return e.Message
+	}
+	if e.Err != nil {
+		return e.Err.Error()
+	}
+	return "failed"
 }

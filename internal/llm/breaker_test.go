@@ -42,10 +42,15 @@ func TestBreakerOpensAfterConsecutiveEndpointFailuresAndFailsFast(t *testing.T) 
 	b := &Breaker{Name: "http://x", Threshold: 3, Cooldown: 10 * time.Second, Now: func() time.Time { return now }}
 	inner := &scripted{errs: []error{down, down, down, nil, nil}}
 	m := WithBreaker(inner, b, "p")
-	for range 3 {
+	for range 2 {
 		if err := drain(m); !errors.Is(err, down) {
 			t.Fatalf("want the endpoint error, got %v", err)
 		}
+	}
+	// The third failure opens the circuit: it says so, and is final.
+	third, _ := errors.AsType[*Error](drain(m))
+	if third == nil || third.IsRetryable() || !strings.Contains(third.Message, "connection refused") || !strings.Contains(third.Message, "circuit now open") {
+		t.Fatalf("third failure = %+v, want the endpoint error, final, saying the circuit opened", third)
 	}
 	err := drain(m)
 	e, ok := errors.AsType[*Error](err)
@@ -84,7 +89,7 @@ func TestRetryStopsAtAnOpenCircuit(t *testing.T) {
 		return nil
 	}})
 	err := drain(m)
-	if inner.calls != 2 || len(slept) != 2 || !strings.Contains(err.Error(), "circuit open") {
-		t.Fatalf("calls=%d sleeps=%d err=%v; want 2 real calls, then the open circuit ends the retries", inner.calls, len(slept), err)
+	if inner.calls != 2 || len(slept) != 1 || !strings.Contains(err.Error(), "circuit now open") {
+		t.Fatalf("calls=%d sleeps=%d err=%v; want 2 real calls and no wait after the failure that opened the circuit", inner.calls, len(slept), err)
 	}
 }
