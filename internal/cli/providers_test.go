@@ -2,6 +2,8 @@ package cli
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -146,5 +148,36 @@ func TestModelWithProviderPrefixSelectsTheProviderAndDropsThePrefix(t *testing.T
 	}
 	if b := cfg.Agents[0].Backend; b.Type != "openrouter" || b.Model != "openai/gpt-4o-mini" {
 		t.Errorf("backend = %s / %s, want openrouter / openai/gpt-4o-mini", b.Type, b.Model)
+	}
+}
+
+func TestWithoutConfigTheProjectConfigIsUsed(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, ".massgen"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".massgen", "config.yaml"), []byte("agent: {id: local, backend: {type: sim, model: sim-local}}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb strings.Builder
+	code := Run(t.Context(), []string{"--no-logs", "q"}, Env{Getenv: func(string) string { return "" }, Stdout: &out, Stderr: &errb, WorkDir: dir})
+	if code != 0 || !strings.Contains(out.String(), "sim-local") {
+		t.Fatalf("exit %d, stdout %q, stderr %s", code, out.String(), errb.String())
+	}
+}
+
+func TestWithoutConfigATeamIsBuiltFromTheKeysInDotEnv(t *testing.T) {
+	srv, url := startSim(t, "")
+	r := massgen(t, t.Context(), map[string]string{".env": "OPENAI_API_KEY=sk-test\nGROQ_API_KEY=gsk-test\n"},
+		map[string]string{"MASSGEN_OPENAI_BASE_URL": url, "MASSGEN_GROQ_BASE_URL": url}, "--no-logs", "q")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	models := map[string]bool{}
+	for _, rec := range srv.Requests() {
+		models[rec.Model] = true
+	}
+	if !models["gpt-4o-mini"] || !models["llama-3.3-70b-versatile"] || len(models) != 2 {
+		t.Errorf("team models = %v, want the OpenAI and Groq defaults", models)
 	}
 }
