@@ -62,6 +62,12 @@ func New(sc *Scenario) *Server {
 	return s
 }
 
+// DropMessages stops the request log from keeping message contents (records
+// keep everything else). Long-running servers and benchmarks use it: the
+// copies cost memory and CPU that a real provider would not spend on our
+// side of the wire. Call it before Start.
+func (s *Server) DropMessages() { s.leanLog = true }
+
 // Handler returns the simulator's HTTP handler, for mounting it on a server
 // of your own (httptest.NewServer(s.Handler()), with base URL srv.URL+"/v1").
 // Close still aborts its in-flight exchanges.
