@@ -184,7 +184,7 @@ func (m *model) wholeMessage(modelName string, body []byte, yield func(llm.Chunk
 	}
 	if err != nil {
 		yield(llm.Chunk{}, &llm.Error{Provider: m.provider, Model: modelName, Retry: true,
-			Message: "unreadable response: " + shortCause(err), Err: err})
+			Message: "unreadable response: " + llm.ShortCause(err), Err: err})
 		return
 	}
 	for _, c := range messageChunks(&msg, m.thinking) {

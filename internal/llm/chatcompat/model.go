@@ -155,7 +155,7 @@ func (m *model) complete(ctx context.Context, modelName string, params openai.Ch
 			// A 2xx whose body could not be read or decoded: a broken
 			// connection or proxy, worth another try.
 			yield(llm.Chunk{}, &llm.Error{Provider: m.provider, Model: modelName, Retry: true,
-				Message: "unreadable response: " + shortCause(err), Err: err})
+				Message: "unreadable response: " + llm.ShortCause(err), Err: err})
 			return
 		}
 		yield(llm.Chunk{}, m.requestError(ctx, modelName, err, probe))

@@ -4,14 +4,9 @@ import (
 	"cmp"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"io"
-	"net"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"google.golang.org/genai"
@@ -19,19 +14,16 @@ import (
 	"github.com/massgen/massgen/internal/llm"
 )
 
-// maxMessage bounds an error message taken from a response body, so a
-// proxy's HTML error page does not flood the log.
-const maxMessage = 500
+// maxMessage bounds an error message taken from a response body.
+const maxMessage = llm.MaxMessageLen
 
 // requestError classifies a failure before a successful response arrived:
 // an HTTP error status, a transport error, or a request the SDK refused to
 // build. Cancellation has been handled by the caller.
 func (m *model) requestError(model string, err error, x *exchange) error {
-	e := &llm.Error{Provider: m.provider, Model: model, Err: err}
 	apiErr, isAPI := errors.AsType[genai.APIError](err)
 	switch {
 	case x.status >= 400 || isAPI:
-		e.Status = x.status
 		g, ok := parseErrorBody(x.errBody)
 		switch {
 		case ok:
@@ -43,26 +35,17 @@ func (m *model) requestError(model string, err error, x *exchange) error {
 			// is, but its error still says what went wrong).
 			g = googleError{Code: apiErr.Code, Message: apiErr.Message, Details: apiErr.Details}
 		}
-		if e.Status == 0 {
-			e.Status = g.Code
+		after := retryDelay(g.Details)
+		if after == 0 {
+			after = retryAfter(x.header, time.Now())
 		}
-		e.Message = truncate(g.Message)
-		if e.Message == "" {
-			e.Message = cmp.Or(g.Status, http.StatusText(e.Status))
-		}
-		e.After = retryDelay(g.Details)
-		if e.After == 0 {
-			e.After = retryAfter(x.header, time.Now())
-		}
-		e.Retry = llm.RetryableStatus(e.Status)
-	case isTransport(err):
-		e.Retry = true
-		e.Message = fmt.Sprintf("cannot reach %s: %s", m.baseURL, shortCause(err))
+		msg := cmp.Or(truncate(g.Message), g.Status) // else the status text
+		return llm.StatusError(m.provider, model, cmp.Or(x.status, g.Code), msg, after, err)
 	default:
-		// The SDK refused the request before sending it.
-		e.Message = err.Error()
+		// A transport error, or the SDK refused the request before
+		// sending it.
+		return llm.RequestFailed(m.provider, model, m.baseURL, err)
 	}
-	return e
 }
 
 // streamError classifies a failure after a 2xx response started: an error
@@ -78,20 +61,14 @@ func (m *model) streamError(model string, err error, x *exchange) error {
 	if x.readErr != nil {
 		// The connection broke; the SDK only saw the end of the body, and
 		// perhaps a half event.
-		e.Err = x.readErr
-		e.Message = "stream interrupted: " + shortCause(x.readErr)
-		return e
+		return llm.StreamInterrupted(m.provider, model, x.readErr)
 	}
 	e.Message = "stream interrupted: " + truncate(err.Error())
 	return e
 }
 
-// canceled keeps cancellation a context error, not a provider failure:
-// callers test errors.Is(err, context.Canceled) to tell "stopped" from
-// "broken".
-func canceled(ctxErr error) error {
-	return fmt.Errorf("gemini: request stopped: %w", ctxErr)
-}
+// canceled: see llm.Canceled.
+func canceled(ctxErr error) error { return llm.Canceled("gemini", ctxErr) }
 
 // googleError is the error object of Google APIs (google.rpc.Status).
 type googleError struct {
@@ -165,57 +142,11 @@ func retryDelay(details []map[string]any) time.Duration {
 }
 
 // retryAfter reads a Retry-After header (seconds or an HTTP date), which a
-// proxy in front of Gemini may send.
+// proxy in front of Gemini may send. Unlike llm.RetryAfter it does not
+// look at Retry-After-Ms.
 func retryAfter(h http.Header, now time.Time) time.Duration {
-	v := strings.TrimSpace(h.Get("Retry-After"))
-	if v == "" {
-		return 0
-	}
-	if s, err := strconv.ParseFloat(v, 64); err == nil {
-		if s > 0 && s < 1e9 {
-			return time.Duration(s * float64(time.Second))
-		}
-		return 0
-	}
-	if t, err := http.ParseTime(v); err == nil && t.After(now) {
-		return t.Sub(now)
-	}
-	return 0
+	return llm.ParseRetryAfter(h.Get("Retry-After"), now)
 }
 
-func isTransport(err error) bool {
-	if _, ok := errors.AsType[*url.Error](err); ok {
-		return true
-	}
-	_, ok := errors.AsType[net.Error](err)
-	return ok
-}
-
-// shortCause reduces a transport error to its root ("connection refused",
-// "no such host") instead of the nested "Post \"…\": dial tcp …" chain.
-func shortCause(err error) string {
-	if dnsErr, ok := errors.AsType[*net.DNSError](err); ok {
-		return "lookup " + dnsErr.Name + ": " + dnsErr.Err
-	}
-	if errno, ok := errors.AsType[syscall.Errno](err); ok {
-		return errno.Error()
-	}
-	if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
-		return "timeout"
-	}
-	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
-		return "connection closed by the server"
-	}
-	if ue, ok := errors.AsType[*url.Error](err); ok {
-		return ue.Err.Error()
-	}
-	return err.Error()
-}
-
-func truncate(s string) string {
-	s = strings.TrimSpace(s)
-	if len(s) <= maxMessage {
-		return s
-	}
-	return strings.ToValidUTF8(s[:maxMessage], "") + "…"
-}
+// truncate trims s and clips it with llm.ClipMessage.
+func truncate(s string) string { return llm.ClipMessage(strings.TrimSpace(s)) }
