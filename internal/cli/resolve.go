@@ -91,8 +91,14 @@ func loadFile(p string, getenv func(string) string) (*config.Config, error) {
 	return cfg, nil
 }
 
+// configErr reports config errors: one line for a single error, one line
+// each (under a heading) for several.
 func configErr(err error) error {
-	return &exitError{code: ExitConfig, err: fmt.Errorf("invalid config:\n%w", err)}
+	sep := " "
+	if strings.Contains(strings.TrimSpace(err.Error()), "\n") {
+		sep = "\n"
+	}
+	return &exitError{code: ExitConfig, err: fmt.Errorf("invalid config:%s%w", sep, err)}
 }
 
 // quickConfig builds a one-agent config from --model/--backend.
