@@ -229,8 +229,8 @@ models:
 
 	hctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
+	n := len(f.sim.Requests()) // counted before the request goes out
 	go func() { done <- runAnthropic(hctx, f, antParams("h", "task", tool)).err }()
-	n := len(f.sim.Requests())
 	if err := f.sim.WaitFor(ctx, func(rs []Record) bool { return len(rs) > n && !rs[n].FirstByte.IsZero() }); err != nil {
 		t.Fatal(err)
 	}

@@ -218,8 +218,8 @@ models:
 
 	hctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
+	n := len(f.sim.Requests()) // counted before the request goes out
 	go func() { done <- runGemini(hctx, t, f, "h", "task", cfg).err }()
-	n := len(f.sim.Requests())
 	if err := f.sim.WaitFor(ctx, func(rs []Record) bool { return len(rs) > n }); err != nil {
 		t.Fatal(err)
 	}

@@ -250,8 +250,8 @@ models:
 	// Hang, then the client cancels: the record says cancelled.
 	hctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
+	n := len(f.sim.Requests()) // counted before the request goes out
 	go func() { done <- runResponses(hctx, f, respParams("h", "task", tools...)).err }()
-	n := len(f.sim.Requests())
 	if err := f.sim.WaitFor(ctx, func(rs []Record) bool { return len(rs) > n && !rs[n].FirstByte.IsZero() }); err != nil {
 		t.Fatal(err)
 	}
