@@ -3,11 +3,14 @@ package orchestrator
 import (
 	"context"
 	"fmt"
+	"iter"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/massgen/massgen/internal/event"
+	"github.com/massgen/massgen/internal/llm"
 	"github.com/massgen/massgen/internal/llmsim"
 )
 
@@ -55,6 +58,8 @@ func benchCoordination(b *testing.B, n int, eager bool) {
 	b.ReportMetric(100*sum.overhead.Seconds()/sum.critical.Seconds(), "overhead_%")
 	b.ReportMetric(float64(sum.overhead.Microseconds())/1000/float64(sum.steps), "overhead_ms/step")
 	b.ReportMetric(float64(sum.critical.Milliseconds())/k, "critical_ms/run")
+	b.ReportMetric(100*sum.clientOverhead.Seconds()/sum.clientCritical.Seconds(), "loop_overhead_%")
+	b.ReportMetric(float64(sum.clientOverhead.Microseconds())/1000/float64(sum.steps), "loop_overhead_ms/step")
 	if len(sum.cancelLags) > 0 {
 		slices.Sort(sum.cancelLags)
 		b.ReportMetric(float64(sum.cancelLags[len(sum.cancelLags)/2].Microseconds())/1000, "cancel_p50_ms")
@@ -66,16 +71,21 @@ func benchCoordination(b *testing.B, n int, eager bool) {
 }
 
 type benchFigures struct {
-	overhead, critical  time.Duration
-	steps               int
-	cancelLags          []time.Duration
-	wastedOut, wastedIn int
-	cancelled           int
+	overhead, critical time.Duration
+	// The same measured from the orchestrator's side of each model call:
+	// what remains is the loop's own time between dependent calls.
+	clientOverhead, clientCritical time.Duration
+	steps                          int
+	cancelLags                     []time.Duration
+	wastedOut, wastedIn            int
+	cancelled                      int
 }
 
 func (s *benchFigures) add(f benchFigures) {
 	s.overhead += f.overhead
 	s.critical += f.critical
+	s.clientOverhead += f.clientOverhead
+	s.clientCritical += f.clientCritical
 	s.steps += f.steps
 	s.cancelLags = append(s.cancelLags, f.cancelLags...)
 	s.wastedOut += f.wastedOut
@@ -108,6 +118,11 @@ func benchRun(b *testing.B, n int, eager bool) benchFigures {
 	}
 	defer srv.Close()
 	agents := simAgents(url, ids)
+	var mu sync.Mutex
+	var calls []span
+	for i := range agents {
+		agents[i].Model = timed{agents[i].Model, &mu, &calls}
+	}
 	broker := event.NewBroker()
 	rec := record(broker)
 	b.StartTimer()
@@ -129,12 +144,76 @@ func benchRun(b *testing.B, n int, eager bool) benchFigures {
 		return true
 	})
 	cancel()
-	return figures(rec.events, srv.Requests())
+	return figures(rec.events, srv.Requests(), calls)
+}
+
+// span is one model call: as the simulator saw it (server side), or as the
+// orchestrator saw it, from calling Stream to the end of the stream.
+type span struct {
+	start, end time.Time
+	ok         bool // completed (not cancelled or failed)
+}
+
+// criticalChain walks back from the call that ended last: each link's
+// predecessor is the completed call that ended last before it started. The
+// gaps between links are time when no model call on the path was running.
+func criticalChain(spans []span) (total time.Duration, links int) {
+	if len(spans) == 0 {
+		return 0, 0
+	}
+	byEnd := slices.Clone(spans)
+	slices.SortFunc(byEnd, func(a, b span) int { return a.end.Compare(b.end) })
+	cur := byEnd[len(byEnd)-1]
+	for {
+		total += cur.end.Sub(cur.start)
+		links++
+		var prev *span
+		for i := range byEnd {
+			if r := &byEnd[i]; !r.end.After(cur.start) && r.ok {
+				prev = r
+			}
+		}
+		if prev == nil {
+			return total, links
+		}
+		cur = *prev
+	}
+}
+
+// timed records every call of a model as the orchestrator makes it.
+type timed struct {
+	m     llm.Model
+	mu    *sync.Mutex
+	calls *[]span
+}
+
+func (t timed) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Chunk, error] {
+	return func(yield func(llm.Chunk, error) bool) {
+		sp := span{start: time.Now(), ok: true}
+		defer func() {
+			sp.end = time.Now()
+			t.mu.Lock()
+			*t.calls = append(*t.calls, sp)
+			t.mu.Unlock()
+		}()
+		for c, err := range t.m.Stream(ctx, req) {
+			if err != nil {
+				sp.ok = false
+			}
+			if !yield(c, err) {
+				sp.ok = false
+				return
+			}
+		}
+		if ctx.Err() != nil {
+			sp.ok = false
+		}
+	}
 }
 
 // figures derives the benchmark's numbers from a run's events and the
 // simulator's request log.
-func figures(events []event.Event, reqs []llmsim.Record) benchFigures {
+func figures(events []event.Event, reqs []llmsim.Record, calls []span) benchFigures {
 	var f benchFigures
 	var start, end time.Time
 	for _, e := range events {
@@ -145,28 +224,14 @@ func figures(events []event.Event, reqs []llmsim.Record) benchFigures {
 			end = e.Time
 		}
 	}
-	// Critical chain, walked back from the last request to end: each link's
-	// predecessor is the request that ended last before it started. The gaps
-	// between links are time when no model call on the path was running:
-	// orchestration overhead (including our HTTP client's share).
-	byEnd := slices.Clone(reqs)
-	slices.SortFunc(byEnd, func(a, b llmsim.Record) int { return a.End.Compare(b.End) })
-	cur := byEnd[len(byEnd)-1]
-	for {
-		f.critical += cur.End.Sub(cur.Start)
-		f.steps++
-		var prev *llmsim.Record
-		for i := range byEnd {
-			if r := &byEnd[i]; !r.End.After(cur.Start) && r.Outcome == "completed" {
-				prev = r
-			}
-		}
-		if prev == nil {
-			break
-		}
-		cur = *prev
+	spans := make([]span, len(reqs))
+	for i, r := range reqs {
+		spans[i] = span{r.Start, r.End, r.Outcome == "completed"}
 	}
+	f.critical, f.steps = criticalChain(spans)
+	f.clientCritical, _ = criticalChain(calls)
 	f.overhead = end.Sub(start) - f.critical
+	f.clientOverhead = end.Sub(start) - f.clientCritical
 	// Cancellation lag: each restart names the answer's author (Target);
 	// match the superseded request of the restarted agent.
 	var answers []event.Event
