@@ -4,7 +4,10 @@ import (
 	"context"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
+
+	"github.com/massgen/massgen/internal/orchestrator"
 )
 
 // Main runs the command line of this process and returns its exit code.
@@ -12,6 +15,9 @@ import (
 // aborted, the logs are finished, and massgen exits 4. A second one kills
 // the process at once, in case anything is stuck.
 func Main() int {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(orchestrator.GCPercent)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	go func() {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"iter"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"testing"
@@ -37,6 +38,7 @@ import (
 //
 //	go test -run '^$' -bench Coordination -benchtime 3x ./internal/orchestrator/
 func BenchmarkCoordination(b *testing.B) {
+	defer debug.SetGCPercent(debug.SetGCPercent(GCPercent)) // as the massgen binary runs
 	for _, n := range []int{3, 16} {
 		for _, mode := range []string{"hold", "eager"} {
 			b.Run(fmt.Sprintf("agents=%d/%s", n, mode), func(b *testing.B) {
