@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -19,6 +20,7 @@ import (
 	"github.com/massgen/massgen/internal/llm"
 	"github.com/massgen/massgen/internal/llm/chatcompat"
 	"github.com/massgen/massgen/internal/llmsim"
+	"github.com/massgen/massgen/internal/orchestrator"
 	"github.com/massgen/massgen/internal/server"
 )
 
@@ -47,6 +49,7 @@ import (
 //
 //	go test -run '^$' -bench Server -benchtime 1x ./internal/server/
 func BenchmarkServer(b *testing.B) {
+	defer debug.SetGCPercent(debug.SetGCPercent(orchestrator.GCPercent)) // as the massgen binary runs
 	for _, n := range []int{1, 64, 256} {
 		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) { benchServer(b, n) })
 	}
