@@ -181,3 +181,15 @@ func TestWithoutConfigATeamIsBuiltFromTheKeysInDotEnv(t *testing.T) {
 		t.Errorf("team models = %v, want the OpenAI and Groq defaults", models)
 	}
 }
+
+func TestProtocolExampleScriptsItsAgentsInline(t *testing.T) {
+	r := massgen(t, t.Context(), nil, nil, "--no-logs", "--config", "@examples/sim_protocol", "How should a team pick a database?")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	for _, want := range []string{"architect gave answer #2", "skeptic: rejected: You did not call a workflow tool", "winner:"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("progress lacks %q:\n%s", want, r.stderr)
+		}
+	}
+}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/goccy/go-yaml"
+
 	"github.com/massgen/massgen/internal/config"
 	"github.com/massgen/massgen/internal/llm"
 	"github.com/massgen/massgen/internal/llm/anthropic"
@@ -51,7 +53,7 @@ func buildTeam(cfg *config.Config, getenv func(string) string, log *slog.Logger)
 		sc := simScripts[key]
 		if sc == nil {
 			var err error
-			if sc, err = loadScenario(key); err != nil {
+			if sc, err = loadScenario(key, a.Backend.Sim); err != nil {
 				t.Close()
 				return nil, usageErr("agent %s: %v", a.ID, err)
 			}
@@ -121,7 +123,12 @@ func buildTeam(cfg *config.Config, getenv func(string) string, log *slog.Logger)
 	return t, nil
 }
 
+// simKey names the simulator an agent runs on: one per scenario file, one
+// per agent with an inline scenario, one shared by all the rest.
 func simKey(cfg *config.Config, a config.Agent) string {
+	if a.Backend.Sim != nil && a.Backend.Sim.Inline != nil {
+		return "inline:" + a.ID
+	}
 	if a.Backend.Sim == nil || a.Backend.Sim.Scenario == "" {
 		return ""
 	}
@@ -132,11 +139,23 @@ func simKey(cfg *config.Config, a config.Agent) string {
 	return p
 }
 
-func loadScenario(path string) (*llmsim.Scenario, error) {
-	if path == "" {
+func loadScenario(key string, sim *config.SimBackend) (*llmsim.Scenario, error) {
+	var sc *llmsim.Scenario
+	var err error
+	switch {
+	case key == "":
 		return &llmsim.Scenario{Models: map[string]llmsim.ModelScript{}}, nil
+	case strings.HasPrefix(key, "inline:"):
+		var data []byte
+		if data, err = yaml.Marshal(sim.Inline); err == nil {
+			sc, err = llmsim.ParseScenario(data)
+		}
+		if err != nil {
+			err = fmt.Errorf("inline scenario: %w", err)
+		}
+	default:
+		sc, err = llmsim.LoadScenario(key)
 	}
-	sc, err := llmsim.LoadScenario(path)
 	if err != nil {
 		return nil, err
 	}

@@ -87,6 +87,12 @@ func (d *decoder) backend(bp *pair, path string) Backend {
 func (d *decoder) simKey(b *Backend, p *pair, key string) {
 	switch p.key {
 	case "scenario":
+		if p.val.kind == kindMap {
+			// Written inline: the scenario travels inside the config (and
+			// works in embedded examples, which have no directory).
+			b.Sim.Inline, _ = plain(p.val).(map[string]any)
+			return
+		}
 		if s, ok := d.str(key, p); ok {
 			// Relative to the config file, so a config and its scenario can
 			// move together and run from any directory.

@@ -66,7 +66,8 @@ type Backend struct {
 // ttft_ms (int) and tokens_per_second (number); zero means the simulator's
 // own default.
 type SimBackend struct {
-	Scenario        string
+	Scenario        string         // path of a scenario file
+	Inline          map[string]any // or the scenario itself, written in the config
 	TTFTMillis      int
 	TokensPerSecond float64
 }

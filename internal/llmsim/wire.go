@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 )
 
 // Values of Record.Wire: the wire format a request came in.
@@ -40,13 +41,24 @@ func (r *request) offers(name string) bool {
 
 func (r *request) modelName() string { return r.model }
 
+// lastUser is the latest user message that carries the task (MassGen's
+// <ORIGINAL MESSAGE> block), so corrective messages added after it do not
+// become the "task"; without such a block, the latest user message.
 func (r *request) lastUser() string {
+	latest, found := "", false
 	for i := len(r.messages) - 1; i >= 0; i-- {
-		if r.messages[i].Role == "user" {
-			return r.messages[i].Content
+		if r.messages[i].Role != "user" {
+			continue
+		}
+		c := r.messages[i].Content
+		if strings.Contains(c, "<ORIGINAL MESSAGE>") {
+			return c
+		}
+		if !found {
+			latest, found = c, true
 		}
 	}
-	return ""
+	return latest
 }
 
 // addTool records an offered function and, for vote, its agent_id enum.

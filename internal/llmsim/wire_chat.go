@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -110,13 +111,24 @@ func decodeChat(_ *http.Request, body []byte) (*request, encoder, error) {
 
 func (r *chatRequest) modelName() string { return r.Model }
 
+// lastUser is the latest user message that carries the task (MassGen's
+// <ORIGINAL MESSAGE> block), so corrective messages added after it do not
+// become the "task"; without such a block, the latest user message.
 func (r *chatRequest) lastUser() string {
+	latest, found := "", false
 	for i := len(r.Messages) - 1; i >= 0; i-- {
-		if r.Messages[i].Role == "user" {
-			return string(r.Messages[i].Content)
+		if r.Messages[i].Role != "user" {
+			continue
+		}
+		c := string(r.Messages[i].Content)
+		if strings.Contains(c, "<ORIGINAL MESSAGE>") {
+			return c
+		}
+		if !found {
+			latest, found = c, true
 		}
 	}
-	return ""
+	return latest
 }
 
 func (r *chatRequest) includeUsage() bool {
