@@ -92,6 +92,10 @@ type Usage struct {
 	OutputTokens    int64 `json:"output_tokens"`
 	ReasoningTokens int64 `json:"reasoning_tokens,omitempty"`
 	CachedTokens    int64 `json:"cached_tokens,omitempty"`
+	// CacheWriteTokens are input tokens written to a prompt cache (also
+	// counted in InputTokens); providers like Anthropic bill them above the
+	// input rate.
+	CacheWriteTokens int64 `json:"cache_write_tokens,omitempty"`
 }
 
 // Add accumulates u2 into u.
@@ -100,6 +104,7 @@ func (u *Usage) Add(u2 Usage) {
 	u.OutputTokens += u2.OutputTokens
 	u.ReasoningTokens += u2.ReasoningTokens
 	u.CachedTokens += u2.CachedTokens
+	u.CacheWriteTokens += u2.CacheWriteTokens
 }
 
 // Total is input plus output tokens.

@@ -21,17 +21,25 @@ type ModelInfo struct {
 	Input   float64 `yaml:"input"`   // USD per million input tokens
 	Output  float64 `yaml:"output"`  // USD per million output tokens
 	Cached  float64 `yaml:"cached"`  // USD per million cached input tokens (0: billed as input)
+	// CacheWrite is USD per million input tokens written to a prompt cache
+	// (0: billed as input).
+	CacheWrite float64 `yaml:"cache_write"`
 }
 
-// Cost prices one usage record. Cached tokens are part of the input count
-// and billed at the cached rate when the catalogue has one.
+// Cost prices one usage record. Cached reads and cache writes are part of
+// the input count and billed at their own rates when the catalogue has them.
 func (m ModelInfo) Cost(u llm.Usage) float64 {
 	cachedRate := m.Cached
 	if cachedRate == 0 {
 		cachedRate = m.Input
 	}
-	fresh := max(u.InputTokens-u.CachedTokens, 0)
-	return (float64(fresh)*m.Input + float64(u.CachedTokens)*cachedRate + float64(u.OutputTokens)*m.Output) / 1e6
+	writeRate := m.CacheWrite
+	if writeRate == 0 {
+		writeRate = m.Input
+	}
+	fresh := max(u.InputTokens-u.CachedTokens-u.CacheWriteTokens, 0)
+	return (float64(fresh)*m.Input + float64(u.CachedTokens)*cachedRate + float64(u.CacheWriteTokens)*writeRate +
+		float64(u.OutputTokens)*m.Output) / 1e6
 }
 
 //go:embed models.yaml

@@ -42,3 +42,12 @@ func TestCostBillsCachedInputAtTheCachedRate(t *testing.T) {
 		t.Errorf("cached tokens without a cached rate cost %v, want the input rate (1)", got)
 	}
 }
+
+func TestCacheWritesAreBilledAtTheirOwnRate(t *testing.T) {
+	m := ModelInfo{Input: 3, Output: 15, Cached: 0.30, CacheWrite: 3.75}
+	got := m.Cost(llm.Usage{InputTokens: 1_000_000, CachedTokens: 200_000, CacheWriteTokens: 300_000})
+	want := 0.5*3 + 0.2*0.30 + 0.3*3.75
+	if math.Abs(got-want) > 1e-9 {
+		t.Errorf("cost = %v, want %v", got, want)
+	}
+}

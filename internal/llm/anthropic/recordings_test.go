@@ -466,6 +466,8 @@ func (w wireCounts) usage() *llm.Usage {
 		InputTokens:  n(w.InputTokens) + n(w.CacheCreation) + n(w.CacheRead),
 		OutputTokens: n(w.OutputTokens),
 		CachedTokens: n(w.CacheRead),
+		// Cache writes are billed apart, so they are reported apart too.
+		CacheWriteTokens: n(w.CacheCreation),
 	}
 	if w.OutputTokensDetails != nil {
 		u.ReasoningTokens = w.OutputTokensDetails.ThinkingTokens

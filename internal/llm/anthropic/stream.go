@@ -239,6 +239,8 @@ func (u wireUsage) llmUsage() llm.Usage {
 		OutputTokens:    u.output,
 		ReasoningTokens: u.thinking,
 		CachedTokens:    u.cacheRead,
+		// Written to the cache this time: billed at the cache-write rate.
+		CacheWriteTokens: u.cacheWrite,
 	}
 }
 

@@ -64,6 +64,12 @@ func TestTranslateEvents(t *testing.T) {
 	usage := func(in, out, reasoning, cached int64) llm.Chunk {
 		return llm.Chunk{Kind: llm.ChunkUsage, Usage: &llm.Usage{InputTokens: in, OutputTokens: out, ReasoningTokens: reasoning, CachedTokens: cached}}
 	}
+	withWrites := func(c llm.Chunk, writes int64) llm.Chunk {
+		u := *c.Usage
+		u.CacheWriteTokens = writes
+		c.Usage = &u
+		return c
+	}
 	done := func(reason string) llm.Chunk { return llm.Chunk{Kind: llm.ChunkDone, FinishReason: reason} }
 	start := func(in, write, read int) string {
 		return fmt.Sprintf(`{"type":"message_start","message":{"id":"m","type":"message","role":"assistant","content":[],"usage":{"input_tokens":%d,"cache_creation_input_tokens":%d,"cache_read_input_tokens":%d,"output_tokens":1}}}`, in, write, read)
@@ -141,7 +147,7 @@ func TestTranslateEvents(t *testing.T) {
 				start(12, 1500, 3000), evTextStart, evText("ok"), evStop0,
 				msgDelta("end_turn", `{"output_tokens":7}`), evMsgStop,
 			},
-			want: []llm.Chunk{text("ok"), usage(4512, 7, 0, 3000), done("end_turn")},
+			want: []llm.Chunk{text("ok"), withWrites(usage(4512, 7, 0, 3000), 1500), done("end_turn")},
 		},
 		{
 			name: "message_delta totals replace message_start's",
@@ -149,7 +155,7 @@ func TestTranslateEvents(t *testing.T) {
 				start(12, 0, 0), evTextStart, evText("ok"), evStop0,
 				msgDelta("end_turn", `{"input_tokens":20,"cache_creation_input_tokens":5,"cache_read_input_tokens":100,"output_tokens":7}`), evMsgStop,
 			},
-			want: []llm.Chunk{text("ok"), usage(125, 7, 0, 100), done("end_turn")},
+			want: []llm.Chunk{text("ok"), withWrites(usage(125, 7, 0, 100), 5), done("end_turn")},
 		},
 		{
 			name: "server tools are not client tool calls",
@@ -348,7 +354,7 @@ func TestWholeMessageInsteadOfStream(t *testing.T) {
 				{Kind: llm.ChunkReasoning, Text: "plan"},
 				{Kind: llm.ChunkText, Text: "Checking."},
 				{Kind: llm.ChunkToolCall, ToolCall: &llm.ToolCall{ID: "toolu_1", Name: "weather", Arguments: `{"location":"Florence,Italy"}`}},
-				{Kind: llm.ChunkUsage, Usage: &llm.Usage{InputTokens: 500, OutputTokens: 66, CachedTokens: 100}},
+				{Kind: llm.ChunkUsage, Usage: &llm.Usage{InputTokens: 500, OutputTokens: 66, CachedTokens: 100, CacheWriteTokens: 6}},
 				{Kind: llm.ChunkDone, FinishReason: "tool_use"},
 			},
 		},
