@@ -35,21 +35,6 @@ const (
 	defaultMaxTokens = 8192
 )
 
-// defaultHTTPClient is shared by every model without its own client, so
-// agents on the same provider reuse connections.
-var defaultHTTPClient = &http.Client{Transport: sharedTransport()}
-
-// sharedTransport keeps enough idle connections per host for a whole team:
-// every agent of a team often talks to api.anthropic.com at once, and
-// net/http's default of two idle connections per host would make most of
-// them dial again on every turn.
-func sharedTransport() http.RoundTripper {
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.MaxIdleConns = 512
-	t.MaxIdleConnsPerHost = 256
-	return t
-}
-
 type model struct {
 	provider  string
 	baseURL   string
@@ -71,7 +56,7 @@ func New(o Options) llm.Model {
 		// Retries are ours (llm.WithRetry), and only before the first
 		// chunk: the SDK cannot know whether output was already shown.
 		option.WithMaxRetries(0),
-		option.WithHTTPClient(cmp.Or(o.HTTPClient, defaultHTTPClient)),
+		option.WithHTTPClient(cmp.Or(o.HTTPClient, llm.HTTPClient)),
 		// Spans and trace headers would otherwise be governed by
 		// ANTHROPIC_OPEN_TELEMETRY* variables; massgen does not trace
 		// through the SDK.

@@ -276,7 +276,7 @@ func TestEnvironmentIsIgnored(t *testing.T) {
 	t.Setenv("ANTHROPIC_CUSTOM_HEADERS", "X-Leak: yes")
 	t.Setenv("ANTHROPIC_PROFILE", "nope")
 	got, base := capture(t, okReply)
-	defer defaultHTTPClient.CloseIdleConnections()
+	defer llm.HTTPClient.CloseIdleConnections()
 	m := New(Options{BaseURL: base, Model: "fallback"}) // no key, shared client
 	if _, err := collect(m.Stream(t.Context(), hello)); err != nil {
 		t.Fatal(err)

@@ -28,21 +28,6 @@ type Options struct {
 	Headers    map[string]string // optional extra headers
 }
 
-// defaultHTTPClient is shared by every model without its own client, so
-// agents on the same provider reuse connections.
-var defaultHTTPClient = &http.Client{Transport: sharedTransport()}
-
-// sharedTransport keeps enough idle connections per host for a whole team:
-// every agent of a team often talks to the same provider host at once, and
-// net/http's default of two idle connections per host would make most of
-// them dial again on every turn.
-func sharedTransport() http.RoundTripper {
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.MaxIdleConns = 512
-	t.MaxIdleConnsPerHost = 256
-	return t
-}
-
 type model struct {
 	provider string
 	baseURL  string
@@ -63,7 +48,7 @@ func New(o Options) llm.Model {
 		// Retries are ours (llm.WithRetry), and only before the first
 		// chunk: the SDK cannot know whether output was already shown.
 		option.WithMaxRetries(0),
-		option.WithHTTPClient(cmp.Or(o.HTTPClient, defaultHTTPClient)),
+		option.WithHTTPClient(cmp.Or(o.HTTPClient, llm.HTTPClient)),
 	}
 	for k, v := range o.Headers {
 		opts = append(opts, option.WithHeader(k, v))

@@ -191,7 +191,7 @@ func TestDefaultModelAndNoKey(t *testing.T) {
 		serveSSE(sse(`{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`))(w, r)
 	}))
 	defer srv.Close()
-	defer defaultHTTPClient.CloseIdleConnections()
+	defer llm.HTTPClient.CloseIdleConnections()
 	m := New(Options{BaseURL: srv.URL, Model: "fallback", Stream: true})
 	if _, err := collect(m.Stream(t.Context(), hello)); err != nil {
 		t.Fatal(err)

@@ -37,19 +37,6 @@ const defaultAPIVersion = "v1beta"
 // ended a stream with finish reason CONTINUATION.
 const maxHops = 32
 
-// defaultHTTPClient is shared by every model without its own client, so
-// agents on the same provider reuse connections.
-var defaultHTTPClient = &http.Client{Transport: sharedTransport()}
-
-// sharedTransport keeps enough idle connections per host for a whole team:
-// all agents of a team often talk to the same provider host at once.
-func sharedTransport() http.RoundTripper {
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.MaxIdleConns = 512
-	t.MaxIdleConnsPerHost = 256
-	return t
-}
-
 type model struct {
 	provider string
 	baseURL  string // as configured, for messages
@@ -80,7 +67,7 @@ func New(o Options) llm.Model {
 		model:    o.Model,
 		apiKey:   o.APIKey,
 		headers:  headers,
-		client:   cmp.Or(o.HTTPClient, defaultHTTPClient),
+		client:   cmp.Or(o.HTTPClient, llm.HTTPClient),
 	}
 }
 

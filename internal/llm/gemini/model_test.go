@@ -153,7 +153,7 @@ func TestEnvironmentDoesNotLeak(t *testing.T) {
 			var got capture
 			srv := httptest.NewServer(got.handler(t, sse(stopEvent)))
 			defer srv.Close()
-			defer defaultHTTPClient.CloseIdleConnections()
+			defer llm.HTTPClient.CloseIdleConnections()
 			m := New(Options{BaseURL: srv.URL, APIKey: tt.key, Model: "fallback"}) // the shared default client
 			if _, err := collect(m.Stream(t.Context(), hello)); err != nil {
 				t.Fatal(err)

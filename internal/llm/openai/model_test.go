@@ -412,7 +412,7 @@ func TestEnvironmentIsNotRead(t *testing.T) {
 	rec := &recorder{}
 	srv := httptest.NewServer(rec)
 	defer srv.Close()
-	defer defaultHTTPClient.CloseIdleConnections()
+	defer llm.HTTPClient.CloseIdleConnections()
 	m := New(Options{BaseURL: srv.URL, Model: "fallback"})
 	if _, err := collect(m.Stream(t.Context(), hello)); err != nil {
 		t.Fatal(err)
