@@ -168,8 +168,21 @@ func pct(lat []time.Duration, p float64) time.Duration {
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
-func benchServer(b *testing.B, n int) {
-	r := newBenchRig(b, n, "", 1)
+func benchServer(b *testing.B, n int) { benchServerWith(b, n, "", true) }
+
+// BenchmarkServerWithLatency is BenchmarkServer at N=256 against a
+// simulator with provider-like latency (100 ms to first token, 200
+// tokens/s) instead of none: the machine is then not saturated, and the
+// added latency per model call is massgen's own, not CPU queueing.
+//
+//	go test -run '^$' -bench ServerWithLatency -benchtime 1x ./internal/server/
+func BenchmarkServerWithLatency(b *testing.B) {
+	defer debug.SetGCPercent(debug.SetGCPercent(orchestrator.GCPercent))
+	benchServerWith(b, 256, "defaults: {ttft_ms: 100, tokens_per_second: 200}\nmodels: {}\n", false)
+}
+
+func benchServerWith(b *testing.B, n int, scenario string, inFlight bool) {
+	r := newBenchRig(b, n, scenario, 1)
 	ctx := b.Context()
 	before := len(r.sim.Requests())
 	concurrently(b, n, func() error { return r.viaMassgen(ctx) }) // warm up: connections, first runs
@@ -213,6 +226,9 @@ func benchServer(b *testing.B, n int) {
 		b.ReportMetric(float64(cpuDirect)/float64(len(direct)*k)/1e3, "direct-cpu-us/call")
 	}
 
+	if !inFlight {
+		return
+	}
 	heap, goroutines := inFlightCost(b, n)
 	b.ReportMetric(heap/1024, "heap-KiB/run")
 	b.ReportMetric(goroutines, "goroutines/run")
