@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -49,7 +48,7 @@ func buildTeam(cfg *config.Config, getenv func(string) string, log *slog.Logger)
 		if a.Backend.Type != "sim" {
 			continue
 		}
-		key := simKey(cfg, a)
+		key := simKey(a)
 		sc := simScripts[key]
 		if sc == nil {
 			var err error
@@ -83,7 +82,7 @@ func buildTeam(cfg *config.Config, getenv func(string) string, log *slog.Logger)
 	breakers := map[string]*llm.Breaker{} // one per endpoint, shared by its agents
 	limiters := map[string]*llm.Limiter{} // one per endpoint and model
 	for _, a := range cfg.Agents {
-		m, endpoint, err := buildModel(cfg, a, getenv, sims)
+		m, endpoint, err := buildModel(a, getenv, sims)
 		if err != nil {
 			t.Close()
 			return nil, err
@@ -125,18 +124,14 @@ func buildTeam(cfg *config.Config, getenv func(string) string, log *slog.Logger)
 
 // simKey names the simulator an agent runs on: one per scenario file, one
 // per agent with an inline scenario, one shared by all the rest.
-func simKey(cfg *config.Config, a config.Agent) string {
+func simKey(a config.Agent) string {
 	if a.Backend.Sim != nil && a.Backend.Sim.Inline != nil {
 		return "inline:" + a.ID
 	}
 	if a.Backend.Sim == nil || a.Backend.Sim.Scenario == "" {
 		return ""
 	}
-	p := a.Backend.Sim.Scenario
-	if !filepath.IsAbs(p) && cfg.Path != "" && !strings.HasPrefix(cfg.Path, "@") {
-		p = filepath.Join(filepath.Dir(cfg.Path), p)
-	}
-	return p
+	return a.Backend.Sim.Scenario // config resolved it against the config file's directory
 }
 
 func loadScenario(key string, sim *config.SimBackend) (*llmsim.Scenario, error) {
@@ -175,14 +170,14 @@ func modelName(a config.Agent) string {
 }
 
 // buildModel makes the llm.Model for one agent, and names its endpoint.
-func buildModel(cfg *config.Config, a config.Agent, getenv func(string) string, sims map[string]string) (llm.Model, string, error) {
+func buildModel(a config.Agent, getenv func(string) string, sims map[string]string) (llm.Model, string, error) {
 	b := a.Backend
 	spec, ok := provider.Lookup(b.Type)
 	if !ok {
 		return nil, "", usageErr("agent %s: unknown backend type %q%s", a.ID, b.Type, suggestType(b.Type))
 	}
 	if b.Type == "sim" {
-		url := sims[simKey(cfg, a)]
+		url := sims[simKey(a)]
 		return chatcompat.New(chatcompat.Options{Provider: "sim", BaseURL: url, APIKey: "sim", Model: simModel(a), Stream: b.Stream}), url, nil
 	}
 	if !spec.Native {

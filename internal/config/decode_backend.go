@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/massgen/massgen/internal/provider"
 )
@@ -96,7 +97,8 @@ func (d *decoder) simKey(b *Backend, p *pair, key string) {
 		if s, ok := d.str(key, p); ok {
 			// Relative to the config file, so a config and its scenario can
 			// move together and run from any directory.
-			if !filepath.IsAbs(s) && d.file != "" {
+			// Embedded examples ("@examples/…") have no directory.
+			if !filepath.IsAbs(s) && d.file != "" && !strings.HasPrefix(d.file, "@") {
 				s = filepath.Join(filepath.Dir(d.file), s)
 			}
 			b.Sim.Scenario = s

@@ -26,7 +26,8 @@ func TestRateLimitSpacesRequestsAtTheConfiguredRate(t *testing.T) {
 
 func TestRateLimitWaitEndsWithTheContext(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		m := WithRateLimit(&scripted{}, NewLimiter(0, 100))                                        // 100 tokens a minute
+		inner := &scripted{}
+		m := WithRateLimit(inner, NewLimiter(0, 100))                                              // 100 tokens a minute
 		big := &Request{Messages: []Message{{Role: RoleUser, Content: string(make([]byte, 400))}}} // ~100 tokens
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
@@ -35,14 +36,18 @@ func TestRateLimitWaitEndsWithTheContext(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+		start := time.Now()
 		var got error
 		for _, err := range m.Stream(ctx, big) {
 			got = err
 		}
 		// The limiter refuses at once when the wait cannot end before the
-		// deadline, rather than sleeping into it.
-		if got == nil {
-			t.Error("a second request over the token budget went out before the deadline")
+		// deadline, rather than sleeping into it; the model is not called.
+		if got == nil || inner.calls != 1 {
+			t.Errorf("second request over the token budget: err=%v, model calls=%d; want an error and 1 call", got, inner.calls)
+		}
+		if waited := time.Since(start); waited >= time.Second {
+			t.Errorf("waited %s, past the context's deadline", waited)
 		}
 	})
 }
