@@ -41,16 +41,22 @@ func (r *request) offers(name string) bool {
 
 func (r *request) modelName() string { return r.model }
 
-// lastUser is the latest user message that carries the task (MassGen's
-// <ORIGINAL MESSAGE> block), so corrective messages added after it do not
-// become the "task"; without such a block, the latest user message.
+// lastUser is the latest user message that carries the task; see userTask.
 func (r *request) lastUser() string {
+	return userTask(len(r.messages), func(i int) (string, string) { return r.messages[i].Role, r.messages[i].Content })
+}
+
+// userTask returns the latest user message (of n, read with at) that
+// carries the task — MassGen's <ORIGINAL MESSAGE> block — so corrective
+// messages added after it do not become the "task"; without such a block,
+// the latest user message.
+func userTask(n int, at func(i int) (role, content string)) string {
 	latest, found := "", false
-	for i := len(r.messages) - 1; i >= 0; i-- {
-		if r.messages[i].Role != "user" {
+	for i := n - 1; i >= 0; i-- {
+		role, c := at(i)
+		if role != "user" {
 			continue
 		}
-		c := r.messages[i].Content
 		if strings.Contains(c, "<ORIGINAL MESSAGE>") {
 			return c
 		}

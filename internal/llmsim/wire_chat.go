@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -111,24 +110,9 @@ func decodeChat(_ *http.Request, body []byte) (*request, encoder, error) {
 
 func (r *chatRequest) modelName() string { return r.Model }
 
-// lastUser is the latest user message that carries the task (MassGen's
-// <ORIGINAL MESSAGE> block), so corrective messages added after it do not
-// become the "task"; without such a block, the latest user message.
+// lastUser is the latest user message that carries the task; see userTask.
 func (r *chatRequest) lastUser() string {
-	latest, found := "", false
-	for i := len(r.Messages) - 1; i >= 0; i-- {
-		if r.Messages[i].Role != "user" {
-			continue
-		}
-		c := string(r.Messages[i].Content)
-		if strings.Contains(c, "<ORIGINAL MESSAGE>") {
-			return c
-		}
-		if !found {
-			latest, found = c, true
-		}
-	}
-	return latest
+	return userTask(len(r.Messages), func(i int) (string, string) { return r.Messages[i].Role, string(r.Messages[i].Content) })
 }
 
 func (r *chatRequest) includeUsage() bool {
