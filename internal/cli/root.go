@@ -22,6 +22,9 @@ type Env struct {
 	// Now and WorkDir are injectable for tests.
 	Now     func() time.Time
 	WorkDir string
+	// DotEnvLoaded says Getenv already includes the .env files, so Execute
+	// does not read them again (the server loads them once, at start).
+	DotEnvLoaded bool
 }
 
 // Run executes the massgen command line and returns the process exit code.

@@ -62,9 +62,12 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 	if env.Now == nil {
 		env.Now = time.Now
 	}
-	getenv, err := loadEnv(env)
-	if err != nil {
-		return nil, err
+	getenv := env.Getenv
+	if !env.DotEnvLoaded {
+		var err error
+		if getenv, err = loadEnv(env); err != nil {
+			return nil, err
+		}
 	}
 	cfg, err := resolveConfig(env, &rq, getenv)
 	if err != nil {

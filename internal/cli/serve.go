@@ -55,6 +55,10 @@ func NewServeRunner(env *Env, o ServeOptions) server.Runner {
 	if base.Getenv == nil {
 		base.Getenv = os.Getenv
 	}
+	// Read the .env files once, not on every request.
+	if getenv, err := loadEnv(&base); err == nil {
+		base.Getenv, base.DotEnvLoaded = getenv, true
+	}
 	base.Stdout = cmp.Or[io.Writer](base.Stdout, io.Discard)
 	base.Stderr = &syncWriter{w: cmp.Or[io.Writer](base.Stderr, io.Discard)}
 	return func(ctx context.Context, r server.RunRequest) (*server.RunResult, error) {
