@@ -14,6 +14,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/massgen/massgen/internal/llm"
+	"github.com/massgen/massgen/internal/llm/llmtest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -63,18 +64,6 @@ func newModel(t *testing.T, h http.Handler) llm.Model {
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	return New(Options{Provider: "test", BaseURL: srv.URL, APIKey: "sk-ant-test", Model: "m1", HTTPClient: srv.Client()})
-}
-
-// collect drains a stream into its chunks and final error.
-func collect(seq func(func(llm.Chunk, error) bool)) ([]llm.Chunk, error) {
-	var out []llm.Chunk
-	for c, err := range seq {
-		if err != nil {
-			return out, err
-		}
-		out = append(out, c)
-	}
-	return out, nil
 }
 
 var hello = &llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "hi"}}}
@@ -190,7 +179,7 @@ func TestRequestBodySent(t *testing.T) {
 	m := New(Options{BaseURL: base + "/v1/", APIKey: "sk-ant-test", Model: "default", HTTPClient: http.DefaultClient,
 		Headers: map[string]string{"X-Title": "massgen"}})
 	defer http.DefaultClient.CloseIdleConnections()
-	if _, err := collect(m.Stream(t.Context(), req)); err != nil {
+	if _, err := llmtest.Collect(m.Stream(t.Context(), req)); err != nil {
 		t.Fatal(err)
 	}
 	if len(*got) != 1 {
@@ -250,7 +239,7 @@ func TestMaxTokens(t *testing.T) {
 			got, base := capture(t, okReply)
 			m := New(Options{BaseURL: base, Model: "m", MaxTokens: tt.opt, HTTPClient: http.DefaultClient})
 			defer http.DefaultClient.CloseIdleConnections()
-			_, err := collect(m.Stream(t.Context(), &llm.Request{Messages: hello.Messages, Params: tt.params}))
+			_, err := llmtest.Collect(m.Stream(t.Context(), &llm.Request{Messages: hello.Messages, Params: tt.params}))
 			if tt.wantErr != "" {
 				e, ok := errors.AsType[*llm.Error](err)
 				if !ok || e.Retry || !strings.Contains(e.Message, tt.wantErr) || len(*got) != 0 {
@@ -278,7 +267,7 @@ func TestEnvironmentIsIgnored(t *testing.T) {
 	got, base := capture(t, okReply)
 	defer llm.HTTPClient.CloseIdleConnections()
 	m := New(Options{BaseURL: base, Model: "fallback"}) // no key, shared client
-	if _, err := collect(m.Stream(t.Context(), hello)); err != nil {
+	if _, err := llmtest.Collect(m.Stream(t.Context(), hello)); err != nil {
 		t.Fatal(err)
 	}
 	if len(*got) != 1 {
@@ -310,7 +299,7 @@ func TestInvalidRequestIsNotRetryable(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			m := New(Options{BaseURL: "http://127.0.0.1:1", Model: tt.model})
-			_, err := collect(m.Stream(t.Context(), &llm.Request{Messages: tt.msgs}))
+			_, err := llmtest.Collect(m.Stream(t.Context(), &llm.Request{Messages: tt.msgs}))
 			e, ok := errors.AsType[*llm.Error](err)
 			if !ok || e.Retry || !strings.Contains(e.Message, tt.want) {
 				t.Fatalf("error = %v, want a final *llm.Error containing %q", err, tt.want)

@@ -8,37 +8,16 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
-	"github.com/goccy/go-yaml"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/massgen/massgen/internal/llm"
+	"github.com/massgen/massgen/internal/llm/llmtest"
 )
-
-// The recordings are real provider traffic kept beside the project (see
-// reference/provider-recordings/README.md). They are read where they lie and
-// never copied into the repository.
-const recordingsDir = "../../../../shared/reference/provider-recordings"
-
-// cassette is the part of a go-vcr v2 file the tests need.
-type cassette struct {
-	Interactions []struct {
-		Request struct {
-			Body string `yaml:"body"`
-			URL  string `yaml:"url"`
-		} `yaml:"request"`
-		Response struct {
-			Body    string              `yaml:"body"`
-			Headers map[string][]string `yaml:"headers"`
-			Code    int                 `yaml:"code"`
-		} `yaml:"response"`
-	} `yaml:"interactions"`
-}
 
 // outcome is what a response amounts to, computed once from the recording by
 // the test's own parser and once through the adapter.
@@ -71,27 +50,12 @@ func TestAnthropicWebSearch(t *testing.T) { replayFolder(t, "TestAnthropicWebSea
 // recorded request (up to cache_control placement and `stream`). thinking
 // says the first response of each file must carry reasoning.
 func replayFolder(t *testing.T, folder string, thinking bool) {
-	dir := filepath.Join(recordingsDir, folder)
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("provider recordings not found at %s (they live beside the project, in ../shared/reference): %v", dir, err)
-	}
-	files, _ := filepath.Glob(filepath.Join(dir, "*", "*.yaml"))
-	direct, _ := filepath.Glob(filepath.Join(dir, "*.yaml"))
-	files = append(files, direct...)
-	if len(files) == 0 {
-		t.Fatalf("no recordings under %s", dir)
-	}
+	dir := filepath.Join(llmtest.RecordingsDir, folder)
+	files := llmtest.Recordings(t, folder+"/*/*.yaml", folder+"/*.yaml")
 	for _, file := range files {
 		name, _ := filepath.Rel(dir, file)
 		t.Run(strings.TrimSuffix(name, ".yaml"), func(t *testing.T) {
-			data, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var c cassette
-			if err := yaml.Unmarshal(data, &c); err != nil {
-				t.Fatalf("parse %s: %v", file, err)
-			}
+			c := llmtest.LoadCassette(t, file)
 			srv := &replayServer{}
 			hs := httptest.NewServer(srv)
 			defer hs.Close()

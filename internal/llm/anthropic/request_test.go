@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/massgen/massgen/internal/llm"
+	"github.com/massgen/massgen/internal/llm/llmtest"
 )
 
 // body builds the JSON the adapter would send for req.
@@ -193,7 +194,7 @@ func TestBetas(t *testing.T) {
 			got, base := capture(t, okReply)
 			m := New(Options{BaseURL: base, Model: "m", HTTPClient: http.DefaultClient})
 			defer http.DefaultClient.CloseIdleConnections()
-			_, err := collect(m.Stream(t.Context(), &llm.Request{Messages: hello.Messages, Params: map[string]any{"betas": tt.betas}}))
+			_, err := llmtest.Collect(m.Stream(t.Context(), &llm.Request{Messages: hello.Messages, Params: map[string]any{"betas": tt.betas}}))
 			if tt.wantErr {
 				if e, ok := errors.AsType[*llm.Error](err); !ok || e.Retry || !strings.Contains(e.Message, "betas: ") {
 					t.Fatalf("error = %v, want a final *llm.Error about betas", err)

@@ -16,6 +16,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/massgen/massgen/internal/llm"
+	"github.com/massgen/massgen/internal/llm/llmtest"
 )
 
 // translate runs raw event JSON through the translator, as the stream does.
@@ -264,7 +265,7 @@ func TestStreamEndings(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			m := newModel(t, serveSSE(tt.body))
-			got, err := collect(m.Stream(t.Context(), hello))
+			got, err := llmtest.Collect(m.Stream(t.Context(), hello))
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("chunks (-want +got):\n%s", diff)
 			}
@@ -319,7 +320,7 @@ func TestConnectionDropped(t *testing.T) {
 					_ = conn.Close()
 				}
 			}))
-			got, err := collect(m.Stream(t.Context(), hello))
+			got, err := llmtest.Collect(m.Stream(t.Context(), hello))
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("chunks (-want +got):\n%s", diff)
 			}
@@ -375,7 +376,7 @@ func TestWholeMessageInsteadOfStream(t *testing.T) {
 				w.Header().Set("Content-Type", "application/json")
 				_, _ = io.WriteString(w, tt.body)
 			}))
-			got, err := collect(m.Stream(t.Context(), hello))
+			got, err := llmtest.Collect(m.Stream(t.Context(), hello))
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("chunks (-want +got):\n%s", diff)
 			}
@@ -417,11 +418,7 @@ func TestConsumerBreakClosesTheStream(t *testing.T) {
 		}
 		break
 	}
-	select {
-	case <-gone:
-	case <-time.After(5 * time.Second):
-		t.Fatal("server still streaming after the consumer stopped")
-	}
+	llmtest.RequireServerGone(t, gone)
 	srv.Close()
 	goleak.VerifyNone(t)
 }
@@ -446,12 +443,7 @@ func TestCancelMidStreamReturnsPromptly(t *testing.T) {
 	if elapsed := time.Since(cancelled); elapsed > time.Second {
 		t.Errorf("stream returned %v after cancel", elapsed)
 	}
-	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("error = %v, want context.Canceled", err)
-	}
-	if _, ok := errors.AsType[*llm.Error](err); ok {
-		t.Errorf("cancellation reported as a provider failure: %v", err)
-	}
+	llmtest.RequireCanceled(t, err)
 	<-gone
 }
 
@@ -462,13 +454,8 @@ func TestCancelBeforeResponse(t *testing.T) {
 		cancel()
 		<-r.Context().Done()
 	}))
-	_, err := collect(m.Stream(ctx, hello))
-	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("error = %v, want context.Canceled", err)
-	}
-	if _, ok := errors.AsType[*llm.Error](err); ok {
-		t.Errorf("cancellation reported as a provider failure: %v", err)
-	}
+	_, err := llmtest.Collect(m.Stream(ctx, hello))
+	llmtest.RequireCanceled(t, err)
 }
 
 func TestMessageStopEndsTheResponseEvenIfTheConnectionStaysOpen(t *testing.T) {
@@ -481,7 +468,7 @@ func TestMessageStopEndsTheResponseEvenIfTheConnectionStaysOpen(t *testing.T) {
 		<-r.Context().Done()
 		close(gone)
 	}))
-	got, err := collect(m.Stream(t.Context(), hello))
+	got, err := llmtest.Collect(m.Stream(t.Context(), hello))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/massgen/massgen/internal/llm"
+	"github.com/massgen/massgen/internal/llm/llmtest"
 )
 
 // A response that thinks, calls a tool, thinks again (redacted), and calls
@@ -59,7 +60,7 @@ func TestThinkingBlocksReturnInTheToolLoop(t *testing.T) {
 			m := New(Options{BaseURL: base, Model: "m", HTTPClient: http.DefaultClient})
 			defer http.DefaultClient.CloseIdleConnections()
 			first := &llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "weather?"}}, Params: tt.params}
-			chunks, err := collect(m.Stream(t.Context(), first))
+			chunks, err := llmtest.Collect(m.Stream(t.Context(), first))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -77,7 +78,7 @@ func TestThinkingBlocksReturnInTheToolLoop(t *testing.T) {
 				}
 			}
 			second := &llm.Request{Messages: append(append(first.Messages, assistant), results...), Params: tt.params}
-			if _, err := collect(m.Stream(t.Context(), second)); err != nil {
+			if _, err := llmtest.Collect(m.Stream(t.Context(), second)); err != nil {
 				t.Fatal(err)
 			}
 			msgs := (*got)[1].body["messages"].([]any)

@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/massgen/massgen/internal/llm"
+	"github.com/massgen/massgen/internal/llm/llmtest"
 )
 
 func TestErrorStatusMapping(t *testing.T) {
@@ -92,14 +93,11 @@ func TestErrorStatusMapping(t *testing.T) {
 					w.WriteHeader(tt.status)
 					_, _ = io.WriteString(w, tt.body)
 				}), stream)
-				chunks, err := collect(m.Stream(t.Context(), hello))
+				chunks, err := llmtest.Collect(m.Stream(t.Context(), hello))
 				if len(chunks) != 0 {
 					t.Errorf("got chunks before the error: %v", chunks)
 				}
-				e, ok := errors.AsType[*llm.Error](err)
-				if !ok {
-					t.Fatalf("error %v (%T) is not an *llm.Error", err, err)
-				}
+				e := llmtest.RequireLLMError(t, err)
 				want := tt.want
 				want.Provider, want.Model = "test", "m1"
 				if diff := cmp.Diff(&want, e, cmpopts.IgnoreFields(llm.Error{}, "Err")); diff != "" {
@@ -145,11 +143,8 @@ func TestUnreachableBaseURL(t *testing.T) {
 	for _, stream := range []bool{true, false} {
 		t.Run(fmt.Sprintf("stream=%v", stream), func(t *testing.T) {
 			m := New(Options{Provider: "vllm", BaseURL: base, Model: "m", Stream: stream, HTTPClient: &http.Client{}})
-			_, err := collect(m.Stream(t.Context(), hello))
-			e, ok := errors.AsType[*llm.Error](err)
-			if !ok {
-				t.Fatalf("error %v (%T) is not an *llm.Error", err, err)
-			}
+			_, err := llmtest.Collect(m.Stream(t.Context(), hello))
+			e := llmtest.RequireLLMError(t, err)
 			want := "cannot reach " + base + ": connection refused"
 			if e.Status != 0 || !e.Retry || e.Message != want {
 				t.Errorf("got Status=%d Retry=%v Message=%q, want 0, true, %q", e.Status, e.Retry, e.Message, want)
@@ -160,7 +155,7 @@ func TestUnreachableBaseURL(t *testing.T) {
 
 func TestInvalidRequestIsNotRetryable(t *testing.T) {
 	m := New(Options{BaseURL: "http://127.0.0.1:1", Stream: true})
-	_, err := collect(m.Stream(t.Context(), &llm.Request{Messages: []llm.Message{{Role: "narrator", Content: "x"}}}))
+	_, err := llmtest.Collect(m.Stream(t.Context(), &llm.Request{Messages: []llm.Message{{Role: "narrator", Content: "x"}}}))
 	e, ok := errors.AsType[*llm.Error](err)
 	if !ok || e.Retry || !strings.Contains(e.Message, `unsupported role "narrator"`) {
 		t.Fatalf("error = %v, want a final *llm.Error about the role", err)
@@ -172,7 +167,7 @@ func TestNonStreamingGarbledBodyIsRetryable(t *testing.T) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, `{"choices":[{"index":0,"message":`)
 	}), false)
-	_, err := collect(m.Stream(t.Context(), hello))
+	_, err := llmtest.Collect(m.Stream(t.Context(), hello))
 	if e, ok := errors.AsType[*llm.Error](err); !ok || !e.IsRetryable() || !strings.HasPrefix(e.Message, "unreadable response: ") {
 		t.Fatalf("error = %v, want a retryable *llm.Error about the response", err)
 	}

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/massgen/massgen/internal/llm"
+	"github.com/massgen/massgen/internal/llm/llmtest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -38,18 +39,6 @@ func newModel(t *testing.T, h http.Handler, stream bool) llm.Model {
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	return New(Options{Provider: "test", BaseURL: srv.URL + "/v1", APIKey: "sk-test", Model: "m1", Stream: stream, HTTPClient: srv.Client()})
-}
-
-// collect drains a stream into its chunks and final error.
-func collect(seq func(func(llm.Chunk, error) bool)) ([]llm.Chunk, error) {
-	var out []llm.Chunk
-	for c, err := range seq {
-		if err != nil {
-			return out, err
-		}
-		out = append(out, c)
-	}
-	return out, nil
 }
 
 var hello = &llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "hi"}}}
@@ -154,7 +143,7 @@ func TestRequestBodySent(t *testing.T) {
 			defer srv.Close()
 			m := New(Options{BaseURL: srv.URL + "/v1/", APIKey: "sk-test", Model: "default", Stream: tt.stream,
 				HTTPClient: srv.Client(), Headers: map[string]string{"X-Title": "massgen"}})
-			if _, err := collect(m.Stream(t.Context(), req)); err != nil {
+			if _, err := llmtest.Collect(m.Stream(t.Context(), req)); err != nil {
 				t.Fatal(err)
 			}
 			want := map[string]any{}
@@ -193,7 +182,7 @@ func TestDefaultModelAndNoKey(t *testing.T) {
 	defer srv.Close()
 	defer llm.HTTPClient.CloseIdleConnections()
 	m := New(Options{BaseURL: srv.URL, Model: "fallback", Stream: true})
-	if _, err := collect(m.Stream(t.Context(), hello)); err != nil {
+	if _, err := llmtest.Collect(m.Stream(t.Context(), hello)); err != nil {
 		t.Fatal(err)
 	}
 	if body.Model != "fallback" {
@@ -219,7 +208,7 @@ func TestNonStreamingToolCalls(t *testing.T) {
 			"usage":{"prompt_tokens":205,"completion_tokens":53,"total_tokens":258,
 				"prompt_tokens_details":{"cached_tokens":128},"completion_tokens_details":{"reasoning_tokens":12}}}`)
 	}), false)
-	got, err := collect(m.Stream(t.Context(), hello))
+	got, err := llmtest.Collect(m.Stream(t.Context(), hello))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,36 +5,15 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/goccy/go-yaml"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/massgen/massgen/internal/llm"
+	"github.com/massgen/massgen/internal/llm/llmtest"
 )
-
-// The recordings are real provider traffic kept beside the project (see
-// reference/provider-recordings/README.md). They are read where they lie and
-// never copied into the repository.
-const recordingsDir = "../../../../shared/reference/provider-recordings"
-
-// cassette is the part of a go-vcr v2 file the tests need.
-type cassette struct {
-	Interactions []struct {
-		Request struct {
-			Body string `yaml:"body"`
-			URL  string `yaml:"url"`
-		} `yaml:"request"`
-		Response struct {
-			Body    string              `yaml:"body"`
-			Headers map[string][]string `yaml:"headers"`
-			Code    int                 `yaml:"code"`
-		} `yaml:"response"`
-	} `yaml:"interactions"`
-}
 
 // outcome is what a response amounts to, computed once from the recording by
 // the test's own parser and once through the adapter.
@@ -62,25 +41,11 @@ func TestOpenRouterCommonWithAnthropicCache(t *testing.T) {
 // makes of it. thinking says the first response of each file must carry
 // reasoning.
 func replayFolder(t *testing.T, folder string, thinking bool) {
-	dir := filepath.Join(recordingsDir, folder)
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("provider recordings not found at %s (they live beside the project, in ../shared/reference): %v", dir, err)
-	}
-	files, err := filepath.Glob(filepath.Join(dir, "*", "*.yaml"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no recordings under %s: %v", dir, err)
-	}
+	files := llmtest.Recordings(t, folder+"/*/*.yaml")
 	for _, file := range files {
 		name := filepath.Base(filepath.Dir(file)) + "/" + strings.TrimSuffix(filepath.Base(file), ".yaml")
 		t.Run(name, func(t *testing.T) {
-			data, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var c cassette
-			if err := yaml.Unmarshal(data, &c); err != nil {
-				t.Fatalf("parse %s: %v", file, err)
-			}
+			c := llmtest.LoadCassette(t, file)
 			for i, it := range c.Interactions {
 				if !strings.HasSuffix(it.Request.URL, "/chat/completions") {
 					t.Logf("interaction %d is not Chat Completions (%s); skipped", i, it.Request.URL)

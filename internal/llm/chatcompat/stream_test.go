@@ -17,6 +17,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/massgen/massgen/internal/llm"
+	"github.com/massgen/massgen/internal/llm/llmtest"
 )
 
 // translate runs raw chunk JSON through the accumulator, as the stream does.
@@ -187,7 +188,7 @@ func TestStreamEndings(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			m := newModel(t, serveSSE(tt.body), true)
-			got, err := collect(m.Stream(t.Context(), hello))
+			got, err := llmtest.Collect(m.Stream(t.Context(), hello))
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("chunks (-want +got):\n%s", diff)
 			}
@@ -238,7 +239,7 @@ func TestConnectionDropped(t *testing.T) {
 					_ = conn.Close()
 				}
 			}), true)
-			got, err := collect(m.Stream(t.Context(), hello))
+			got, err := llmtest.Collect(m.Stream(t.Context(), hello))
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("chunks (-want +got):\n%s", diff)
 			}
@@ -280,11 +281,7 @@ func TestConsumerBreakClosesTheStream(t *testing.T) {
 		}
 		break
 	}
-	select {
-	case <-gone:
-	case <-time.After(5 * time.Second):
-		t.Fatal("server still streaming after the consumer stopped")
-	}
+	llmtest.RequireServerGone(t, gone)
 	srv.Close()
 	goleak.VerifyNone(t)
 }
@@ -309,12 +306,7 @@ func TestCancelMidStreamReturnsPromptly(t *testing.T) {
 	if elapsed := time.Since(cancelled); elapsed > time.Second {
 		t.Errorf("stream returned %v after cancel", elapsed)
 	}
-	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("error = %v, want context.Canceled", err)
-	}
-	if _, ok := errors.AsType[*llm.Error](err); ok {
-		t.Errorf("cancellation reported as a provider failure: %v", err)
-	}
+	llmtest.RequireCanceled(t, err)
 	<-gone
 }
 
@@ -327,13 +319,8 @@ func TestCancelBeforeResponse(t *testing.T) {
 				cancel()
 				<-r.Context().Done()
 			}), stream)
-			_, err := collect(m.Stream(ctx, hello))
-			if !errors.Is(err, context.Canceled) {
-				t.Fatalf("error = %v, want context.Canceled", err)
-			}
-			if _, ok := errors.AsType[*llm.Error](err); ok {
-				t.Errorf("cancellation reported as a provider failure: %v", err)
-			}
+			_, err := llmtest.Collect(m.Stream(ctx, hello))
+			llmtest.RequireCanceled(t, err)
 		})
 	}
 }

@@ -2,7 +2,6 @@ package gemini
 
 import (
 	"context"
-	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -14,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/massgen/massgen/internal/llm"
+	"github.com/massgen/massgen/internal/llm/llmtest"
 )
 
 func TestErrorStatusMapping(t *testing.T) {
@@ -118,14 +118,11 @@ func TestErrorStatusMapping(t *testing.T) {
 				w.WriteHeader(tt.status)
 				_, _ = io.WriteString(w, tt.body)
 			}))
-			chunks, err := collect(m.Stream(t.Context(), hello))
+			chunks, err := llmtest.Collect(m.Stream(t.Context(), hello))
 			if len(chunks) != 0 {
 				t.Errorf("got chunks before the error: %v", chunks)
 			}
-			e, ok := errors.AsType[*llm.Error](err)
-			if !ok {
-				t.Fatalf("error %v (%T) is not an *llm.Error", err, err)
-			}
+			e := llmtest.RequireLLMError(t, err)
 			want := tt.want
 			want.Provider, want.Model = "test", "gemini-2.5-flash"
 			if diff := cmp.Diff(&want, e, cmpopts.IgnoreFields(llm.Error{}, "Err")); diff != "" {
@@ -191,11 +188,8 @@ func TestUnreachableBaseURL(t *testing.T) {
 	base := "http://" + ln.Addr().String()
 	_ = ln.Close()
 	m := New(Options{Provider: "gemini", BaseURL: base + "/v1beta", Model: "gemini-2.5-flash", HTTPClient: &http.Client{}})
-	_, err = collect(m.Stream(t.Context(), hello))
-	e, ok := errors.AsType[*llm.Error](err)
-	if !ok {
-		t.Fatalf("error %v (%T) is not an *llm.Error", err, err)
-	}
+	_, err = llmtest.Collect(m.Stream(t.Context(), hello))
+	e := llmtest.RequireLLMError(t, err)
 	want := "cannot reach " + base + "/v1beta: connection refused"
 	if e.Status != 0 || !e.Retry || e.Message != want {
 		t.Errorf("got Status=%d Retry=%v Message=%q, want 0, true, %q", e.Status, e.Retry, e.Message, want)
@@ -221,7 +215,7 @@ func TestRetryWrapperRetriesOverload(t *testing.T) {
 		waits = append(waits, d)
 		return nil
 	}})
-	got, err := collect(r.Stream(t.Context(), hello))
+	got, err := llmtest.Collect(r.Stream(t.Context(), hello))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -45,18 +45,6 @@ func newModel(t *testing.T, h http.Handler) llm.Model {
 	return New(Options{Provider: "test", BaseURL: srv.URL, APIKey: "key-test", Model: "gemini-2.5-flash", HTTPClient: srv.Client()})
 }
 
-// collect drains a stream into its chunks and final error.
-func collect(seq func(func(llm.Chunk, error) bool)) ([]llm.Chunk, error) {
-	var out []llm.Chunk
-	for c, err := range seq {
-		if err != nil {
-			return out, err
-		}
-		out = append(out, c)
-	}
-	return out, nil
-}
-
 var hello = &llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "hi"}}}
 
 // textEvent is a streamed response carrying one text part.

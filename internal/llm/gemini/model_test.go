@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/massgen/massgen/internal/llm"
+	"github.com/massgen/massgen/internal/llm/llmtest"
 )
 
 // capture serves reply and records every request it receives.
@@ -113,7 +114,7 @@ func TestRequestBodySent(t *testing.T) {
 	defer srv.Close()
 	m := New(Options{BaseURL: srv.URL + "/", APIKey: "key-test", Model: "default", HTTPClient: srv.Client(),
 		Headers: map[string]string{"X-Title": "massgen"}})
-	if _, err := collect(m.Stream(t.Context(), req)); err != nil {
+	if _, err := llmtest.Collect(m.Stream(t.Context(), req)); err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(want, got.body); diff != "" {
@@ -155,7 +156,7 @@ func TestEnvironmentDoesNotLeak(t *testing.T) {
 			defer srv.Close()
 			defer llm.HTTPClient.CloseIdleConnections()
 			m := New(Options{BaseURL: srv.URL, APIKey: tt.key, Model: "fallback"}) // the shared default client
-			if _, err := collect(m.Stream(t.Context(), hello)); err != nil {
+			if _, err := llmtest.Collect(m.Stream(t.Context(), hello)); err != nil {
 				t.Fatal(err)
 			}
 			if got.path != "/v1beta/models/fallback:streamGenerateContent" {
@@ -194,7 +195,7 @@ func TestBaseURL(t *testing.T) {
 					Body: io.NopCloser(strings.NewReader(sse(stopEvent))), Request: r}, nil
 			})}
 			m := New(Options{BaseURL: tt.base, APIKey: "k", Model: "gemini-2.5-flash", HTTPClient: hc})
-			if _, err := collect(m.Stream(t.Context(), hello)); err != nil {
+			if _, err := llmtest.Collect(m.Stream(t.Context(), hello)); err != nil {
 				t.Fatal(err)
 			}
 			if got != tt.want {
@@ -285,7 +286,7 @@ func TestParams(t *testing.T) {
 			var got capture
 			m := newModel(t, got.handler(t, sse(stopEvent)))
 			req := &llm.Request{Messages: hello.Messages, Tools: tt.tools, Params: tt.params}
-			if _, err := collect(m.Stream(t.Context(), req)); err != nil {
+			if _, err := llmtest.Collect(m.Stream(t.Context(), req)); err != nil {
 				t.Fatal(err)
 			}
 			delete(got.body, "contents")
@@ -314,7 +315,7 @@ func TestInvalidRequestIsFinal(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			m := New(Options{BaseURL: "http://127.0.0.1:1", Model: "gemini-2.5-flash"})
-			_, err := collect(m.Stream(t.Context(), tt.req))
+			_, err := llmtest.Collect(m.Stream(t.Context(), tt.req))
 			e, ok := err.(*llm.Error)
 			if !ok || e.Retry || e.Status != 0 || !strings.HasPrefix(e.Message, "invalid request: ") || !strings.Contains(e.Message, tt.wantMsg) {
 				t.Fatalf("error = %v, want a final *llm.Error containing %q", err, tt.wantMsg)
@@ -343,7 +344,7 @@ func TestModelsShareNothingButTheSDK(t *testing.T) {
 	for range n {
 		for _, m := range models {
 			go func() {
-				_, err := collect(m.Stream(t.Context(), hello))
+				_, err := llmtest.Collect(m.Stream(t.Context(), hello))
 				errs <- err
 			}()
 		}

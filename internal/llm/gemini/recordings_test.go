@@ -7,35 +7,15 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/goccy/go-yaml"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/massgen/massgen/internal/llm"
+	"github.com/massgen/massgen/internal/llm/llmtest"
 )
-
-// The recordings are real provider traffic kept beside the project (see
-// reference/provider-recordings/README.md). They are read where they lie and
-// never copied into the repository.
-const recordingsDir = "../../../../shared/reference/provider-recordings"
-
-// cassette is the part of a go-vcr v2 file the tests need.
-type cassette struct {
-	Interactions []struct {
-		Request struct {
-			Body string `yaml:"body"`
-			URL  string `yaml:"url"`
-		} `yaml:"request"`
-		Response struct {
-			Body string `yaml:"body"`
-			Code int    `yaml:"code"`
-		} `yaml:"response"`
-	} `yaml:"interactions"`
-}
 
 // call is a tool call with its arguments decoded, so that key order and
 // spacing do not matter.
@@ -66,25 +46,11 @@ func TestGoogleThinking(t *testing.T) { replayFolder(t, "TestGoogleThinking", tr
 // sends the same conversation the real API accepted. thinking says the first
 // response of each file must report reasoning tokens.
 func replayFolder(t *testing.T, folder string, thinking bool) {
-	dir := filepath.Join(recordingsDir, folder)
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("provider recordings not found at %s (they live beside the project, in ../shared/reference): %v", dir, err)
-	}
-	files, err := filepath.Glob(filepath.Join(dir, "gemini-*", "*.yaml"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no recordings under %s: %v", dir, err)
-	}
+	files := llmtest.Recordings(t, folder+"/gemini-*/*.yaml")
 	for _, file := range files {
 		name := filepath.Base(filepath.Dir(file)) + "/" + strings.TrimSuffix(filepath.Base(file), ".yaml")
 		t.Run(name, func(t *testing.T) {
-			data, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var c cassette
-			if err := yaml.Unmarshal(data, &c); err != nil {
-				t.Fatalf("parse %s: %v", file, err)
-			}
+			c := llmtest.LoadCassette(t, file)
 			for i, it := range c.Interactions {
 				model, streamed := recordedEndpoint(t, it.Request.URL)
 				body := it.Response.Body

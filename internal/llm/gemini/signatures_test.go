@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/massgen/massgen/internal/llm"
+	"github.com/massgen/massgen/internal/llm/llmtest"
 )
 
 // signaturesSent runs req through a model and returns the thoughtSignature
@@ -15,7 +16,7 @@ func signaturesSent(t *testing.T, req *llm.Request) []string {
 	t.Helper()
 	var got capture
 	m := newModel(t, got.handler(t, sse(stopEvent)))
-	if _, err := collect(m.Stream(t.Context(), req)); err != nil {
+	if _, err := llmtest.Collect(m.Stream(t.Context(), req)); err != nil {
 		t.Fatal(err)
 	}
 	var sigs []string
@@ -38,7 +39,7 @@ func TestThoughtSignaturesGoBack(t *testing.T) {
 		{"functionCall":{"name":"add","args":{"a":2},"id":"sig-a"},"thoughtSignature":"c2lnLWE="},
 		{"functionCall":{"name":"mul","args":{"a":2},"id":"sig-m"}}],"role":"model"},"finishReason":"STOP","index":0}]}`
 	m := newModel(t, serveSSE(sse(answer)))
-	chunks, err := collect(m.Stream(t.Context(), hello))
+	chunks, err := llmtest.Collect(m.Stream(t.Context(), hello))
 	if err != nil {
 		t.Fatal(err)
 	}

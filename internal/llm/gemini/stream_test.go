@@ -15,6 +15,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/massgen/massgen/internal/llm"
+	"github.com/massgen/massgen/internal/llm/llmtest"
 )
 
 func TestTranslateResponses(t *testing.T) {
@@ -104,7 +105,7 @@ func TestTranslateResponses(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			m := newModel(t, serveSSE(sse(tt.events...)))
-			got, err := collect(m.Stream(t.Context(), hello))
+			got, err := llmtest.Collect(m.Stream(t.Context(), hello))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -120,7 +121,7 @@ func TestMadeUpCallIDsAreUnique(t *testing.T) {
 	m := newModel(t, serveSSE(sse(event)))
 	seen := map[string]bool{}
 	for range 2 { // two responses, as in two turns
-		chunks, err := collect(m.Stream(t.Context(), hello))
+		chunks, err := llmtest.Collect(m.Stream(t.Context(), hello))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -157,7 +158,7 @@ func TestContinuation(t *testing.T) {
 			`{"candidates":[{"content":{"parts":[{"text":"."}],"role":"model"},"finishReason":"STOP","index":0}],"usageMetadata":{"promptTokenCount":2,"candidatesTokenCount":4,"totalTokenCount":6}}`))
 	}
 	m := newModel(t, http.HandlerFunc(h))
-	got, err := collect(m.Stream(t.Context(), hello))
+	got, err := llmtest.Collect(m.Stream(t.Context(), hello))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,7 +235,7 @@ func TestStreamEndings(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			m := newModel(t, serveSSE(tt.body))
-			got, err := collect(m.Stream(t.Context(), hello))
+			got, err := llmtest.Collect(m.Stream(t.Context(), hello))
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("chunks (-want +got):\n%s", diff)
 			}
@@ -291,7 +292,7 @@ func TestConnectionDropped(t *testing.T) {
 					_ = conn.Close()
 				}
 			}))
-			got, err := collect(m.Stream(t.Context(), hello))
+			got, err := llmtest.Collect(m.Stream(t.Context(), hello))
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("chunks (-want +got):\n%s", diff)
 			}
@@ -333,11 +334,7 @@ func TestConsumerBreakClosesTheStream(t *testing.T) {
 		}
 		break
 	}
-	select {
-	case <-gone:
-	case <-time.After(5 * time.Second):
-		t.Fatal("server still streaming after the consumer stopped")
-	}
+	llmtest.RequireServerGone(t, gone)
 	srv.Close()
 	goleak.VerifyNone(t, ignoreSDKWorker)
 }
@@ -362,12 +359,7 @@ func TestCancelMidStreamReturnsPromptly(t *testing.T) {
 	if elapsed := time.Since(cancelled); elapsed > time.Second {
 		t.Errorf("stream returned %v after cancel", elapsed)
 	}
-	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("error = %v, want context.Canceled", err)
-	}
-	if _, ok := errors.AsType[*llm.Error](err); ok {
-		t.Errorf("cancellation reported as a provider failure: %v", err)
-	}
+	llmtest.RequireCanceled(t, err)
 	<-gone
 }
 
@@ -378,11 +370,6 @@ func TestCancelBeforeResponse(t *testing.T) {
 		cancel()
 		<-r.Context().Done()
 	}))
-	_, err := collect(m.Stream(ctx, hello))
-	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("error = %v, want context.Canceled", err)
-	}
-	if _, ok := errors.AsType[*llm.Error](err); ok {
-		t.Errorf("cancellation reported as a provider failure: %v", err)
-	}
+	_, err := llmtest.Collect(m.Stream(ctx, hello))
+	llmtest.RequireCanceled(t, err)
 }

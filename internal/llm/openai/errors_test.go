@@ -1,7 +1,6 @@
 package openai
 
 import (
-	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -12,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/massgen/massgen/internal/llm"
+	"github.com/massgen/massgen/internal/llm/llmtest"
 )
 
 func TestErrorStatusMapping(t *testing.T) {
@@ -88,14 +88,11 @@ func TestErrorStatusMapping(t *testing.T) {
 				w.WriteHeader(tt.status)
 				_, _ = io.WriteString(w, tt.body)
 			}))
-			chunks, err := collect(m.Stream(t.Context(), hello))
+			chunks, err := llmtest.Collect(m.Stream(t.Context(), hello))
 			if len(chunks) != 0 {
 				t.Errorf("got chunks before the error: %v", chunks)
 			}
-			e, ok := errors.AsType[*llm.Error](err)
-			if !ok {
-				t.Fatalf("error %v (%T) is not an *llm.Error", err, err)
-			}
+			e := llmtest.RequireLLMError(t, err)
 			want := tt.want
 			want.Provider, want.Model = "test", "m1"
 			if diff := cmp.Diff(&want, e, cmpopts.IgnoreFields(llm.Error{}, "Err")); diff != "" {
@@ -138,11 +135,8 @@ func TestUnreachableBaseURL(t *testing.T) {
 	base := "http://" + ln.Addr().String() + "/v1"
 	_ = ln.Close()
 	m := New(Options{BaseURL: base, Model: "gpt-5", HTTPClient: &http.Client{}})
-	_, err = collect(m.Stream(t.Context(), hello))
-	e, ok := errors.AsType[*llm.Error](err)
-	if !ok {
-		t.Fatalf("error %v (%T) is not an *llm.Error", err, err)
-	}
+	_, err = llmtest.Collect(m.Stream(t.Context(), hello))
+	e := llmtest.RequireLLMError(t, err)
 	want := "cannot reach " + base + ": connection refused"
 	if e.Status != 0 || !e.Retry || e.Message != want || e.Provider != "openai" {
 		t.Errorf("got Provider=%q Status=%d Retry=%v Message=%q, want openai, 0, true, %q", e.Provider, e.Status, e.Retry, e.Message, want)

@@ -15,6 +15,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/massgen/massgen/internal/llm"
+	"github.com/massgen/massgen/internal/llm/llmtest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -59,18 +60,6 @@ func newModel(t *testing.T, h http.Handler) llm.Model {
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	return New(Options{Provider: "test", BaseURL: srv.URL + "/v1", APIKey: "sk-test", Model: "m1", HTTPClient: srv.Client()})
-}
-
-// collect drains a stream into its chunks and final error.
-func collect(seq func(func(llm.Chunk, error) bool)) ([]llm.Chunk, error) {
-	var out []llm.Chunk
-	for c, err := range seq {
-		if err != nil {
-			return out, err
-		}
-		out = append(out, c)
-	}
-	return out, nil
 }
 
 var hello = &llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "hi"}}}
@@ -189,7 +178,7 @@ func TestRequestBodySent(t *testing.T) {
 	defer srv.Close()
 	m := New(Options{BaseURL: srv.URL + "/v1/", APIKey: "sk-test", Model: "default",
 		HTTPClient: srv.Client(), Headers: map[string]string{"OpenAI-Organization": "org-1"}})
-	if _, err := collect(m.Stream(t.Context(), req)); err != nil {
+	if _, err := llmtest.Collect(m.Stream(t.Context(), req)); err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(want, rec.last()); diff != "" {
@@ -221,7 +210,7 @@ func TestOutputLimitIsRenamed(t *testing.T) {
 			rec := &recorder{}
 			m := newModel(t, rec)
 			req := &llm.Request{Messages: hello.Messages, Params: tt.params}
-			if _, err := collect(m.Stream(t.Context(), req)); err != nil {
+			if _, err := llmtest.Collect(m.Stream(t.Context(), req)); err != nil {
 				t.Fatal(err)
 			}
 			body := rec.last()
@@ -283,7 +272,7 @@ func TestReasoningDefaults(t *testing.T) {
 			rec := &recorder{}
 			m := newModel(t, rec)
 			req := &llm.Request{Model: tt.model, Messages: hello.Messages, Params: tt.params}
-			if _, err := collect(m.Stream(t.Context(), req)); err != nil {
+			if _, err := llmtest.Collect(m.Stream(t.Context(), req)); err != nil {
 				t.Fatal(err)
 			}
 			got, sent := rec.last()["reasoning"]
@@ -380,7 +369,7 @@ func TestRefusedDefaultReasoningIsDropped(t *testing.T) {
 			m := newModel(t, rec)
 			req := &llm.Request{Model: tt.model, Messages: hello.Messages, Params: tt.params}
 			for range 2 {
-				_, err := collect(m.Stream(t.Context(), req))
+				_, err := llmtest.Collect(m.Stream(t.Context(), req))
 				if tt.wantErr != "" {
 					e, ok := errors.AsType[*llm.Error](err)
 					if !ok || e.Status != 400 || e.Retry || !strings.Contains(e.Message, tt.wantErr) {
@@ -414,7 +403,7 @@ func TestEnvironmentIsNotRead(t *testing.T) {
 	defer srv.Close()
 	defer llm.HTTPClient.CloseIdleConnections()
 	m := New(Options{BaseURL: srv.URL, Model: "fallback"})
-	if _, err := collect(m.Stream(t.Context(), hello)); err != nil {
+	if _, err := llmtest.Collect(m.Stream(t.Context(), hello)); err != nil {
 		t.Fatal(err)
 	}
 	if got := rec.last()["model"]; got != "fallback" {
@@ -440,7 +429,7 @@ func TestInvalidRequestIsNotRetryable(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			m := New(Options{BaseURL: "http://127.0.0.1:1"})
-			_, err := collect(m.Stream(t.Context(), &llm.Request{Messages: []llm.Message{tt.msg}}))
+			_, err := llmtest.Collect(m.Stream(t.Context(), &llm.Request{Messages: []llm.Message{tt.msg}}))
 			e, ok := errors.AsType[*llm.Error](err)
 			if !ok || e.Retry || !strings.Contains(e.Message, tt.want) {
 				t.Fatalf("error = %v, want a final *llm.Error containing %q", err, tt.want)

@@ -7,37 +7,16 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/goccy/go-yaml"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/massgen/massgen/internal/llm"
+	"github.com/massgen/massgen/internal/llm/llmtest"
 )
-
-// The recordings are real provider traffic kept beside the project (see
-// reference/provider-recordings/README.md). They are read where they lie and
-// never copied into the repository.
-const recordingsDir = "../../../../shared/reference/provider-recordings"
-
-// cassette is the part of a go-vcr v2 file the tests need.
-type cassette struct {
-	Interactions []struct {
-		Request struct {
-			Body string `yaml:"body"`
-			URL  string `yaml:"url"`
-		} `yaml:"request"`
-		Response struct {
-			Body    string              `yaml:"body"`
-			Headers map[string][]string `yaml:"headers"`
-			Code    int                 `yaml:"code"`
-		} `yaml:"response"`
-	} `yaml:"interactions"`
-}
 
 // outcome is what a response amounts to, computed once from the recording by
 // the test's own parser and once through the adapter.
@@ -72,25 +51,12 @@ func TestOpenAIWebSearch(t *testing.T) {
 // `response.completed` event, as a minimal server would send it: the adapter
 // must then find the text, reasoning and calls in the final response.
 func replayFiles(t *testing.T, pattern string, thinking bool) {
-	root := filepath.Join(recordingsDir, strings.SplitN(pattern, "/", 2)[0])
-	if _, err := os.Stat(root); err != nil {
-		t.Skipf("provider recordings not found at %s (they live beside the project, in ../shared/reference): %v", root, err)
-	}
-	files, err := filepath.Glob(filepath.Join(recordingsDir, pattern))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no recordings match %s: %v", pattern, err)
-	}
+	root := filepath.Join(llmtest.RecordingsDir, strings.SplitN(pattern, "/", 2)[0])
+	files := llmtest.Recordings(t, pattern)
 	for _, file := range files {
 		rel, _ := filepath.Rel(root, file)
 		t.Run(strings.TrimSuffix(rel, ".yaml"), func(t *testing.T) {
-			data, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var c cassette
-			if err := yaml.Unmarshal(data, &c); err != nil {
-				t.Fatalf("parse %s: %v", file, err)
-			}
+			c := llmtest.LoadCassette(t, file)
 			reasoning := false
 			for i, it := range c.Interactions {
 				if !strings.HasSuffix(it.Request.URL, "/responses") {

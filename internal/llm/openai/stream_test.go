@@ -16,6 +16,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/massgen/massgen/internal/llm"
+	"github.com/massgen/massgen/internal/llm/llmtest"
 )
 
 // translate runs raw event JSON through the accumulator, as the stream does,
@@ -296,7 +297,7 @@ func TestStreamEndings(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			m := newModel(t, serveSSE(tt.body))
-			got, err := collect(m.Stream(t.Context(), hello))
+			got, err := llmtest.Collect(m.Stream(t.Context(), hello))
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("chunks (-want +got):\n%s", diff)
 			}
@@ -347,7 +348,7 @@ func TestConnectionDropped(t *testing.T) {
 					_ = conn.Close()
 				}
 			}))
-			got, err := collect(m.Stream(t.Context(), hello))
+			got, err := llmtest.Collect(m.Stream(t.Context(), hello))
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("chunks (-want +got):\n%s", diff)
 			}
@@ -382,7 +383,7 @@ func holdOpen(body string, gone chan<- struct{}) http.HandlerFunc {
 func TestCompletedEndsTheStreamWithoutWaitingForTheServer(t *testing.T) {
 	gone := make(chan struct{})
 	m := newModel(t, holdOpen(okStream, gone))
-	got, err := collect(m.Stream(t.Context(), hello))
+	got, err := llmtest.Collect(m.Stream(t.Context(), hello))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -406,11 +407,7 @@ func TestConsumerBreakClosesTheStream(t *testing.T) {
 		}
 		break
 	}
-	select {
-	case <-gone:
-	case <-time.After(5 * time.Second):
-		t.Fatal("server still streaming after the consumer stopped")
-	}
+	llmtest.RequireServerGone(t, gone)
 	srv.Close()
 	goleak.VerifyNone(t)
 }
@@ -435,12 +432,7 @@ func TestCancelMidStreamReturnsPromptly(t *testing.T) {
 	if elapsed := time.Since(cancelled); elapsed > time.Second {
 		t.Errorf("stream returned %v after cancel", elapsed)
 	}
-	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("error = %v, want context.Canceled", err)
-	}
-	if _, ok := errors.AsType[*llm.Error](err); ok {
-		t.Errorf("cancellation reported as a provider failure: %v", err)
-	}
+	llmtest.RequireCanceled(t, err)
 	<-gone
 }
 
@@ -451,11 +443,6 @@ func TestCancelBeforeResponse(t *testing.T) {
 		cancel()
 		<-r.Context().Done()
 	}))
-	_, err := collect(m.Stream(ctx, hello))
-	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("error = %v, want context.Canceled", err)
-	}
-	if _, ok := errors.AsType[*llm.Error](err); ok {
-		t.Errorf("cancellation reported as a provider failure: %v", err)
-	}
+	_, err := llmtest.Collect(m.Stream(ctx, hello))
+	llmtest.RequireCanceled(t, err)
 }

@@ -1,0 +1,59 @@
+package llmtest
+
+import (
+	"context"
+	"errors"
+	"iter"
+	"testing"
+	"time"
+
+	"github.com/massgen/massgen/internal/llm"
+)
+
+// Collect drains an adapter's stream: the chunks up to the first error, and
+// that error.
+func Collect(seq iter.Seq2[llm.Chunk, error]) ([]llm.Chunk, error) {
+	var out []llm.Chunk
+	for c, err := range seq {
+		if err != nil {
+			return out, err
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// RequireCanceled fails the test unless err is the caller's cancellation,
+// reported as such rather than as a provider failure (an *llm.Error).
+func RequireCanceled(t testing.TB, err error) {
+	t.Helper()
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("error = %v, want context.Canceled", err)
+	}
+	if _, ok := errors.AsType[*llm.Error](err); ok {
+		t.Errorf("cancellation reported as a provider failure: %v", err)
+	}
+}
+
+// RequireServerGone fails the test unless gone is closed within five
+// seconds: the test server closes it once the client has dropped the
+// connection, which a consumer that stops reading must make happen.
+func RequireServerGone(t testing.TB, gone <-chan struct{}) {
+	t.Helper()
+	select {
+	case <-gone:
+	case <-time.After(5 * time.Second):
+		t.Fatal("server still streaming after the consumer stopped")
+	}
+}
+
+// RequireLLMError returns err as the *llm.Error it must be, failing the test
+// if it is not one.
+func RequireLLMError(t testing.TB, err error) *llm.Error {
+	t.Helper()
+	e, ok := errors.AsType[*llm.Error](err)
+	if !ok {
+		t.Fatalf("error %v (%T) is not an *llm.Error", err, err)
+	}
+	return e
+}
