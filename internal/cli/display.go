@@ -63,7 +63,11 @@ func (d *display) line(w io.Writer, e event.Event) {
 		for _, id := range e.Agents {
 			team = append(team, d.who[id])
 		}
-		fmt.Fprintf(w, "massgen: %d agents: %s\n", len(e.Agents), strings.Join(team, ", "))
+		noun := "agents"
+		if len(e.Agents) == 1 {
+			noun = "agent"
+		}
+		fmt.Fprintf(w, "massgen: %d %s: %s\n", len(e.Agents), noun, strings.Join(team, ", "))
 	case event.TurnStarted:
 		fmt.Fprintf(w, "  … %s working (sees %d answers)\n", who, len(e.Labels))
 	case event.AnswerAccepted:

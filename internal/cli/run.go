@@ -140,6 +140,8 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 		Timeout:              seconds(o.TimeoutSeconds),
 		TurnTimeout:          seconds(o.AgentTurnTimeoutSeconds),
 		MaxRestarts:          o.MaxOrchestrationRestarts,
+		Presentation:         presentation(cfg.UI.EnableFinalPresentation),
+		Direct:               !cfg.UI.UseOrchestratorForSingleAgent,
 		MaxCostUSD:           o.MaxCostUSD,
 		MaxTokens:            o.MaxTotalTokens,
 		History:              rq.History,
@@ -156,6 +158,18 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 		out.AnswerFile = logs.AnswerFile()
 	}
 	return out, nil
+}
+
+// presentation maps ui.enable_final_presentation to the orchestrator's
+// choice: unset leaves it to the team's size.
+func presentation(enable *bool) orchestrator.Presentation {
+	switch {
+	case enable == nil:
+		return orchestrator.PresentAuto
+	case *enable:
+		return orchestrator.PresentAlways
+	}
+	return orchestrator.PresentNever
 }
 
 // runQuestion is the CLI's main job: Execute with a display, then print

@@ -229,7 +229,10 @@ func (d *decoder) ui(p *pair) {
 	if b, ok := d.boolean("ui.use_orchestrator_for_single_agent", m.get("use_orchestrator_for_single_agent")); ok {
 		u.UseOrchestratorForSingleAgent = b
 	}
-	for _, k := range []string{"automation_mode", "debug", "enable_final_presentation"} {
+	if b, ok := d.boolean("ui.enable_final_presentation", m.get("enable_final_presentation")); ok {
+		u.EnableFinalPresentation = &b
+	}
+	for _, k := range []string{"automation_mode", "debug"} {
 		d.boolean(join("ui", k), m.get(k))
 	}
 	for _, e := range m.pairs {

@@ -68,6 +68,7 @@ ui:
   display_type: silent
   logging_enabled: false
   use_orchestrator_for_single_agent: false
+  enable_final_presentation: false
 stream: 1
 `, nil)
 	want := Orchestrator{
@@ -86,7 +87,8 @@ stream: 1
 	if diff := cmp.Diff(want, cfg.Orchestrator); diff != "" {
 		t.Errorf("Orchestrator (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(UI{DisplayType: "silent"}, cfg.UI); diff != "" {
+	no := false
+	if diff := cmp.Diff(UI{DisplayType: "silent", EnableFinalPresentation: &no}, cfg.UI); diff != "" {
 		t.Errorf("UI (-want +got):\n%s", diff)
 	}
 	if _, ok := find(cfg.Warnings, "stream", Warning); !ok {

@@ -118,7 +118,10 @@ type ContextPath struct {
 type UI struct {
 	DisplayType                   string // rich_terminal (default) | simple | terminal | silent | textual | rich
 	LoggingEnabled                bool   // default true
-	UseOrchestratorForSingleAgent bool   // default true
+	UseOrchestratorForSingleAgent bool   // default true; false: a one-agent team answers in one plain call
+	// EnableFinalPresentation: nil presents unless the team is one agent;
+	// true always presents; false never does (the winning answer is final).
+	EnableFinalPresentation *bool
 }
 
 // Defaults. They live here, not in the orchestrator, so that `massgen

@@ -43,6 +43,13 @@ type Options struct {
 	// has passed or is near; default 60 s.
 	PresentationGrace time.Duration
 	MaxRestarts       int // max_orchestration_restarts; > 0 enables post-evaluation
+	// Presentation chooses whether the winner writes a final presentation
+	// after consensus (default PresentAuto).
+	Presentation Presentation
+	// Direct runs a one-agent team as a single plain model call, without
+	// the workflow tools (use_orchestrator_for_single_agent: false). It is
+	// ignored for a team of several agents.
+	Direct bool
 	// History holds the earlier user/assistant turns of a conversation;
 	// every agent sees them before the question.
 	History []llm.Message
@@ -57,6 +64,22 @@ type Options struct {
 	Events     *event.Broker // where events go; nil means none are kept
 	Now        func() time.Time
 }
+
+// Presentation is whether the winner presents after consensus. Upstream
+// MassGen always does, and a one-agent team then pays for a call that
+// restates the answer it has just voted for.
+type Presentation int
+
+const (
+	// PresentAuto presents unless the team is a single agent: with no other
+	// answers to combine, its winning answer is already the final answer.
+	PresentAuto Presentation = iota
+	// PresentAlways always presents (ui.enable_final_presentation: true).
+	PresentAlways
+	// PresentNever makes the winning answer the final answer
+	// (ui.enable_final_presentation: false).
+	PresentNever
+)
 
 // Status is how a run ended.
 type Status string

@@ -352,7 +352,7 @@ models:
       - fault: "500"
         when: presentation
 `, "a")
-	res, _ := run(t, agents, Options{})
+	res, _ := run(t, agents, Options{Presentation: PresentAlways})
 	if res.Status != Completed || res.Fallback == "" || !strings.Contains(res.Final, "[sim model sim-a]") {
 		t.Fatalf("want the stored answer as fallback, got status=%s fallback=%q final=%q", res.Status, res.Fallback, res.Final)
 	}
@@ -369,7 +369,7 @@ models:
       - restart: "it misses the population"
         reason: "mention the population"
 `, "a")
-	res, rec := run(t, agents, Options{MaxRestarts: 1})
+	res, rec := run(t, agents, Options{MaxRestarts: 1, Presentation: PresentAlways})
 	if res.Status != Completed || res.Attempts != 2 {
 		t.Fatalf("status=%s attempts=%d, want completed in 2 attempts", res.Status, res.Attempts)
 	}
@@ -427,7 +427,7 @@ models:
 		})
 		cancel()
 	}()
-	res := Run(ctx, "q", Options{Agents: agents})
+	res := Run(ctx, "q", Options{Agents: agents, Presentation: PresentAlways})
 	if res.Status != Interrupted || res.Final != "Paris." || res.Winner != "a" {
 		t.Fatalf("status=%s final=%q winner=%q, want interrupted with the stored answer kept", res.Status, res.Final, res.Winner)
 	}

@@ -14,10 +14,15 @@ import (
 )
 
 // presentFinal has the winner write the final answer, falling back to its
-// stored answer when it cannot.
+// stored answer when it cannot, or makes its stored answer the final
+// answer when a presentation would add nothing (see skipPresentation).
 func (r *runner) presentFinal(ctx context.Context, res *Result, p *coord.Present) {
 	a := r.byID[p.Winner]
 	res.Final = p.Answer.Content
+	if why := r.skipPresentation(); why != "" {
+		r.publish(event.Event{Type: event.FinalAnswer, Agent: p.Winner, Text: res.Final, Reason: why})
+		return
+	}
 	if r.m.Status(p.Winner) == coord.Failed {
 		res.Fallback = "the winner had failed, so its stored answer is the final answer"
 		r.publish(event.Event{Type: event.FinalAnswer, Agent: p.Winner, Text: res.Final, Reason: res.Fallback})
@@ -46,6 +51,22 @@ func (r *runner) presentFinal(ctx context.Context, res *Result, p *coord.Present
 	}
 	r.publish(event.Event{Type: event.FinalAnswer, Agent: p.Winner, Text: res.Final, Reason: cmp.Or(res.Fallback, "presentation"),
 		InputTokens: usage.InputTokens, OutputTokens: usage.OutputTokens, CostUSD: cost})
+}
+
+// skipPresentation says why the winner's answer is final as it stands, or
+// "" when the winner presents. Client tools need the presentation: it is
+// the only call that offers them.
+func (r *runner) skipPresentation() string {
+	if len(r.o.ClientTools) > 0 {
+		return ""
+	}
+	switch {
+	case r.o.Presentation == PresentNever:
+		return "the winning answer is the final answer (final presentation disabled)"
+	case r.o.Presentation == PresentAuto && len(r.o.Agents) == 1:
+		return "the winning answer is the final answer (a single agent has no other answers to combine)"
+	}
+	return ""
 }
 
 // presentationContext bounds the presentation by the run deadline, but

@@ -31,7 +31,12 @@ func Run(ctx context.Context, question string, o Options) *Result {
 		ids[i] = a.ID
 	}
 	r.publish(event.Event{Type: event.RunStarted, Text: question, Agents: ids})
-	res := r.attempts(ctx)
+	var res *Result
+	if o.Direct && len(o.Agents) == 1 {
+		res = r.direct(ctx)
+	} else {
+		res = r.attempts(ctx)
+	}
 	r.wg.Wait()
 	res.Duration = o.Now().Sub(start)
 	res.Attempts = r.attempt
