@@ -40,16 +40,26 @@ func resolveConfig(env *Env, f *Request, getenv func(string) string) (*config.Co
 	case f.Model != "" || f.Backend != "":
 		return quickConfig(f, getenv)
 	}
+	if p := discoverConfig(env, getenv); p != "" {
+		return loadFile(p, getenv)
+	}
+	return defaultTeam(getenv)
+}
+
+// discoverConfig is the config file a run without --config or --model
+// uses: ./.massgen/config.yaml, then ~/.config/massgen/config.yaml; "" when
+// neither exists (the default team from the keys set).
+func discoverConfig(env *Env, getenv func(string) string) string {
 	candidates := []string{filepath.Join(env.WorkDir, ".massgen", "config.yaml")}
 	if home := getenv("HOME"); home != "" {
 		candidates = append(candidates, filepath.Join(home, ".config", "massgen", "config.yaml"))
 	}
 	for _, p := range candidates {
 		if _, err := os.Stat(p); err == nil {
-			return loadFile(p, getenv)
+			return p
 		}
 	}
-	return defaultTeam(getenv)
+	return ""
 }
 
 func loadConfigArg(env *Env, arg string, getenv func(string) string) (*config.Config, error) {

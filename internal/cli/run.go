@@ -43,6 +43,8 @@ type Request struct {
 	// directory ("" without logs). It must consume the subscription until
 	// it ends.
 	Observe func(sub *event.Subscription, agents []orchestrator.Agent, logDir string)
+
+	prepare preparer // nil: prepareFresh
 }
 
 // Outcome is what Execute produced.
@@ -69,16 +71,23 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 			return nil, err
 		}
 	}
-	cfg, err := resolveConfig(env, &rq, getenv)
+	if rq.Timeout < 0 {
+		return nil, usageErr("--orchestrator-timeout must be a positive number of seconds")
+	}
+	prepare := rq.prepare
+	if prepare == nil {
+		prepare = prepareFresh
+	}
+	p, release, err := prepare(env, &rq, getenv)
 	if err != nil {
 		return nil, err
 	}
-	printWarnings(env.Stderr, cfg.Warnings)
-	if rq.Timeout != 0 {
-		if rq.Timeout < 0 {
-			return nil, usageErr("--orchestrator-timeout must be a positive number of seconds")
-		}
-		cfg.Orchestrator.TimeoutSeconds = rq.Timeout
+	defer release()
+	cfg, t := p.cfg, p.team
+	if rq.Timeout > 0 {
+		c := *cfg // p may be shared by concurrent runs
+		c.Orchestrator.TimeoutSeconds = rq.Timeout
+		cfg = &c
 	}
 	level, logOut := slog.LevelInfo, io.Discard
 	if rq.Debug {
@@ -97,18 +106,10 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 		logOut = io.MultiWriter(logOut, logs.LogWriter())
 	}
 	log := slog.New(slog.NewTextHandler(logOut, &slog.HandlerOptions{Level: level}))
-
-	t, err := buildTeam(cfg, getenv, log)
-	if err != nil {
-		if logs != nil {
-			logs.Close()
-		}
-		return nil, err
+	for _, n := range t.notes {
+		log.Info(n)
 	}
-	defer t.Close()
-	for _, w := range t.warnings {
-		fmt.Fprintf(env.Stderr, "warning: %s\n", w)
-	}
+	ctx = withRunLog(ctx, log)
 
 	out := &Outcome{}
 	var wg sync.WaitGroup
@@ -158,6 +159,52 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 		out.AnswerFile = logs.AnswerFile()
 	}
 	return out, nil
+}
+
+// prepared is what a run needs before it starts: its config and its team.
+type prepared struct {
+	cfg  *config.Config
+	team *team
+}
+
+// preparer resolves the config of rq and builds its team, printing the
+// warnings of both; release is called when the run has ended. The CLI
+// prepares afresh for every run (prepareFresh); massgen serve reuses one
+// team per config (teamCache).
+type preparer func(env *Env, rq *Request, getenv func(string) string) (p *prepared, release func(), err error)
+
+func prepareFresh(env *Env, rq *Request, getenv func(string) string) (*prepared, func(), error) {
+	cfg, err := resolveConfig(env, rq, getenv)
+	if err != nil {
+		return nil, nil, err
+	}
+	printWarnings(env.Stderr, cfg.Warnings)
+	t, err := buildTeam(cfg, getenv)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, w := range t.warnings {
+		fmt.Fprintf(env.Stderr, "warning: %s\n", w)
+	}
+	return &prepared{cfg: cfg, team: t}, t.Close, nil
+}
+
+type runLogKey struct{}
+
+// withRunLog makes log the logger of the run ctx belongs to: shared models
+// report retries into it (runLog).
+func withRunLog(ctx context.Context, log *slog.Logger) context.Context {
+	return context.WithValue(ctx, runLogKey{}, log)
+}
+
+var discardLog = slog.New(slog.DiscardHandler)
+
+// runLog is the logger of the run ctx belongs to, or one that discards.
+func runLog(ctx context.Context) *slog.Logger {
+	if l, ok := ctx.Value(runLogKey{}).(*slog.Logger); ok {
+		return l
+	}
+	return discardLog
 }
 
 // presentation maps ui.enable_final_presentation to the orchestrator's

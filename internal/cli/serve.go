@@ -40,11 +40,20 @@ type ServeOptions struct {
 	Debug        bool   // each run's events to stderr, as --debug
 }
 
-// NewServeRunner returns the server's Runner: each request is one Execute
-// with the usual logs, its events passed to the request's observer. env is
-// copied; its Stderr (config warnings, --debug output) is shared by
-// concurrent runs and is serialised here.
-func NewServeRunner(env *Env, o ServeOptions) server.Runner {
+// ServeRunner runs massgen serve's requests: each one is an Execute with
+// the usual logs, its events passed to the request's observer. Requests for
+// the same config share one team (teamCache). Close it once the server has
+// shut down.
+type ServeRunner struct {
+	env   Env
+	o     ServeOptions
+	teams *teamCache
+}
+
+// NewServeRunner returns the server's runner. env is copied; its Stderr
+// (config warnings, --debug output) is shared by concurrent runs and is
+// serialised here.
+func NewServeRunner(env *Env, o ServeOptions) *ServeRunner {
 	base := *env
 	if base.WorkDir == "" {
 		base.WorkDir, _ = os.Getwd()
@@ -61,49 +70,57 @@ func NewServeRunner(env *Env, o ServeOptions) server.Runner {
 	}
 	base.Stdout = cmp.Or[io.Writer](base.Stdout, io.Discard)
 	base.Stderr = &syncWriter{w: cmp.Or[io.Writer](base.Stderr, io.Discard)}
-	return func(ctx context.Context, r server.RunRequest) (*server.RunResult, error) {
-		rq := Request{Question: r.Question, History: r.History, ClientTools: r.Tools,
-			NoLogs: o.NoLogs, LogDir: o.LogDir, Debug: o.Debug, Args: []string{"serve"}}
-		switch {
-		case r.Config != "":
-			rq.Config = r.Config
-		case r.Model != "":
-			if provider.InferType(r.Model) == "" {
-				return nil, &server.Error{Status: http.StatusNotFound, Param: "model", Code: "model_not_found",
-					Message: fmt.Sprintf("The model '%s' does not exist: use massgen, massgen/<config> (GET /v1/models lists them), "+
-						"or a model name whose provider massgen can tell (gpt-…, claude-…, gemini-…, grok-…, groq/…, sim-…).", r.Model)}
-			}
-			rq.Model = r.Model
-		case o.DefaultModel != "":
-			rq.Model = o.DefaultModel
-		default:
-			rq.Config = o.Config
+	return &ServeRunner{env: base, o: o, teams: newTeamCache()}
+}
+
+// Close stops the shared teams (the in-process simulators of `type: sim`
+// agents) once the runs using them have ended.
+func (s *ServeRunner) Close() { s.teams.Close() }
+
+// Run is a server.Runner.
+func (s *ServeRunner) Run(ctx context.Context, r server.RunRequest) (*server.RunResult, error) {
+	o := s.o
+	rq := Request{Question: r.Question, History: r.History, ClientTools: r.Tools,
+		NoLogs: o.NoLogs, LogDir: o.LogDir, Debug: o.Debug, Args: []string{"serve"}, prepare: s.teams.prepare}
+	switch {
+	case r.Config != "":
+		rq.Config = r.Config
+	case r.Model != "":
+		if provider.InferType(r.Model) == "" {
+			return nil, &server.Error{Status: http.StatusNotFound, Param: "model", Code: "model_not_found",
+				Message: fmt.Sprintf("The model '%s' does not exist: use massgen, massgen/<config> (GET /v1/models lists them), "+
+					"or a model name whose provider massgen can tell (gpt-…, claude-…, gemini-…, grok-…, groq/…, sim-…).", r.Model)}
 		}
-		rq.Observe = func(sub *event.Subscription, _ []orchestrator.Agent, logDir string) {
-			if r.Started != nil {
-				r.Started(logDir)
-			}
-			for {
-				e, ok := sub.Next(nil)
-				if !ok {
-					return
-				}
-				if r.Observe != nil {
-					r.Observe(e)
-				}
-			}
-		}
-		env := base
-		out, err := Execute(ctx, &env, rq)
-		if err != nil {
-			if codeOf(err) == ExitConfig {
-				return nil, &server.Error{Status: http.StatusBadRequest, Code: "invalid_config", Message: err.Error(), Err: err}
-			}
-			return nil, err
-		}
-		return &server.RunResult{Status: string(out.Status), Final: out.Final, Winner: out.Winner, LogDir: out.LogDir,
-			ToolCalls: out.ToolCalls, Usage: out.TotalUsage(), Err: out.Err}, nil
+		rq.Model = r.Model
+	case o.DefaultModel != "":
+		rq.Model = o.DefaultModel
+	default:
+		rq.Config = o.Config
 	}
+	rq.Observe = func(sub *event.Subscription, _ []orchestrator.Agent, logDir string) {
+		if r.Started != nil {
+			r.Started(logDir)
+		}
+		for {
+			e, ok := sub.Next(nil)
+			if !ok {
+				return
+			}
+			if r.Observe != nil {
+				r.Observe(e)
+			}
+		}
+	}
+	env := s.env
+	out, err := Execute(ctx, &env, rq)
+	if err != nil {
+		if codeOf(err) == ExitConfig {
+			return nil, &server.Error{Status: http.StatusBadRequest, Code: "invalid_config", Message: err.Error(), Err: err}
+		}
+		return nil, err
+	}
+	return &server.RunResult{Status: string(out.Status), Final: out.Final, Winner: out.Winner, LogDir: out.LogDir,
+		ToolCalls: out.ToolCalls, Usage: out.TotalUsage(), Err: out.Err}, nil
 }
 
 // ServeConfigs maps model ids to configs: "massgen/<name>" for every
@@ -245,9 +262,11 @@ func serve(cmd *cobra.Command, env *Env, f serveFlags) error {
 		level = slog.LevelDebug
 	}
 	logger := slog.New(slog.NewTextHandler(&syncWriter{w: env.Stderr}, &slog.HandlerOptions{Level: level}))
+	runner := NewServeRunner(env, ServeOptions{Config: f.config, DefaultModel: f.defaultModel, NoLogs: f.noLogs,
+		LogDir: f.logDir, Debug: f.debug})
+	defer runner.Close() // after Shutdown: no run uses the teams any more
 	srv := server.New(server.Deps{
-		Run: NewServeRunner(env, ServeOptions{Config: f.config, DefaultModel: f.defaultModel, NoLogs: f.noLogs,
-			LogDir: f.logDir, Debug: f.debug}),
+		Run:     runner.Run,
 		Configs: configs, Version: Version, APIKey: f.apiKey,
 		MaxConcurrent: f.maxConcurrent, MaxQueue: f.maxQueue, Logger: logger,
 	})

@@ -2,8 +2,8 @@ package cli
 
 import (
 	"cmp"
+	"context"
 	"fmt"
-	"log/slog"
 	"net/url"
 	"strings"
 	"time"
@@ -22,10 +22,13 @@ import (
 )
 
 // team is a ready-to-run set of agents plus what must be stopped afterwards.
+// Its models are safe to share: massgen serve runs many requests on one
+// team, so that they share its rate limiters and circuit breakers too.
 type team struct {
 	agents   []orchestrator.Agent
 	sims     []*llmsim.Server
-	warnings []string
+	warnings []string // for the user, once
+	notes    []string // for each run's log
 }
 
 func (t *team) Close() {
@@ -37,8 +40,9 @@ func (t *team) Close() {
 // buildTeam turns config agents into orchestrator agents: it resolves API
 // keys and base URLs, starts the in-process simulator for `type: sim`, and
 // wraps every model in the shared retry policy. It fails before any request
-// is made when a key is missing, naming the variable to set.
-func buildTeam(cfg *config.Config, getenv func(string) string, log *slog.Logger) (*team, error) {
+// is made when a key is missing, naming the variable to set. Retries are
+// logged to the logger of the run that made the request (runLog).
+func buildTeam(cfg *config.Config, getenv func(string) string) (*team, error) {
 	t := &team{}
 	sims := map[string]string{} // scenario path → base URL
 	var simScripts = map[string]*llmsim.Scenario{}
@@ -71,6 +75,10 @@ func buildTeam(cfg *config.Config, getenv func(string) string, log *slog.Logger)
 	}
 	for key, sc := range simScripts {
 		srv := llmsim.New(sc)
+		// Nobody reads this simulator's request log: keep it small, as a
+		// team may serve requests for as long as massgen serve runs.
+		srv.DropMessages()
+		srv.KeepRequests(256)
 		url, err := srv.Start("127.0.0.1:0")
 		if err != nil {
 			t.Close()
@@ -87,8 +95,8 @@ func buildTeam(cfg *config.Config, getenv func(string) string, log *slog.Logger)
 			t.Close()
 			return nil, err
 		}
-		retries := llm.RetryPolicy{OnRetry: func(attempt int, err error, d time.Duration) {
-			log.Warn("retrying model request", "agent", a.ID, "attempt", attempt, "delay", d, "error", err)
+		retries := llm.RetryPolicy{OnRetry: func(ctx context.Context, attempt int, err error, d time.Duration) {
+			runLog(ctx).Warn("retrying model request", "agent", a.ID, "attempt", attempt, "delay", d, "error", err)
 		}}
 		info, priced, err := provider.LookupModel(modelName(a), getenv)
 		if err != nil {
@@ -99,7 +107,7 @@ func buildTeam(cfg *config.Config, getenv func(string) string, log *slog.Logger)
 		if priced {
 			cost = info.Cost
 		} else {
-			log.Info("model not in the catalogue: its cost is not counted", "agent", a.ID, "model", modelName(a))
+			t.notes = append(t.notes, fmt.Sprintf("agent %s: model %q is not in the model catalogue: its cost is not counted", a.ID, modelName(a)))
 			if near := provider.SuggestModel(modelName(a), getenv); near != "" {
 				t.warnings = append(t.warnings, fmt.Sprintf("agent %s: model %q is not in the model catalogue — did you mean %q? (its cost is not counted)", a.ID, modelName(a), near))
 			}

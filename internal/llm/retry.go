@@ -20,8 +20,9 @@ type RetryPolicy struct {
 	// Sleep waits d or until ctx is done; default a timer. Tests replace it.
 	Sleep func(ctx context.Context, d time.Duration) error
 	// OnRetry, when set, is told about each retry before its wait
-	// (attempt is the 1-based try that failed).
-	OnRetry func(attempt int, err error, delay time.Duration)
+	// (attempt is the 1-based try that failed). ctx is the request's: a
+	// model shared by several runs reports into the run that retried.
+	OnRetry func(ctx context.Context, attempt int, err error, delay time.Duration)
 }
 
 // WithRetry wraps m so that a failed request is sent again, with backoff,
@@ -72,7 +73,7 @@ func (r *retryModel) Stream(ctx context.Context, req *Request) iter.Seq2[Chunk, 
 			}
 			d := r.p.delay(attempt, e)
 			if r.p.OnRetry != nil {
-				r.p.OnRetry(attempt, failure, d)
+				r.p.OnRetry(ctx, attempt, failure, d)
 			}
 			if err := r.p.Sleep(ctx, d); err != nil {
 				// Both stay inspectable: errors.Is(err, context.Canceled)

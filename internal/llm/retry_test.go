@@ -143,7 +143,7 @@ func TestRetryBackoffIsJitteredAndBounded(t *testing.T) {
 	var notified []int
 	m := WithRetry(s, RetryPolicy{
 		MaxAttempts: 6, BaseDelay: 100 * time.Millisecond, MaxDelay: time.Second, Sleep: rec.sleep,
-		OnRetry: func(attempt int, err error, d time.Duration) { notified = append(notified, attempt) },
+		OnRetry: func(_ context.Context, attempt int, err error, d time.Duration) { notified = append(notified, attempt) },
 	})
 	if _, err := run(t.Context(), m); !errors.Is(err, overload) {
 		t.Fatalf("error = %v, want the last failure", err)

@@ -55,6 +55,9 @@ type requestLog struct {
 	mu      sync.Mutex
 	recs    []Record
 	changed chan struct{}
+	// keep > 0 bounds the log to about the last keep records (between keep
+	// and 2×keep); dropped counts the records let go, so IDs stay unique.
+	keep, dropped int
 }
 
 func (l *requestLog) notifyLocked() {
@@ -68,23 +71,25 @@ func (l *requestLog) notifyLocked() {
 func (l *requestLog) add(r Record) int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	r.ID = len(l.recs) + 1
+	if l.keep > 0 && len(l.recs) >= 2*l.keep {
+		n := len(l.recs) - l.keep
+		l.recs = slices.Clone(l.recs[n:])
+		l.dropped += n
+	}
+	r.ID = l.dropped + len(l.recs) + 1
 	l.recs = append(l.recs, r)
 	l.notifyLocked()
 	return r.ID
 }
 
+// update changes record id, unless the log has already let it go.
 func (l *requestLog) update(id int, f func(*Record)) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	f(&l.recs[id-1])
-	l.notifyLocked()
-}
-
-func (l *requestLog) get(id int) Record {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.recs[id-1]
+	if i := id - 1 - l.dropped; i >= 0 {
+		f(&l.recs[i])
+		l.notifyLocked()
+	}
 }
 
 func (l *requestLog) snapshot() []Record {
@@ -93,7 +98,8 @@ func (l *requestLog) snapshot() []Record {
 	return slices.Clone(l.recs)
 }
 
-// Requests returns a copy of the request log, in arrival order. The slices
+// Requests returns a copy of the request log, in arrival order (only the
+// latest records once KeepRequests has bounded it). The slices
 // inside the records (Tools, Messages, ...) are shared and must not be
 // modified.
 func (s *Server) Requests() []Record { return s.log.snapshot() }

@@ -68,6 +68,11 @@ func New(sc *Scenario) *Server {
 // side of the wire. Call it before Start.
 func (s *Server) DropMessages() { s.leanLog = true }
 
+// KeepRequests bounds the request log to about the last n records (at
+// least n, at most 2n), for servers that run indefinitely; n ≤ 0 keeps
+// everything (the default). Call it before Start.
+func (s *Server) KeepRequests(n int) { s.log.keep = max(n, 0) }
+
 // Handler returns the simulator's HTTP handler, for mounting it on a server
 // of your own (httptest.NewServer(s.Handler()), with base URL srv.URL+"/v1").
 // Close still aborts its in-flight exchanges.
@@ -341,7 +346,8 @@ func writeJSON(w http.ResponseWriter, v any) {
 // not nil, receives a line when serving starts and one per request (from
 // concurrent handlers: it must be safe for concurrent use). It is what
 // `massgen sim serve --addr --scenario` calls. Records kept by this server
-// omit Messages, so that memory does not grow with every conversation.
+// omit Messages and only the latest few thousand are kept, so that memory
+// does not grow with every conversation.
 func Serve(ctx context.Context, addr, scenarioPath string, logf func(format string, args ...any)) error {
 	var sc *Scenario
 	if scenarioPath != "" {
@@ -352,6 +358,7 @@ func Serve(ctx context.Context, addr, scenarioPath string, logf func(format stri
 	}
 	s := New(sc)
 	s.logf, s.leanLog = logf, true
+	s.KeepRequests(4096)
 	base, err := s.Start(addr)
 	if err != nil {
 		return err

@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -13,12 +14,15 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+
 	"github.com/massgen/massgen/internal/cli"
 	"github.com/massgen/massgen/internal/llm"
-	"github.com/massgen/massgen/internal/llm/chatcompat"
 	"github.com/massgen/massgen/internal/llmsim"
 	"github.com/massgen/massgen/internal/orchestrator"
 	"github.com/massgen/massgen/internal/server"
@@ -27,13 +31,17 @@ import (
 // BenchmarkServer sends N concurrent chat completions through massgen serve
 // (the real CLI runner, without logs) to a one-agent team on a zero-latency
 // simulator, and, in the same iteration and at the same N, makes the same
-// number of sequential model calls per client directly to the simulator
-// with the same SDK path the agents use (each iteration: at least 256
-// requests, N at a time). It reports:
+// model calls directly: each client replays, in order, the exact request
+// bodies one massgen run sent to the simulator (captured during warm-up),
+// through the same SDK, reading the same streamed responses. The
+// difference is then what massgen itself adds — the HTTP hop from the
+// client, the orchestration, building and encoding the requests — and not
+// what its prompts ask of the model. Each iteration sends at least 256
+// requests, N at a time. It reports:
 //
 //   - req/s, p50-ms, p99-ms: massgen requests (each a whole run);
 //   - calls/run: model calls per run, counted from the simulator's log;
-//   - direct-p50-ms, direct-p99-ms: calls/run sequential direct calls;
+//   - direct-p50-ms, direct-p99-ms: the replay of one run's calls;
 //   - added-p50-us/call, added-p99-us/call: (massgen − direct) / calls/run,
 //     the latency massgen adds per model call (target: p99 < 1 ms at 256);
 //   - cpu-us/call, direct-cpu-us/call: CPU time of the whole process
@@ -58,8 +66,41 @@ func BenchmarkServer(b *testing.B) {
 type benchRig struct {
 	url    string
 	hc     *http.Client
-	direct llm.Model
+	direct openai.Client // to the simulator
 	sim    *llmsim.Server
+
+	capturing atomic.Bool
+	mu        sync.Mutex
+	bodies    [][]byte // model requests captured while capturing
+}
+
+// capture records the bodies of the model requests the simulator gets
+// while r.capturing is set.
+func (r *benchRig) capture(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if r.capturing.Load() {
+			body, _ := io.ReadAll(req.Body)
+			r.mu.Lock()
+			r.bodies = append(r.bodies, body)
+			r.mu.Unlock()
+			req.Body = io.NopCloser(bytes.NewReader(body))
+		}
+		h.ServeHTTP(w, req)
+	})
+}
+
+// record runs one massgen request alone and keeps the model requests it
+// made, for viaDirect to replay.
+func (r *benchRig) record(b *testing.B) {
+	r.bodies = nil
+	r.capturing.Store(true)
+	if err := r.viaMassgen(b.Context()); err != nil {
+		b.Fatal(err)
+	}
+	r.capturing.Store(false)
+	if len(r.bodies) == 0 {
+		b.Fatal("the run made no model request")
+	}
 }
 
 func newBenchRig(b *testing.B, n int, scenario string, agents int) *benchRig {
@@ -71,10 +112,10 @@ func newBenchRig(b *testing.B, n int, scenario string, agents int) *benchRig {
 		}
 	}
 	sim := llmsim.New(sc)
-	base, err := sim.Start("127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
+	sim.DropMessages()
+	r := &benchRig{sim: sim}
+	simHTTP := httptest.NewServer(r.capture(sim.Handler()))
+	base := simHTTP.URL + "/v1"
 	dir := b.TempDir()
 	cfg := filepath.Join(dir, "bench.yaml")
 	body := "agents:\n"
@@ -90,8 +131,8 @@ func newBenchRig(b *testing.B, n int, scenario string, agents int) *benchRig {
 		}
 		return ""
 	}, Stdout: io.Discard, Stderr: io.Discard, WorkDir: dir}
-	srv := server.New(server.Deps{Run: cli.NewServeRunner(env, cli.ServeOptions{Config: cfg, NoLogs: true}),
-		Configs: map[string]string{}, MaxConcurrent: n, MaxQueue: n})
+	runner := cli.NewServeRunner(env, cli.ServeOptions{Config: cfg, NoLogs: true})
+	srv := server.New(server.Deps{Run: runner.Run, Configs: map[string]string{}, MaxConcurrent: n, MaxQueue: n})
 	hs := httptest.NewServer(srv.Handler())
 	tr := &http.Transport{MaxIdleConns: 2 * n, MaxIdleConnsPerHost: 2 * n}
 	b.Cleanup(func() {
@@ -99,11 +140,16 @@ func newBenchRig(b *testing.B, n int, scenario string, agents int) *benchRig {
 		defer cancel()
 		_ = srv.Shutdown(ctx)
 		hs.Close()
+		runner.Close()
 		tr.CloseIdleConnections()
 		_ = sim.Close()
+		simHTTP.Close()
 	})
-	return &benchRig{url: hs.URL, hc: &http.Client{Transport: tr}, sim: sim,
-		direct: chatcompat.New(chatcompat.Options{Provider: "sim", BaseURL: base, APIKey: "sim", Model: "bench-model", Stream: true})}
+	r.url, r.hc = hs.URL, &http.Client{Transport: tr}
+	// The agents' client: the shared pool, no SDK retries.
+	r.direct = openai.NewClient(option.WithBaseURL(base), option.WithAPIKey("sim"), option.WithMaxRetries(0),
+		option.WithHTTPClient(llm.HTTPClient))
+	return r
 }
 
 const benchBody = `{"model":"massgen","messages":[{"role":"user","content":"What is the capital of France?"}]}`
@@ -124,15 +170,20 @@ func (r *benchRig) viaMassgen(ctx context.Context) error {
 	return nil
 }
 
-// viaDirect is k sequential model calls straight to the simulator.
+// viaDirect replays the first k recorded model requests, one after the
+// other, straight to the simulator, reading each streamed response to its
+// end as the agents' SDK does.
 func (r *benchRig) viaDirect(ctx context.Context, k int) error {
-	for range k {
-		for _, err := range r.direct.Stream(ctx, &llm.Request{Messages: []llm.Message{
-			{Role: llm.RoleSystem, Content: "You are a helpful assistant."},
-			{Role: llm.RoleUser, Content: "What is the capital of France?"}}}) {
-			if err != nil {
-				return err
-			}
+	for _, body := range r.bodies[:k] {
+		st := r.direct.Chat.Completions.NewStreaming(ctx, openai.ChatCompletionNewParams{},
+			option.WithRequestBody("application/json", body))
+		for st.Next() {
+			_ = st.Current()
+		}
+		err := st.Err()
+		st.Close()
+		if err != nil {
+			return err
 		}
 	}
 	return nil
@@ -184,9 +235,9 @@ func BenchmarkServerWithLatency(b *testing.B) {
 func benchServerWith(b *testing.B, n int, scenario string, inFlight bool) {
 	r := newBenchRig(b, n, scenario, 1)
 	ctx := b.Context()
-	before := len(r.sim.Requests())
+	r.record(b)
+	k := len(r.bodies)
 	concurrently(b, n, func() error { return r.viaMassgen(ctx) }) // warm up: connections, first runs
-	k := (len(r.sim.Requests()) - before) / n
 	concurrently(b, n, func() error { return r.viaDirect(ctx, k) })
 
 	// Every iteration sends at least 256 requests, N at a time, so that
@@ -194,7 +245,7 @@ func benchServerWith(b *testing.B, n int, scenario string, inFlight bool) {
 	rounds := max(1, 256/n)
 	var mg, direct []time.Duration
 	var wall, cpuMG, cpuDirect time.Duration
-	before = len(r.sim.Requests())
+	before := len(r.sim.Requests())
 	b.ResetTimer()
 	for range b.N {
 		for range rounds {
@@ -238,6 +289,17 @@ func benchServerWith(b *testing.B, n int, scenario string, inFlight bool) {
 // flight: N runs hang upstream, minus N direct calls hanging the same way.
 func inFlightCost(b *testing.B, n int) (heapPerRun, goroutinesPerRun float64) {
 	r := newBenchRig(b, n, hangScenario, 1)
+	// The hanging run's first request, to replay (recorded on a run that
+	// the context then ends).
+	rctx, rcancel := context.WithCancel(b.Context())
+	r.capturing.Store(true)
+	go func() {
+		_ = r.sim.WaitFor(rctx, func(rs []llmsim.Record) bool { return len(rs) > 0 && !rs[0].FirstByte.IsZero() })
+		rcancel()
+	}()
+	_ = r.viaMassgen(rctx)
+	rcancel()
+	r.capturing.Store(false)
 	hung := func(want int) {
 		ctx, cancel := context.WithTimeout(b.Context(), 30*time.Second)
 		defer cancel()

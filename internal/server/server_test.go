@@ -74,8 +74,10 @@ func start(t *testing.T, s setup) *fixture {
 		s.serve.Config = "@examples/sim_three_agents"
 	}
 	d := s.deps
+	var runner *cli.ServeRunner
 	if d.Run == nil {
-		d.Run = cli.NewServeRunner(env, s.serve)
+		runner = cli.NewServeRunner(env, s.serve)
+		d.Run = runner.Run
 	}
 	if d.Configs == nil {
 		dirArg := ""
@@ -100,6 +102,9 @@ func start(t *testing.T, s setup) *fixture {
 		}
 		hs.Close()
 		tr.CloseIdleConnections()
+		if runner != nil {
+			runner.Close()
+		}
 	})
 	key := s.key
 	if key == "" {

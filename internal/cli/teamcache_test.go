@@ -1,0 +1,120 @@
+package cli
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/massgen/massgen/internal/server"
+)
+
+// serveRunner returns a ServeRunner on config file c.yaml in a fresh
+// directory, its stderr, and the file's path.
+func serveRunner(t *testing.T, cfg string) (*ServeRunner, *bytes.Buffer, string) {
+	t.Helper()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "c.yaml")
+	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	env := &Env{Getenv: func(k string) string {
+		if k == "HOME" {
+			return dir
+		}
+		return ""
+	}, Stderr: &stderr, WorkDir: dir}
+	r := NewServeRunner(env, ServeOptions{Config: path, NoLogs: true})
+	t.Cleanup(r.Close)
+	return r, &stderr, path
+}
+
+func ask(t *testing.T, r *ServeRunner) *server.RunResult {
+	t.Helper()
+	res, err := r.Run(t.Context(), server.RunRequest{Question: "What is 2+2?"})
+	if err != nil || res.Status != "completed" {
+		t.Fatalf("run: %+v, %v", res, err)
+	}
+	return res
+}
+
+// Requests for one config share its team: the config is read once (its
+// warning printed once), and the team's models serve every request.
+func TestServeRequestsShareTheTeamOfAConfig(t *testing.T) {
+	srv, url := startSim(t, "")
+	r, stderr, _ := serveRunner(t, fmt.Sprintf("agent: {id: a, backend: {type: chatcompletion, model: m1, base_url: %q}}\nunknown_key: 1\n", url))
+	for range 3 {
+		ask(t, r)
+	}
+	if n := strings.Count(stderr.String(), "warning: unknown_key"); n != 1 {
+		t.Errorf("the config warning was printed %d times, want once:\n%s", n, stderr)
+	}
+	if n := len(srv.Requests()); n != 6 {
+		t.Errorf("%d model calls, want 6 (answer and review for each of 3 runs)", n)
+	}
+}
+
+// A config file edited while the server runs is read again.
+func TestServeRereadsAChangedConfig(t *testing.T) {
+	srv, url := startSim(t, "")
+	r, _, path := serveRunner(t, fmt.Sprintf("agent: {id: a, backend: {type: chatcompletion, model: m1, base_url: %q}}\n", url))
+	ask(t, r)
+	// A different size is enough to tell, whatever the file system's
+	// timestamp resolution.
+	edited := fmt.Sprintf("agent: {id: a, backend: {type: chatcompletion, model: model-two, base_url: %q}}\n", url)
+	if err := os.WriteFile(path, []byte(edited), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ask(t, r)
+	reqs := srv.Requests()
+	if first, last := reqs[0].Model, reqs[len(reqs)-1].Model; first != "m1" || last != "model-two" {
+		t.Errorf("models called: first %q, last %q; want m1 then model-two", first, last)
+	}
+	// A broken edit is reported, and not cached.
+	if err := os.WriteFile(path, []byte("agents: [\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Run(t.Context(), server.RunRequest{Question: "q"}); err == nil {
+		t.Fatal("a broken config ran")
+	}
+	time.Sleep(10 * time.Millisecond) // let the timestamp move even on coarse clocks
+	if err := os.WriteFile(path, []byte(edited), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ask(t, r)
+}
+
+// The cache holds a bounded number of teams, evicting the least recently
+// used; an evicted team still serves the run that holds it.
+func TestTeamCacheEvictsTheLeastRecentlyUsed(t *testing.T) {
+	c := newTeamCache()
+	defer c.Close()
+	env := &Env{Getenv: func(string) string { return "" }, Stderr: &bytes.Buffer{}, WorkDir: t.TempDir()}
+	_, held, err := c.prepare(env, &Request{Model: "sim-held"}, env.Getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range teamCacheSize + 5 {
+		_, release, err := c.prepare(env, &Request{Model: fmt.Sprintf("gpt-4o-mini-%d", i)}, func(k string) string {
+			if k == "OPENAI_API_KEY" {
+				return "k"
+			}
+			return ""
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		release()
+	}
+	if n := len(c.entries); n > teamCacheSize {
+		t.Errorf("%d teams cached, want at most %d", n, teamCacheSize)
+	}
+	if _, ok := c.entries["model\x00gpt-4o-mini-0"]; ok {
+		t.Error("the least recently used team is still cached")
+	}
+	held()
+}
