@@ -43,6 +43,8 @@ type Request struct {
 	// directory ("" without logs). It must consume the subscription until
 	// it ends.
 	Observe func(sub *event.Subscription, agents []orchestrator.Agent, logDir string)
+	// ObserveSkips are the event types Observe's subscription leaves out.
+	ObserveSkips []event.Type
 
 	prepare preparer // nil: prepareFresh
 }
@@ -121,11 +123,11 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 		wg.Go(func() { logs.Run(context.WithoutCancel(ctx), sub) })
 	}
 	if logs != nil || rq.Debug {
-		sub := broker.Subscribe()
+		sub := broker.Subscribe(event.Deltas...)
 		wg.Go(func() { logEvents(log, sub) })
 	}
 	if rq.Observe != nil {
-		sub := broker.Subscribe()
+		sub := broker.Subscribe(rq.ObserveSkips...)
 		wg.Go(func() { rq.Observe(sub, t.agents, out.LogDir) })
 	}
 	o := cfg.Orchestrator
@@ -229,6 +231,7 @@ func runQuestion(ctx context.Context, env *Env, rq Request, outputFile string) e
 		}
 		d.run(sub)
 	}
+	rq.ObserveSkips = event.Deltas // the progress lines show no streamed text
 	out, err := Execute(ctx, env, rq)
 	if err != nil {
 		return err
@@ -290,16 +293,13 @@ func metadata(cfg *config.Config, rq Request) runlog.Metadata {
 	return m
 }
 
-// logEvents writes every coordination event (not the streamed deltas) to
-// massgen.log, and to stderr with --debug.
+// logEvents writes every coordination event to massgen.log, and to stderr
+// with --debug; its subscription leaves out the streamed deltas.
 func logEvents(log *slog.Logger, sub *event.Subscription) {
 	for {
 		e, ok := sub.Next(nil)
 		if !ok {
 			return
-		}
-		if e.Type.Droppable() {
-			continue
 		}
 		attrs := []any{"seq", e.Seq, "attempt", e.Attempt, "epoch", e.Epoch}
 		for _, kv := range [][2]string{{"agent", e.Agent}, {"label", e.Label}, {"target", e.Target},

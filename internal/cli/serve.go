@@ -97,6 +97,9 @@ func (s *ServeRunner) Run(ctx context.Context, r server.RunRequest) (*server.Run
 	default:
 		rq.Config = o.Config
 	}
+	// Clients see coordination as progress lines and the final answer as
+	// content: the agents' streamed turns would only cost a wake-up each.
+	rq.ObserveSkips = []event.Type{event.TextDelta, event.ReasoningDelta}
 	rq.Observe = func(sub *event.Subscription, _ []orchestrator.Agent, logDir string) {
 		if r.Started != nil {
 			r.Started(logDir)

@@ -36,14 +36,23 @@ func (b *Broker) Publish(e Event) Event {
 		return e
 	}
 	for _, s := range b.subs {
-		s.push(e)
+		if !s.skips(e.Type) {
+			s.push(e)
+		}
 	}
 	return e
 }
 
-// Subscribe returns a subscription that sees every event published from now on.
-func (b *Broker) Subscribe() *Subscription {
-	s := &Subscription{ready: make(chan struct{}, 1)}
+// Deltas are the streamed-text event types: one per token or so, they are
+// most of a run's events.
+var Deltas = []Type{TextDelta, ReasoningDelta, FinalDelta}
+
+// Subscribe returns a subscription that sees every event published from
+// now on, except those of the types in skip. A reader that does not show
+// streamed text should skip Deltas: each delivered event wakes it up, and
+// a run sends a delta per token.
+func (b *Broker) Subscribe(skip ...Type) *Subscription {
+	s := &Subscription{ready: make(chan struct{}, 1), skip: skip}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
@@ -69,11 +78,21 @@ func (b *Broker) Close() {
 
 // Subscription is one reader's queue.
 type Subscription struct {
+	skip    []Type // set once, before the subscription is shared
 	mu      sync.Mutex
 	queue   []Event
 	dropped uint64
 	done    bool
 	ready   chan struct{} // one token: "queue changed"
+}
+
+func (s *Subscription) skips(t Type) bool {
+	for _, x := range s.skip {
+		if x == t {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *Subscription) push(e Event) {

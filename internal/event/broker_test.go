@@ -449,3 +449,36 @@ func TestConcurrentPublishersAndSubscribers(t *testing.T) {
 		t.Errorf("Seq after %d publishes = %d: numbers skipped or repeated", 2*publishers*perPub, last.Seq)
 	}
 }
+
+func TestSubscriptionSkipsTheTypesItLeavesOut(t *testing.T) {
+	b := NewBroker()
+	all := b.Subscribe()
+	noDeltas := b.Subscribe(Deltas...)
+	finalOnly := b.Subscribe(TextDelta, ReasoningDelta)
+	for _, typ := range []Type{RunStarted, TextDelta, ReasoningDelta, AnswerAccepted, FinalDelta, RunFinished} {
+		b.Publish(Event{Type: typ})
+	}
+	b.Close()
+	types := func(es []Event) (out []Type) {
+		for _, e := range es {
+			out = append(out, e.Type)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name string
+		sub  *Subscription
+		want []Type
+	}{
+		{"all", all, []Type{RunStarted, TextDelta, ReasoningDelta, AnswerAccepted, FinalDelta, RunFinished}},
+		{"no deltas", noDeltas, []Type{RunStarted, AnswerAccepted, RunFinished}},
+		{"final deltas only", finalOnly, []Type{RunStarted, AnswerAccepted, FinalDelta, RunFinished}},
+	} {
+		if diff := cmp.Diff(tc.want, types(drain(t, tc.sub))); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", tc.name, diff)
+		}
+	}
+	if fmt.Sprint(Deltas) != fmt.Sprint([]Type{TextDelta, ReasoningDelta, FinalDelta}) {
+		t.Errorf("Deltas = %v", Deltas)
+	}
+}

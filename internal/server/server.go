@@ -47,10 +47,11 @@ type RunRequest struct {
 	// Started, when set, is called once the run has started (before its
 	// first event), with its log directory ("" without logs).
 	Started func(logDir string)
-	// Observe, when set, is called for every event of the run, deltas
-	// included, in order, from one goroutine, and never after the Runner
-	// has returned. It may block (a slow client); the run does not wait
-	// for it, only droppable deltas are then lost.
+	// Observe, when set, is called for every event of the run except the
+	// agents' coordination deltas (event.TextDelta, event.ReasoningDelta;
+	// event.FinalDelta is included), in order, from one goroutine, and
+	// never after the Runner has returned. It may block (a slow client):
+	// the run does not wait for it, only droppable deltas are then lost.
 	Observe func(event.Event)
 }
 
