@@ -219,21 +219,94 @@ func pct(lat []time.Duration, p float64) time.Duration {
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
-func benchServer(b *testing.B, n int) { benchServerWith(b, n, "", true) }
-
-// BenchmarkServerWithLatency is BenchmarkServer at N=256 against a
-// simulator with provider-like latency (100 ms to first token, 200
-// tokens/s) instead of none: the machine is then not saturated, and the
-// added latency per model call is massgen's own, not CPU queueing.
+// BenchmarkServerWithLatency runs 256 clients against a simulator with
+// provider-like latency (100 ms to first token, 200 tokens/s) instead of
+// none, in a steady state: each client sends its requests back to back,
+// the clients' first requests spread over one run's duration, as
+// independent users arrive, rather than all 256 released at the same
+// instant. Massgen first, then the replay of the same model calls
+// directly, under the same load. It reports what BenchmarkServer does,
+// except the in-flight costs; the first request of each client is warm-up.
 //
 //	go test -run '^$' -bench ServerWithLatency -benchtime 1x ./internal/server/
 func BenchmarkServerWithLatency(b *testing.B) {
 	defer debug.SetGCPercent(debug.SetGCPercent(orchestrator.GCPercent))
-	benchServerWith(b, 256, "defaults: {ttft_ms: 100, tokens_per_second: 200}\nmodels: {}\n", false)
+	const n, perClient = 256, 4
+	r := newBenchRig(b, n, "defaults: {ttft_ms: 100, tokens_per_second: 200}\nmodels: {}\n", 1)
+	ctx := b.Context()
+	r.record(b)
+	k := len(r.bodies)
+	// One run alone, to spread the clients' starts over its duration.
+	t0 := time.Now()
+	if err := r.viaMassgen(ctx); err != nil {
+		b.Fatal(err)
+	}
+	spread := time.Since(t0)
+	var mg, direct []time.Duration
+	var wall, cpuMG, cpuDirect time.Duration
+	before := len(r.sim.Requests())
+	b.ResetTimer()
+	for range b.N {
+		t, c := time.Now(), cpuTime()
+		mg = append(mg, steadily(b, n, perClient, spread, func() error { return r.viaMassgen(ctx) })...)
+		wall += time.Since(t)
+		c2 := cpuTime()
+		cpuMG += c2 - c
+		direct = append(direct, steadily(b, n, perClient, spread, func() error { return r.viaDirect(ctx, k) })...)
+		cpuDirect += cpuTime() - c2
+	}
+	b.StopTimer()
+	calls := len(r.sim.Requests()) - before - b.N*n*perClient*k
+	runs := b.N * n * perClient
+	report(b, mg, direct, float64(calls)/float64(runs), float64(runs)/wall.Seconds())
+	b.ReportMetric(float64(cpuMG)/float64(calls)/1e3, "cpu-us/call")
+	b.ReportMetric(float64(cpuDirect)/float64(b.N*n*perClient*k)/1e3, "direct-cpu-us/call")
 }
 
-func benchServerWith(b *testing.B, n int, scenario string, inFlight bool) {
-	r := newBenchRig(b, n, scenario, 1)
+// steadily has n clients call f perClient times each, back to back, the
+// clients starting evenly spread over spread; it returns the latencies of
+// every call but each client's first.
+func steadily(b *testing.B, n, perClient int, spread time.Duration, f func() error) []time.Duration {
+	lat := make([][]time.Duration, n)
+	errs := make(chan error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			time.Sleep(spread * time.Duration(i) / time.Duration(n))
+			for j := range perClient {
+				t := time.Now()
+				if err := f(); err != nil {
+					errs <- err
+					return
+				}
+				if j > 0 {
+					lat[i] = append(lat[i], time.Since(t))
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		b.Fatal(err)
+	}
+	return slices.Concat(lat...)
+}
+
+// report writes the latency metrics both benchmarks share.
+func report(b *testing.B, mg, direct []time.Duration, perRun, reqPerSec float64) {
+	b.ReportMetric(reqPerSec, "req/s")
+	b.ReportMetric(ms(pct(mg, 0.5)), "p50-ms")
+	b.ReportMetric(ms(pct(mg, 0.99)), "p99-ms")
+	b.ReportMetric(perRun, "calls/run")
+	b.ReportMetric(ms(pct(direct, 0.5)), "direct-p50-ms")
+	b.ReportMetric(ms(pct(direct, 0.99)), "direct-p99-ms")
+	b.ReportMetric(float64(pct(mg, 0.5)-pct(direct, 0.5))/perRun/1e3, "added-p50-us/call")
+	b.ReportMetric(float64(pct(mg, 0.99)-pct(direct, 0.99))/perRun/1e3, "added-p99-us/call")
+}
+
+func benchServer(b *testing.B, n int) {
+	r := newBenchRig(b, n, "", 1)
 	ctx := b.Context()
 	r.record(b)
 	k := len(r.bodies)
@@ -260,15 +333,7 @@ func benchServerWith(b *testing.B, n int, scenario string, inFlight bool) {
 	}
 	b.StopTimer()
 	calls := len(r.sim.Requests()) - before - len(direct)*k // the simulator served both
-	perRun := float64(calls) / float64(len(mg))
-	b.ReportMetric(float64(len(mg))/wall.Seconds(), "req/s")
-	b.ReportMetric(ms(pct(mg, 0.5)), "p50-ms")
-	b.ReportMetric(ms(pct(mg, 0.99)), "p99-ms")
-	b.ReportMetric(perRun, "calls/run")
-	b.ReportMetric(ms(pct(direct, 0.5)), "direct-p50-ms")
-	b.ReportMetric(ms(pct(direct, 0.99)), "direct-p99-ms")
-	b.ReportMetric(float64(pct(mg, 0.5)-pct(direct, 0.5))/perRun/1e3, "added-p50-us/call")
-	b.ReportMetric(float64(pct(mg, 0.99)-pct(direct, 0.99))/perRun/1e3, "added-p99-us/call")
+	report(b, mg, direct, float64(calls)/float64(len(mg)), float64(len(mg))/wall.Seconds())
 	// CPU per model call of the whole process (load generator, massgen and
 	// simulator share it): when it saturates the machine's cores, latency
 	// grows with N for both paths, and faster for the costlier one.
@@ -277,9 +342,6 @@ func benchServerWith(b *testing.B, n int, scenario string, inFlight bool) {
 		b.ReportMetric(float64(cpuDirect)/float64(len(direct)*k)/1e3, "direct-cpu-us/call")
 	}
 
-	if !inFlight {
-		return
-	}
 	heap, goroutines := inFlightCost(b, n)
 	b.ReportMetric(heap/1024, "heap-KiB/run")
 	b.ReportMetric(goroutines, "goroutines/run")

@@ -2,6 +2,7 @@ package chatcompat
 
 import (
 	"encoding/json"
+	"strings"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/packages/respjson"
@@ -14,7 +15,11 @@ import (
 // usage and the finish reason are held until the response is over, because a
 // tool call is only usable once its arguments are whole.
 type accumulator struct {
-	calls   []*llm.ToolCall
+	calls []*llm.ToolCall
+	// args[i] gathers the argument fragments of calls[i] (nil for a call
+	// that arrived whole): appending each fragment to a string would copy
+	// the arguments so far every time, quadratic in a long answer.
+	args    []*strings.Builder
 	byIndex map[int64]int // tool-call index on the wire → position in calls
 	usage   *llm.Usage
 	finish  string
@@ -73,6 +78,7 @@ func (a *accumulator) addToolCall(tc openai.ChatCompletionChunkChoiceDeltaToolCa
 	}
 	if !seen {
 		a.calls = append(a.calls, &llm.ToolCall{})
+		a.args = append(a.args, &strings.Builder{})
 		pos = len(a.calls) - 1
 		a.byIndex[tc.Index] = pos
 	}
@@ -83,7 +89,7 @@ func (a *accumulator) addToolCall(tc openai.ChatCompletionChunkChoiceDeltaToolCa
 	if call.Name == "" {
 		call.Name = tc.Function.Name
 	}
-	call.Arguments += tc.Function.Arguments
+	a.args[pos].WriteString(tc.Function.Arguments)
 }
 
 // finished reports whether the response said why it ended.
@@ -92,7 +98,10 @@ func (a *accumulator) finished() bool { return a.finish != "" }
 // final returns the held chunks: complete tool calls, usage, then done.
 func (a *accumulator) final() []llm.Chunk {
 	out := make([]llm.Chunk, 0, len(a.calls)+2)
-	for _, c := range a.calls {
+	for i, c := range a.calls {
+		if b := a.args[i]; b != nil {
+			c.Arguments = b.String()
+		}
 		out = append(out, llm.Chunk{Kind: llm.ChunkToolCall, ToolCall: c})
 	}
 	if a.usage != nil {
@@ -133,6 +142,7 @@ func completionChunks(res *openai.ChatCompletion) []llm.Chunk {
 		}
 		for _, tc := range msg.ToolCalls {
 			a.calls = append(a.calls, &llm.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
+			a.args = append(a.args, nil)
 		}
 		a.finish = ch.FinishReason
 		break

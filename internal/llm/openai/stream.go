@@ -2,6 +2,7 @@ package openai
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/openai/openai-go/v3/responses"
 
@@ -19,11 +20,19 @@ import (
 // them, in output_item.done or only in the final response), are still
 // yielded, once: what was already streamed for an item is never repeated.
 type accumulator struct {
-	calls    map[string]*llm.ToolCall // function calls by item, in progress
-	emitted  map[string]bool          // items whose content went out
+	calls    map[string]*pendingCall // function calls by item, in progress
+	emitted  map[string]bool         // items whose content went out
 	nCalls   int
 	lastPart string // reasoning part of the last reasoning delta
 	finish   string // set by the terminal event
+}
+
+// pendingCall is a function call being assembled. Its arguments grow in a
+// builder: appending each delta to a string would copy the arguments so
+// far every time, quadratic in a long answer.
+type pendingCall struct {
+	call llm.ToolCall
+	args strings.Builder
 }
 
 // eventFailure is a failure the stream itself reported: response.failed or
@@ -46,7 +55,7 @@ func itemKey(id string, outputIndex int64) string {
 // the event reports.
 func (a *accumulator) add(ev responses.ResponseStreamEventUnion) ([]llm.Chunk, *eventFailure) {
 	if a.calls == nil {
-		a.calls = map[string]*llm.ToolCall{}
+		a.calls = map[string]*pendingCall{}
 		a.emitted = map[string]bool{}
 	}
 	key := itemKey(ev.ItemID, ev.OutputIndex)
@@ -64,14 +73,18 @@ func (a *accumulator) add(ev responses.ResponseStreamEventUnion) ([]llm.Chunk, *
 	case "response.output_item.added":
 		it := ev.Item
 		if it.Type == "function_call" {
-			a.calls[itemKey(it.ID, ev.OutputIndex)] = &llm.ToolCall{ID: it.CallID, Name: it.Name, Arguments: it.Arguments.OfString}
+			p := &pendingCall{call: llm.ToolCall{ID: it.CallID, Name: it.Name}}
+			p.args.WriteString(it.Arguments.OfString)
+			a.calls[itemKey(it.ID, ev.OutputIndex)] = p
 		}
 	case "response.function_call_arguments.delta":
-		a.call(key).Arguments += ev.Delta
+		a.call(key).args.WriteString(ev.Delta)
 	case "response.function_call_arguments.done":
 		// The whole text: it replaces the deltas rather than adds to them.
 		if ev.JSON.Arguments.Valid() {
-			a.call(key).Arguments = ev.Arguments
+			p := a.call(key)
+			p.args.Reset()
+			p.args.WriteString(ev.Arguments)
 		}
 	case "response.output_item.done":
 		return a.item(ev.Item, ev.OutputIndex), nil
@@ -89,13 +102,13 @@ func (a *accumulator) add(ev responses.ResponseStreamEventUnion) ([]llm.Chunk, *
 
 // call returns the function call in progress for an item, creating it when
 // its output_item.added was not seen.
-func (a *accumulator) call(key string) *llm.ToolCall {
-	c := a.calls[key]
-	if c == nil {
-		c = &llm.ToolCall{}
-		a.calls[key] = c
+func (a *accumulator) call(key string) *pendingCall {
+	p := a.calls[key]
+	if p == nil {
+		p = &pendingCall{}
+		a.calls[key] = p
 	}
-	return c
+	return p
 }
 
 // item handles an output item that is done: a function call goes out now;
@@ -107,7 +120,8 @@ func (a *accumulator) item(it responses.ResponseOutputItemUnion, outputIndex int
 	}
 	switch it.Type {
 	case "function_call":
-		c := a.call(key)
+		p := a.call(key)
+		c := &p.call
 		// The finished item is authoritative; what was assembled from the
 		// deltas fills in whatever it leaves out.
 		if it.CallID != "" {
@@ -116,6 +130,7 @@ func (a *accumulator) item(it responses.ResponseOutputItemUnion, outputIndex int
 		if it.Name != "" {
 			c.Name = it.Name
 		}
+		c.Arguments = p.args.String()
 		if it.Arguments.OfString != "" {
 			c.Arguments = it.Arguments.OfString
 		}
