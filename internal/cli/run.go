@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -38,6 +40,10 @@ type Request struct {
 	// earlier turns of the conversation, and the client's own tools.
 	History     []llm.Message
 	ClientTools []llm.ToolDef
+	// Params are provider parameters for every agent's requests, over the
+	// config's (massgen serve: a client's sampling parameters for a
+	// single-model run).
+	Params map[string]any
 	// Observe, when set, is called once the team is built, with a
 	// subscription to the run's events (the display uses it) and the log
 	// directory ("" without logs). It must consume the subscription until
@@ -86,6 +92,7 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 	}
 	defer release()
 	cfg, t := p.cfg, p.team
+	agents := withParams(t.agents, rq.Params)
 	if rq.Timeout > 0 {
 		c := *cfg // p may be shared by concurrent runs
 		c.Orchestrator.TimeoutSeconds = rq.Timeout
@@ -128,11 +135,11 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 	}
 	if rq.Observe != nil {
 		sub := broker.Subscribe(rq.ObserveSkips...)
-		wg.Go(func() { rq.Observe(sub, t.agents, out.LogDir) })
+		wg.Go(func() { rq.Observe(sub, agents, out.LogDir) })
 	}
 	o := cfg.Orchestrator
 	out.Result = orchestrator.Run(ctx, rq.Question, orchestrator.Options{
-		Agents:               t.agents,
+		Agents:               agents,
 		VotingSensitivity:    o.VotingSensitivity,
 		Novelty:              o.AnswerNovelty,
 		MaxAnswers:           o.MaxNewAnswersPerAgent,
@@ -161,6 +168,25 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 		out.AnswerFile = logs.AnswerFile()
 	}
 	return out, nil
+}
+
+// withParams returns agents whose requests also carry params (which win
+// over the agents' own); agents is left as it is, since a team may be
+// shared by concurrent runs.
+func withParams(agents []orchestrator.Agent, params map[string]any) []orchestrator.Agent {
+	if len(params) == 0 {
+		return agents
+	}
+	out := slices.Clone(agents)
+	for i := range out {
+		merged := maps.Clone(out[i].Params)
+		if merged == nil {
+			merged = map[string]any{}
+		}
+		maps.Copy(merged, params)
+		out[i].Params = merged
+	}
+	return out
 }
 
 // prepared is what a run needs before it starts: its config and its team.

@@ -91,9 +91,9 @@ func (s *ServeRunner) Run(ctx context.Context, r server.RunRequest) (*server.Run
 				Message: fmt.Sprintf("The model '%s' does not exist: use massgen, massgen/<config> (GET /v1/models lists them), "+
 					"or a model name whose provider massgen can tell (gpt-…, claude-…, gemini-…, grok-…, groq/…, sim-…).", r.Model)}
 		}
-		rq.Model = r.Model
+		rq.Model, rq.Params = r.Model, r.Params
 	case o.DefaultModel != "":
-		rq.Model = o.DefaultModel
+		rq.Model, rq.Params = o.DefaultModel, r.Params
 	default:
 		rq.Config = o.Config
 	}

@@ -18,8 +18,9 @@ import (
 var ReservedTools = []string{"new_answer", "vote", "submit", "restart_orchestration"}
 
 // chatRequest is the part of an OpenAI chat completion request massgen
-// reads. Sampling parameters (temperature, max_tokens, …) and tool_choice
-// are accepted and ignored: each agent's config decides them.
+// reads. temperature, top_p and max_tokens go to single-model runs
+// (RunRequest.Params); tool_choice, seed and the other fields are accepted
+// and ignored.
 type chatRequest struct {
 	Model         string        `json:"model"`
 	Messages      []chatMessage `json:"messages"`
@@ -29,6 +30,47 @@ type chatRequest struct {
 	} `json:"stream_options"`
 	Tools []chatTool `json:"tools"`
 	N     *int       `json:"n"`
+
+	Temperature         *float64 `json:"temperature"`
+	TopP                *float64 `json:"top_p"`
+	MaxTokens           *int64   `json:"max_tokens"`
+	MaxCompletionTokens *int64   `json:"max_completion_tokens"`
+}
+
+// params are the sampling parameters the client set, under the names the
+// adapters read (each maps them onto its provider's).
+func (req *chatRequest) params() (map[string]any, *Error) {
+	p := map[string]any{}
+	if v := req.Temperature; v != nil {
+		if *v < 0 || *v > 2 {
+			return nil, badRequest("temperature", "invalid_value", "'temperature' must be between 0 and 2.")
+		}
+		p["temperature"] = *v
+	}
+	if v := req.TopP; v != nil {
+		if *v < 0 || *v > 1 {
+			return nil, badRequest("top_p", "invalid_value", "'top_p' must be between 0 and 1.")
+		}
+		p["top_p"] = *v
+	}
+	// max_completion_tokens is the newer name and wins; the adapters read
+	// max_tokens and map it onto their provider's.
+	for _, f := range []struct {
+		name string
+		v    *int64
+	}{{"max_tokens", req.MaxTokens}, {"max_completion_tokens", req.MaxCompletionTokens}} {
+		if f.v == nil {
+			continue
+		}
+		if *f.v < 1 {
+			return nil, badRequest(f.name, "invalid_value", "'%s' must be a positive number of tokens.", f.name)
+		}
+		p["max_tokens"] = *f.v
+	}
+	if len(p) == 0 {
+		return nil, nil
+	}
+	return p, nil
 }
 
 type chatMessage struct {
@@ -178,6 +220,9 @@ func (req *chatRequest) runRequest() (RunRequest, *Error) {
 		return rr, e
 	}
 	rr.Tools = tools
+	if rr.Params, e = req.params(); e != nil {
+		return rr, e
+	}
 	return rr, nil
 }
 

@@ -22,6 +22,8 @@
 // messages are put before the question, separated by a blank line; tool
 // calls and tool results after the last user message (a client returning
 // the output of a tool the run asked for) are appended to the question.
+// temperature, top_p and max_tokens (or max_completion_tokens) go to
+// single-model runs (RunRequest.Params); a config's agents keep their own.
 // Client function tools are offered to the winner's final presentation;
 // when it calls them the response carries tool_calls and finish_reason
 // "tool_calls". Tool names that collide with the workflow tools

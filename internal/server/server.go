@@ -44,6 +44,10 @@ type RunRequest struct {
 	Question      string
 	History       []llm.Message
 	Tools         []llm.ToolDef
+	// Params are the client's sampling parameters (temperature, top_p,
+	// max_tokens). The Runner applies them to single-model runs only:
+	// a config's agents keep the parameters their config gives them.
+	Params map[string]any
 	// Started, when set, is called once the run has started (before its
 	// first event), with its log directory ("" without logs).
 	Started func(logDir string)

@@ -46,6 +46,7 @@ type setup struct {
 	serve   cli.ServeOptions  // default config: @examples/sim_three_agents
 	configs map[string]string // files of the --config-dir
 	key     string            // API key the client sends
+	env     map[string]string // environment of the runs, besides HOME
 }
 
 func start(t *testing.T, s setup) *fixture {
@@ -66,7 +67,7 @@ func start(t *testing.T, s setup) *fixture {
 			if k == "HOME" {
 				return dir // no user config or key leaks in
 			}
-			return ""
+			return s.env[k]
 		},
 		Stdout: io.Discard, Stderr: io.Discard, WorkDir: dir,
 	}
