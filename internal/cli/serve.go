@@ -155,6 +155,17 @@ func ServeConfigs(dir string) (map[string]string, error) {
 	return m, nil
 }
 
+// splitList splits a comma-separated flag value, dropping empty items.
+func splitList(v string) []string {
+	var out []string
+	for item := range strings.SplitSeq(v, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	return out
+}
+
 // syncWriter serialises writes from concurrent runs.
 type syncWriter struct {
 	mu sync.Mutex
@@ -168,10 +179,10 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 }
 
 type serveFlags struct {
-	host, port, config, configDir, defaultModel, apiKey, logDir string
-	maxConcurrent, maxQueue                                     int
-	grace                                                       float64
-	noLogs, debug                                               bool
+	host, port, config, configDir, defaultModel, apiKey, logDir, cors string
+	maxConcurrent, maxQueue                                           int
+	grace                                                             float64
+	noLogs, debug                                                     bool
 }
 
 func newServeCmd(env *Env) *cobra.Command {
@@ -188,7 +199,7 @@ model id runs a single agent on that model.
 
 Environment (flags win): MASSGEN_SERVER_HOST, MASSGEN_SERVER_PORT,
 MASSGEN_SERVER_DEFAULT_CONFIG, MASSGEN_SERVER_DEFAULT_MODEL, MASSGEN_SERVER_API_KEY,
-MASSGEN_SERVER_DEBUG.
+MASSGEN_SERVER_CORS_ORIGINS, MASSGEN_SERVER_DEBUG.
 
 Try it without any API key:
   massgen serve --config @examples/sim_three_agents
@@ -206,6 +217,7 @@ Try it without any API key:
 	fl.StringVar(&f.configDir, "config-dir", "", "directory whose *.yaml files are served as massgen/<name>")
 	fl.StringVar(&f.defaultModel, "default-model", "", "the `massgen` model runs this single model instead of the default config")
 	fl.StringVar(&f.apiKey, "api-key", "", "require 'Authorization: Bearer KEY' on /v1/ routes")
+	fl.StringVar(&f.cors, "cors-origins", "", "web origins browsers may call the API from, comma-separated ('*': any)")
 	fl.IntVar(&f.maxConcurrent, "max-concurrent", server.DefaultMaxConcurrent, "runs at once")
 	fl.IntVar(&f.maxQueue, "max-queue", server.DefaultMaxQueue, "requests that may wait for a run slot (0: none); beyond that 429")
 	fl.Float64Var(&f.grace, "shutdown-grace", 30, "seconds runs in flight get to finish on shutdown before they are cancelled")
@@ -233,6 +245,7 @@ func serve(cmd *cobra.Command, env *Env, f serveFlags) error {
 	fromEnv("config", &f.config, "MASSGEN_SERVER_DEFAULT_CONFIG")
 	fromEnv("default-model", &f.defaultModel, "MASSGEN_SERVER_DEFAULT_MODEL")
 	fromEnv("api-key", &f.apiKey, "MASSGEN_SERVER_API_KEY")
+	fromEnv("cors-origins", &f.cors, "MASSGEN_SERVER_CORS_ORIGINS")
 	if v := getenv("MASSGEN_SERVER_DEBUG"); v != "" && !cmd.Flags().Changed("debug") {
 		f.debug, _ = strconv.ParseBool(v)
 	}
@@ -270,7 +283,7 @@ func serve(cmd *cobra.Command, env *Env, f serveFlags) error {
 	defer runner.Close() // after Shutdown: no run uses the teams any more
 	srv := server.New(server.Deps{
 		Run:     runner.Run,
-		Configs: configs, Version: Version, APIKey: f.apiKey,
+		Configs: configs, Version: Version, APIKey: f.apiKey, CORSOrigins: splitList(f.cors),
 		MaxConcurrent: f.maxConcurrent, MaxQueue: f.maxQueue, Logger: logger,
 	})
 	ln, err := net.Listen("tcp", net.JoinHostPort(f.host, f.port))

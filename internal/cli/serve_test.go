@@ -168,3 +168,29 @@ func TestServeRejectsABadDefaultConfigAtStart(t *testing.T) {
 		t.Errorf("--config with --default-model: exit %d", r.code)
 	}
 }
+
+func TestServeCORSOriginsFromFlagAndEnvironment(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		vars map[string]string
+		args []string
+	}{
+		{"flag", nil, []string{"--cors-origins", "https://a.example, https://b.example"}},
+		{"environment", map[string]string{"MASSGEN_SERVER_CORS_ORIGINS": "https://b.example"}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := startServe(t, tc.vars, append([]string{"--config", "@examples/sim_single_agent", "--no-logs"}, tc.args...)...)
+			req, _ := http.NewRequest(http.MethodOptions, p.url+"/v1/chat/completions", nil)
+			req.Header.Set("Origin", "https://b.example")
+			req.Header.Set("Access-Control-Request-Method", "POST")
+			resp, err := p.hc.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != 204 || resp.Header.Get("Access-Control-Allow-Origin") != "https://b.example" {
+				t.Errorf("preflight: %d %v", resp.StatusCode, resp.Header)
+			}
+		})
+	}
+}

@@ -46,6 +46,10 @@
 // set), 404 unknown model or route, 405, 413 body too large, 429 when every
 // run slot and the wait queue are taken, 500, 503 while shutting down.
 //
+// CORS: a request whose Origin is in Deps.CORSOrigins (or any, with "*")
+// gets Access-Control-Allow-Origin; its preflight (OPTIONS) is answered
+// with 204 before the API key check, as browsers send it without one.
+//
 // Concurrency: at most Deps.MaxConcurrent runs at once; up to Deps.MaxQueue
 // more wait in FIFO order (a waiter whose client disconnects leaves the
 // queue). A client that disconnects mid-run cancels its run at once: the

@@ -53,7 +53,7 @@ func (bs *bodySim) all() []map[string]any {
 func TestSamplingParametersGoToSingleModelRuns(t *testing.T) {
 	bs := startBodySim(t)
 	f := start(t, setup{
-		env: map[string]string{"GROQ_API_KEY": "k", "MASSGEN_GROQ_BASE_URL": bs.url},
+		env:     map[string]string{"GROQ_API_KEY": "k", "MASSGEN_GROQ_BASE_URL": bs.url},
 		configs: map[string]string{"team.yaml": "agent: {id: a, backend: {type: groq, model: llama-3.3-70b-versatile, temperature: 0.9}}\n"},
 	})
 	p := ask("groq/llama-3.3-70b-versatile", "What is 2+2?")

@@ -87,12 +87,15 @@ type Deps struct {
 	Models []string
 	// Configs routes model ids "massgen/<name>" to the Config of a run
 	// (a file path or "@examples/NAME").
-	Configs       map[string]string
-	Version       string
-	APIKey        string // when set, /v1/* needs "Authorization: Bearer <APIKey>"
-	MaxConcurrent int    // runs at once
-	MaxQueue      int    // requests waiting for a run slot, FIFO
-	MaxBodyBytes  int64  // request body limit; larger bodies get 413
+	Configs map[string]string
+	Version string
+	APIKey  string // when set, /v1/* needs "Authorization: Bearer <APIKey>"
+	// CORSOrigins are the web origins browsers may call the API from
+	// ("https://app.example.com", or "*" for any); none by default.
+	CORSOrigins   []string
+	MaxConcurrent int   // runs at once
+	MaxQueue      int   // requests waiting for a run slot, FIFO
+	MaxBodyBytes  int64 // request body limit; larger bodies get 413
 	// WriteTimeout bounds each write to a client (one SSE chunk, or a
 	// whole response): a client that stops reading is dropped and its run
 	// cancelled.
@@ -179,6 +182,9 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 		defer func() {
 			s.log.Debug("request", "method", r.Method, "path", r.URL.Path, "status", sw.status, "duration", time.Since(start))
 		}()
+		if s.cors(sw, r) {
+			return // a preflight, answered
+		}
 		if s.isClosing() {
 			writeError(sw, errShuttingDown)
 			return
@@ -191,6 +197,39 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(sw, r)
 	})
+}
+
+// cors adds the CORS headers for an allowed Origin and answers a preflight
+// (reporting true); a request from any other origin gets no CORS header,
+// so browsers keep it from the page. A preflight carries no credentials:
+// it is answered before the API key check.
+func (s *Server) cors(w http.ResponseWriter, r *http.Request) bool {
+	origin := r.Header.Get("Origin")
+	if origin == "" || len(s.d.CORSOrigins) == 0 {
+		return false
+	}
+	allow := ""
+	for _, o := range s.d.CORSOrigins {
+		if o == "*" || strings.EqualFold(o, origin) {
+			allow = origin
+			break
+		}
+	}
+	w.Header().Add("Vary", "Origin")
+	if allow == "" {
+		return false
+	}
+	h := w.Header()
+	h.Set("Access-Control-Allow-Origin", allow)
+	h.Set("Access-Control-Expose-Headers", "X-Massgen-Run-Id")
+	if r.Method != http.MethodOptions || r.Header.Get("Access-Control-Request-Method") == "" {
+		return false
+	}
+	h.Set("Access-Control-Allow-Methods", "GET, POST, OPTIONS")
+	h.Set("Access-Control-Allow-Headers", cmp.Or(r.Header.Get("Access-Control-Request-Headers"), "Authorization, Content-Type"))
+	h.Set("Access-Control-Max-Age", "600")
+	w.WriteHeader(http.StatusNoContent)
+	return true
 }
 
 // statusWriter remembers the status for the access log. Unwrap keeps
