@@ -1,10 +1,14 @@
 package cli
 
 import (
+	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/massgen/massgen/internal/config"
 )
 
 // teamCacheSize bounds the teams massgen serve keeps: clients choose the
@@ -28,13 +32,18 @@ type teamCache struct {
 
 type cacheEntry struct {
 	p        *prepared
-	file     string    // the config file read ("" for examples and single models)
-	discover bool      // built by discovery (no --config, no model) …
-	found    string    // … from this file ("" = the default team from the keys set)
-	stamp    fileStamp // of file when it was read
-	refs     int       // runs using the team
-	evicted  bool      // out of the cache: close the team when refs reach 0
+	file     string // the config file read ("" for examples and single models)
+	discover bool   // built by discovery (no --config, no model): file is what it found
+	seen     source // the files as they were when p was built
+	refs     int    // runs using the team
+	evicted  bool   // out of the cache: close the team when refs reach 0
 	lastUsed time.Time
+}
+
+// source is what the files behind a team look like on disk.
+type source struct {
+	found string    // discovery: the file it finds now ("" = the default team)
+	stamp fileStamp // of the config file (zero when there is none)
 }
 
 type fileStamp struct {
@@ -42,12 +51,26 @@ type fileStamp struct {
 	size int64
 }
 
-func stampOf(path string) (fileStamp, bool) {
+func stampOf(path string) fileStamp {
 	fi, err := os.Stat(path)
 	if err != nil {
-		return fileStamp{}, false
+		return fileStamp{}
 	}
-	return fileStamp{fi.ModTime(), fi.Size()}, true
+	return fileStamp{fi.ModTime(), fi.Size()}
+}
+
+// observe looks at the files behind e now.
+func (e *cacheEntry) observe(env *Env, getenv func(string) string) source {
+	var s source
+	file := e.file
+	if e.discover {
+		s.found = discoverConfig(env, getenv)
+		file = s.found
+	}
+	if file != "" {
+		s.stamp = stampOf(file)
+	}
+	return s
 }
 
 func newTeamCache() *teamCache { return &teamCache{entries: map[string]*cacheEntry{}} }
@@ -64,63 +87,84 @@ func cacheKey(rq *Request) string {
 	return "discover"
 }
 
-// prepare is a preparer. A team is built outside the lock; when two first
-// requests for a config race, the second build is used by its run alone.
+// prepare is a preparer. Teams are built outside the lock: when two
+// requests race to build the same config, the second team serves its run
+// alone.
+//
+// A config that changed on disk is built anew. When the new version cannot
+// be used (a typo, or a file caught half-written by an editor), the
+// previous team keeps serving and the server says why on stderr, once per
+// version of the file: a running server does not start failing requests
+// because of an edit in progress.
 func (c *teamCache) prepare(env *Env, rq *Request, getenv func(string) string) (*prepared, func(), error) {
 	key := cacheKey(rq)
 	c.mu.Lock()
-	e := c.entries[key]
-	if e != nil && !e.fresh(env, getenv) {
-		c.evictLocked(key, e)
-		e = nil
-	}
-	if e != nil {
-		e.refs++
-		e.lastUsed = time.Now()
-		c.mu.Unlock()
-		return e.p, func() { c.release(e) }, nil
+	old := c.entries[key]
+	var now source
+	if old != nil {
+		if now = old.observe(env, getenv); now == old.seen {
+			return c.useLocked(old)
+		}
 	}
 	c.mu.Unlock()
 
-	var found string
-	if key == "discover" {
-		found = discoverConfig(env, getenv)
-	}
 	p, _, err := prepareFresh(env, rq, getenv)
 	if err != nil {
-		return nil, nil, err // not cached: the next request reports it again, or finds it fixed
+		c.mu.Lock()
+		if cur := c.entries[key]; cur != nil && codeOf(err) == ExitConfig {
+			// old, or a team another request has built meanwhile.
+			if cur == old && old.seen != now {
+				old.seen = now
+				fmt.Fprintf(env.Stderr, "warning: massgen serve keeps running the previous version of this config: %v\n", err)
+			}
+			return c.useLocked(cur)
+		}
+		c.mu.Unlock()
+		return nil, nil, err
 	}
-	e = &cacheEntry{p: p, discover: key == "discover", found: found, refs: 1, lastUsed: time.Now()}
+	e := &cacheEntry{p: p, discover: key == "discover"}
 	if path := p.cfg.Path; filepath.IsAbs(path) {
 		e.file = path
-		e.stamp, _ = stampOf(path)
 	}
+	e.seen = e.observe(env, getenv)
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	switch {
-	case c.closed || c.entries[key] != nil: // stopping, or another request cached one first
+	case c.closed || c.entries[key] != old: // stopping, or another request cached a newer team
 		e.evicted = true
 	case len(p.team.sims) > 0:
 		// A scripted simulator scenario is the script of one run: every
 		// request plays it from its first step, on a simulator of its own.
 		e.evicted = true
+	case !e.unchangedSince(p.cfg):
+		// The file changed again while it was being read: use this team
+		// once, and read the file again on the next request.
+		e.evicted = true
 	default:
+		if old != nil {
+			c.evictLocked(key, old)
+		}
 		c.makeRoomLocked()
 		c.entries[key] = e
 	}
+	return c.useLocked(e)
+}
+
+// useLocked takes a reference to e for one run, and unlocks c.
+func (c *teamCache) useLocked(e *cacheEntry) (*prepared, func(), error) {
+	e.refs++
+	e.lastUsed = time.Now()
+	c.mu.Unlock()
 	return e.p, func() { c.release(e) }, nil
 }
 
-// fresh says whether the files e was built from are unchanged.
-func (e *cacheEntry) fresh(env *Env, getenv func(string) string) bool {
-	if e.discover && discoverConfig(env, getenv) != e.found {
-		return false
-	}
+// unchangedSince says whether e's file still holds what cfg was parsed
+// from, so that e.seen describes that content.
+func (e *cacheEntry) unchangedSince(cfg *config.Config) bool {
 	if e.file == "" {
 		return true
 	}
-	s, ok := stampOf(e.file)
-	return ok && s == e.stamp
+	data, err := os.ReadFile(e.file)
+	return err == nil && bytes.Equal(data, cfg.Raw)
 }
 
 func (c *teamCache) release(e *cacheEntry) {

@@ -6,8 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
-	"time"
 
 	"github.com/massgen/massgen/internal/server"
 )
@@ -61,7 +61,7 @@ func TestServeRequestsShareTheTeamOfAConfig(t *testing.T) {
 // A config file edited while the server runs is read again.
 func TestServeRereadsAChangedConfig(t *testing.T) {
 	srv, url := startSim(t, "")
-	r, _, path := serveRunner(t, fmt.Sprintf("agent: {id: a, backend: {type: chatcompletion, model: m1, base_url: %q}}\n", url))
+	r, stderr, path := serveRunner(t, fmt.Sprintf("agent: {id: a, backend: {type: chatcompletion, model: m1, base_url: %q}}\n", url))
 	ask(t, r)
 	// A different size is enough to tell, whatever the file system's
 	// timestamp resolution.
@@ -74,18 +74,38 @@ func TestServeRereadsAChangedConfig(t *testing.T) {
 	if first, last := reqs[0].Model, reqs[len(reqs)-1].Model; first != "m1" || last != "model-two" {
 		t.Errorf("models called: first %q, last %q; want m1 then model-two", first, last)
 	}
-	// A broken edit is reported, and not cached.
+	// A broken edit is reported once, and the last good team keeps serving.
 	if err := os.WriteFile(path, []byte("agents: [\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.Run(t.Context(), server.RunRequest{Question: "q"}); err == nil {
-		t.Fatal("a broken config ran")
+	n := len(srv.Requests())
+	ask(t, r)
+	ask(t, r)
+	if got := srv.Requests()[n:]; len(got) != 4 || got[0].Model != "model-two" || got[3].Model != "model-two" {
+		t.Errorf("after a broken edit, calls went to %v; want model-two's team still serving", got)
 	}
-	time.Sleep(10 * time.Millisecond) // let the timestamp move even on coarse clocks
-	if err := os.WriteFile(path, []byte(edited), 0o644); err != nil {
+	if c := strings.Count(stderr.String(), "keeps running the previous version"); c != 1 {
+		t.Errorf("the broken edit was reported %d times, want once:\n%s", c, stderr)
+	}
+	// Fixed: read again.
+	if err := os.WriteFile(path, []byte(strings.Replace(edited, "model-two", "model-three", 1)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	ask(t, r)
+	if last := srv.Requests()[len(srv.Requests())-1].Model; last != "model-three" {
+		t.Errorf("after the fix, the model called is %q, want model-three", last)
+	}
+}
+
+// A config that is broken from the start is an error for every request
+// (there is no previous version to fall back on).
+func TestServeReportsABrokenConfig(t *testing.T) {
+	r, _, _ := serveRunner(t, "agents: [\n")
+	for range 2 {
+		if _, err := r.Run(t.Context(), server.RunRequest{Question: "q"}); err == nil || codeOf(err) != ExitConfig {
+			t.Fatalf("err = %v, want a config error", err)
+		}
+	}
 }
 
 // The cache holds a bounded number of teams, evicting the least recently
@@ -117,4 +137,39 @@ func TestTeamCacheEvictsTheLeastRecentlyUsed(t *testing.T) {
 		t.Error("the least recently used team is still cached")
 	}
 	held()
+}
+
+// Concurrent requests while the config file changes: every run completes
+// on a whole team, and the teams replaced meanwhile are closed once their
+// runs end (goleak in TestMain checks the simulators' goroutines).
+func TestServeTeamsUnderConcurrentRequestsAndEdits(t *testing.T) {
+	_, url := startSim(t, "")
+	body := func(model string) string {
+		return fmt.Sprintf("agent: {id: a, backend: {type: chatcompletion, model: %s, base_url: %q}}\n", model, url)
+	}
+	r, _, path := serveRunner(t, body("m"))
+	ask(t, r) // a team to fall back on while the file is half-written
+	var wg sync.WaitGroup
+	errs := make(chan error, 40)
+	for i := range 40 {
+		wg.Go(func() {
+			res, err := r.Run(t.Context(), server.RunRequest{Question: "q"})
+			if err == nil && res.Status != "completed" {
+				err = fmt.Errorf("status %s: %v", res.Status, res.Err)
+			}
+			if err != nil {
+				errs <- err
+			}
+		})
+		if i%10 == 5 {
+			if err := os.WriteFile(path, []byte(body(strings.Repeat("m", i))), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
 }
