@@ -44,18 +44,18 @@ import (
 //   - direct-p50-ms, direct-p99-ms: the replay of one run's calls;
 //   - added-p50-us/call, added-p99-us/call: (massgen − direct) / calls/run,
 //     the latency massgen adds per model call (target: p99 < 1 ms at 256);
-//   - cpu-us/call, direct-cpu-us/call: CPU time of the whole process
-//     (client, massgen, simulator) per model call on each path; on a
-//     machine with few cores the zero-latency simulator saturates them at
-//     N=64 already, and the added latency then measures CPU cost × N /
-//     cores rather than waiting;
+//   - cpu-us/call, direct-cpu-us/call, added-cpu-us/call: CPU time of the
+//     whole process (client, massgen, simulator) per model call on each
+//     path, and their difference. With zero latency upstream the cores are
+//     saturated from N=64 on (on 2 cores), and the added latency is then
+//     queueing: about N / cores × added-cpu-us/call;
 //   - heap-KiB/run, goroutines/run: heap in use and goroutines per run in
 //     flight, while N runs hang upstream, net of N direct hanging calls
 //     (which carry the simulator's and the HTTP client's share).
 //
 // Run it with:
 //
-//	go test -run '^$' -bench Server -benchtime 1x ./internal/server/
+//	go test -run '^$' -bench 'Server$' -benchtime 3x ./internal/server/
 func BenchmarkServer(b *testing.B) {
 	defer debug.SetGCPercent(debug.SetGCPercent(orchestrator.GCPercent)) // as the massgen binary runs
 	for _, n := range []int{1, 64, 256} {
@@ -259,8 +259,7 @@ func BenchmarkServerWithLatency(b *testing.B) {
 	calls := len(r.sim.Requests()) - before - b.N*n*perClient*k
 	runs := b.N * n * perClient
 	report(b, mg, direct, float64(calls)/float64(runs), float64(runs)/wall.Seconds())
-	b.ReportMetric(float64(cpuMG)/float64(calls)/1e3, "cpu-us/call")
-	b.ReportMetric(float64(cpuDirect)/float64(b.N*n*perClient*k)/1e3, "direct-cpu-us/call")
+	reportCPU(b, cpuMG, calls, cpuDirect, b.N*n*perClient*k)
 }
 
 // steadily has n clients call f perClient times each, back to back, the
@@ -291,6 +290,18 @@ func steadily(b *testing.B, n, perClient int, spread time.Duration, f func() err
 		b.Fatal(err)
 	}
 	return slices.Concat(lat...)
+}
+
+// reportCPU writes the CPU per model call of both paths and their
+// difference, added-cpu-us/call: what massgen spends per call besides the
+// call itself. When the cores are saturated, that is what the added latency
+// grows from: about N / cores × added CPU per call.
+func reportCPU(b *testing.B, cpuMG time.Duration, callsMG int, cpuDirect time.Duration, callsDirect int) {
+	mg := float64(cpuMG) / float64(callsMG) / 1e3
+	direct := float64(cpuDirect) / float64(callsDirect) / 1e3
+	b.ReportMetric(mg, "cpu-us/call")
+	b.ReportMetric(direct, "direct-cpu-us/call")
+	b.ReportMetric(mg-direct, "added-cpu-us/call")
 }
 
 // report writes the latency metrics both benchmarks share.
@@ -338,8 +349,7 @@ func benchServer(b *testing.B, n int) {
 	// simulator share it): when it saturates the machine's cores, latency
 	// grows with N for both paths, and faster for the costlier one.
 	if cpuMG > 0 {
-		b.ReportMetric(float64(cpuMG)/float64(calls)/1e3, "cpu-us/call")
-		b.ReportMetric(float64(cpuDirect)/float64(len(direct)*k)/1e3, "direct-cpu-us/call")
+		reportCPU(b, cpuMG, calls, cpuDirect, len(direct)*k)
 	}
 
 	heap, goroutines := inFlightCost(b, n)
