@@ -173,3 +173,37 @@ func TestServeTeamsUnderConcurrentRequestsAndEdits(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// Requests for one config get the very same team: its models, and so its
+// rate limiters and circuit breakers, serve them all.
+func TestTeamCacheHandsOutOneTeamPerConfig(t *testing.T) {
+	c := newTeamCache()
+	defer c.Close()
+	env := &Env{Getenv: func(k string) string {
+		if k == "OPENAI_API_KEY" {
+			return "k"
+		}
+		return ""
+	}, Stderr: &bytes.Buffer{}, WorkDir: t.TempDir()}
+	p1, r1, err := c.prepare(env, &Request{Model: "gpt-4o-mini"}, env.Getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p2, r2, err := c.prepare(env, &Request{Model: "gpt-4o-mini"}, env.Getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p3, r3, err := c.prepare(env, &Request{Model: "gpt-4o"}, env.Getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r1()
+	defer r2()
+	defer r3()
+	if p1 != p2 || p1.team.agents[0].Model != p2.team.agents[0].Model {
+		t.Error("two requests for one model got different teams")
+	}
+	if p3 == p1 {
+		t.Error("two models share a team")
+	}
+}
