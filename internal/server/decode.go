@@ -106,31 +106,47 @@ func badRequest(param, code, format string, args ...any) *Error {
 	return &Error{Status: http.StatusBadRequest, Param: param, Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
-// decodeChat reads and checks the request body (at most limit bytes).
-func decodeChat(w http.ResponseWriter, r *http.Request, limit int64) (*chatRequest, *Error) {
+// readJSON reads the request body (at most limit bytes) into v, which
+// what names in errors.
+func readJSON(w http.ResponseWriter, r *http.Request, limit int64, v any, what string) *Error {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	if err != nil {
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
-			return nil, &Error{Status: http.StatusRequestEntityTooLarge, Code: "request_too_large",
+			return &Error{Status: http.StatusRequestEntityTooLarge, Code: "request_too_large",
 				Message: fmt.Sprintf("The request body is larger than the server's limit of %d bytes.", limit)}
 		}
-		return nil, badRequest("", "invalid_body", "Could not read the request body: %v", err)
+		return badRequest("", "invalid_body", "Could not read the request body: %v", err)
 	}
-	var req chatRequest
 	dec := json.NewDecoder(bytes.NewReader(body))
-	if err := dec.Decode(&req); err != nil {
-		return nil, badRequest("", "invalid_json", "The request body is not valid JSON for a chat completion: %v", err)
+	if err := dec.Decode(v); err != nil {
+		return badRequest("", "invalid_json", "The request body is not valid JSON for %s: %v", what, err)
 	}
 	if dec.More() {
-		return nil, badRequest("", "invalid_json", "The request body holds more than one JSON value.")
+		return badRequest("", "invalid_json", "The request body holds more than one JSON value.")
 	}
+	return nil
+}
+
+// decodeChat reads and checks a chat completion request (at most limit
+// bytes).
+func decodeChat(w http.ResponseWriter, r *http.Request, limit int64) (*chatRequest, *Error) {
+	var req chatRequest
+	if e := readJSON(w, r, limit, &req, "a chat completion"); e != nil {
+		return nil, e
+	}
+	return req.check()
+}
+
+// check applies the rules every request shares, whichever API it came
+// through.
+func (req *chatRequest) check() (*chatRequest, *Error) {
 	if len(req.Messages) == 0 {
 		return nil, badRequest("messages", "missing_messages", "'messages' is required and must hold at least one message.")
 	}
 	if req.N != nil && *req.N != 1 {
 		return nil, badRequest("n", "unsupported_parameter", "massgen returns one choice per request: 'n' must be 1.")
 	}
-	return &req, nil
+	return req, nil
 }
 
 // runRequest turns the chat request into the run to make: the last user
@@ -248,7 +264,7 @@ func contentText(raw json.RawMessage) (string, error) {
 	}
 	var texts []string
 	for _, p := range parts {
-		if (p.Type == "text" || p.Type == "input_text") && p.Text != "" {
+		if (p.Type == "text" || p.Type == "input_text" || p.Type == "output_text") && p.Text != "" {
 			texts = append(texts, p.Text)
 		}
 	}

@@ -1,6 +1,7 @@
 // Package server is massgen's OpenAI-compatible HTTP API (`massgen
-// serve`): any OpenAI client can send a chat completion and get the team's
-// final answer, streamed while the run happens. It uses net/http only and
+// serve`): any OpenAI client can send a chat completion (or a Responses
+// API request) and get the team's final answer, streamed while the run
+// happens. It uses net/http only and
 // knows nothing of configs or agents: the command line hands it a Runner
 // that starts one orchestration per request.
 //
@@ -10,6 +11,7 @@
 //	GET  /v1/models              "massgen" and "massgen/<name>" for each routed config
 //	GET  /v1/models/{id}         one of them
 //	POST /v1/chat/completions    one run per request, streaming or not
+//	POST /v1/responses           the same, in the Responses API's shapes
 //	GET  /v1/runs/{id}           the run's status.json (live while it runs)
 //
 // Model routing: "massgen" runs the server's default config, "massgen/<name>"
@@ -40,6 +42,17 @@
 // stream_options.include_usage, and data: [DONE]. A run that fails or times
 // out ends with a data: {"error": {…}} object (OpenAI's SDKs raise it) and
 // [DONE]. A non-streaming run that fails gets 500, one that times out 504.
+//
+// Responses API (responses.go): the request is read into the same
+// chatRequest — instructions as a system message, input items as
+// messages, function_call and function_call_output items as tool calls
+// and results, function tools flattened — so both APIs run alike.
+// previous_response_id is refused (massgen keeps no responses). The run is
+// written as a Response, or streamed as its events (responsesStream):
+// progress lines as the summary of a reasoning item, the final answer as a
+// message item's output_text deltas, client tool calls as function_call
+// items, then response.completed; a run that fails ends with
+// response.failed and an `error` event.
 //
 // Errors use OpenAI's shape {"error":{"message","type","param","code"}}:
 // 400 bad request, 401 bad or missing bearer token (when Deps.APIKey is

@@ -162,6 +162,7 @@ func New(d Deps) *Server {
 	mux.HandleFunc("/v1/models", s.models)
 	mux.HandleFunc("/v1/models/{id...}", s.model)
 	mux.HandleFunc("/v1/chat/completions", s.chat)
+	mux.HandleFunc("/v1/responses", s.responses)
 	mux.HandleFunc("/v1/runs/{id}", s.run)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, NewError(http.StatusNotFound, "unknown_url", "Unknown route: %s %s", r.Method, r.URL.Path))
@@ -357,12 +358,54 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer s.leave()
-
 	req, e := decodeChat(w, r, s.d.MaxBodyBytes)
 	if e != nil {
 		writeError(w, e)
 		return
 	}
+	s.serveRun(w, r, req, chatFormat{includeUsage: req.StreamOptions != nil && req.StreamOptions.IncludeUsage})
+}
+
+// POST /v1/responses
+func (s *Server) responses(w http.ResponseWriter, r *http.Request) {
+	if !methods(w, r, http.MethodPost) {
+		return
+	}
+	if !s.enter() {
+		writeError(w, errShuttingDown)
+		return
+	}
+	defer s.leave()
+	req, e := decodeResponses(w, r, s.d.MaxBodyBytes)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	s.serveRun(w, r, req, responsesFormat{})
+}
+
+// format is how one API writes a run: whole, once it has completed, or
+// streamed while it happens.
+type format interface {
+	complete(w http.ResponseWriter, res *RunResult, info *massgenInfo, model string, start time.Time)
+	stream(w http.ResponseWriter, id, model string, start time.Time, timeout time.Duration, gone func()) runStream
+}
+
+// runStream writes one run as it happens. observe is called from the
+// runner's observer goroutine, the others from the handler's: a stream
+// orders them itself.
+type runStream interface {
+	start()                          // headers and the opening events, once
+	observe(event.Event)             // one event of the run
+	abandon() bool                   // end before starting (false if started)
+	finish(*RunResult, *massgenInfo) // a completed run
+	fail(*Error)                     // a run that ended without an answer
+}
+
+// serveRun runs one request, whichever API it came from: it routes the
+// model, waits for a run slot, registers the run for GET /v1/runs/{id},
+// and writes the outcome in the request's format.
+func (s *Server) serveRun(w http.ResponseWriter, r *http.Request, req *chatRequest, f format) {
 	rr, e := req.runRequest()
 	if e != nil {
 		writeError(w, e)
@@ -403,13 +446,13 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	defer cancel(nil)
 	defer context.AfterFunc(s.stopCtx, func() { cancel(errStopped) })()
 	rr.Started = func(logDir string) { s.runs.update(id, func(ri *runInfo) { ri.LogDir = logDir }) }
-	s.log.Info("run started", "run", id, "model", model, "stream", req.Stream)
+	s.log.Info("run started", "run", id, "model", model, "stream", req.Stream, "api", r.URL.Path)
 
 	var err error
 	if req.Stream {
-		res, err = s.stream(ctx, cancel, w, req, rr, id, model, start)
+		res, err = s.stream(ctx, cancel, w, f, rr, id, model, start)
 	} else {
-		res, err = s.complete(ctx, w, rr, id, model, start)
+		res, err = s.complete(ctx, w, f, rr, id, model, start)
 	}
 	switch {
 	case err != nil:
@@ -450,8 +493,8 @@ func (s *Server) runOnce(ctx context.Context, rr RunRequest) (*RunResult, error)
 	return res, err
 }
 
-// complete runs without streaming and writes one chat.completion.
-func (s *Server) complete(ctx context.Context, w http.ResponseWriter, rr RunRequest, id, model string, start time.Time) (*RunResult, error) {
+// complete runs without streaming and writes the outcome at once.
+func (s *Server) complete(ctx context.Context, w http.ResponseWriter, f format, rr RunRequest, id, model string, start time.Time) (*RunResult, error) {
 	res, err := s.runOnce(ctx, rr)
 	rc := http.NewResponseController(w)
 	_ = rc.SetWriteDeadline(time.Now().Add(s.d.WriteTimeout))
@@ -464,48 +507,35 @@ func (s *Server) complete(ctx context.Context, w http.ResponseWriter, rr RunRequ
 		writeError(w, e)
 		return res, nil
 	}
-	msg := responseMessage{Role: "assistant"}
-	finish := "stop"
-	if res.Final != "" || len(res.ToolCalls) == 0 {
-		msg.Content = &res.Final
-	}
-	if len(res.ToolCalls) > 0 {
-		msg.ToolCalls, finish = wireCalls(res.ToolCalls, false), "tool_calls"
-	}
-	writeJSON(w, http.StatusOK, completion{
-		ID: "chatcmpl-" + id, Object: "chat.completion", Created: start.Unix(), Model: model,
-		Choices: []completionChoice{{Message: msg, FinishReason: finish}},
-		Usage:   usageOf(res.Usage),
-		Massgen: &massgenInfo{RunID: id, Winner: res.Winner, Status: res.Status, LogDir: res.LogDir},
-	})
+	f.complete(w, res, &massgenInfo{RunID: id, Winner: res.Winner, Status: res.Status, LogDir: res.LogDir}, model, start)
 	return res, nil
 }
 
-// stream runs with streaming: see sseStream.
-func (s *Server) stream(ctx context.Context, cancel context.CancelCauseFunc, w http.ResponseWriter, req *chatRequest,
+// stream runs with streaming: events go to the format's stream as they
+// happen.
+func (s *Server) stream(ctx context.Context, cancel context.CancelCauseFunc, w http.ResponseWriter, f format,
 	rr RunRequest, id, model string, start time.Time) (*RunResult, error) {
-	sse := newSSEStream(w, id, model, start.Unix(), s.d.WriteTimeout, func() { cancel(errClientGone) })
+	st := f.stream(w, id, model, start, s.d.WriteTimeout, func() { cancel(errClientGone) })
 	started := rr.Started
 	rr.Started = func(logDir string) {
 		started(logDir)
-		sse.start()
+		st.start()
 	}
-	rr.Observe = sse.observe
+	rr.Observe = st.observe
 	res, err := s.runOnce(ctx, rr)
 	if err != nil {
-		if sse.abandon() {
+		if st.abandon() {
 			writeError(w, asError(err))
 		} else {
-			sse.fail(asError(err))
+			st.fail(asError(err))
 		}
 		return nil, err
 	}
 	if e := s.runFailure(ctx, res); e != nil {
-		sse.fail(e)
+		st.fail(e)
 		return res, nil
 	}
-	includeUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
-	sse.finish(res, &massgenInfo{RunID: id, Winner: res.Winner, Status: res.Status, LogDir: res.LogDir}, includeUsage)
+	st.finish(res, &massgenInfo{RunID: id, Winner: res.Winner, Status: res.Status, LogDir: res.LogDir})
 	return res, nil
 }
 

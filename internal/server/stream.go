@@ -31,18 +31,15 @@ import (
 // the handler goroutine; a mutex orders them. A write that fails or stalls
 // beyond the write timeout marks the client gone and cancels the run.
 type sseStream struct {
-	mu      sync.Mutex
-	w       http.ResponseWriter
-	rc      *http.ResponseController
-	head    chunk // id, object, created, model
-	timeout time.Duration
-	gone    func() // the client cannot be written to: cancel the run
-	runID   string
+	mu    sync.Mutex
+	out   sseWriter
+	head  chunk // id, object, created, model
+	runID string
+	// includeUsage adds a usage chunk at the end (stream_options.include_usage).
+	includeUsage bool
 
 	started bool
-	broken  bool
 	ended   bool
-	buf     bytes.Buffer
 
 	// cur is the content streamed since the latest presentation started;
 	// sentAny says whether any content was sent at all (an orchestration
@@ -54,8 +51,8 @@ type sseStream struct {
 
 func newSSEStream(w http.ResponseWriter, id, model string, created int64, timeout time.Duration, gone func()) *sseStream {
 	return &sseStream{
-		w: w, rc: http.NewResponseController(w), timeout: timeout, gone: gone, runID: id,
-		head: chunk{ID: "chatcmpl-" + id, Object: "chat.completion.chunk", Created: created, Model: model},
+		out:  newSSEWriter(w, timeout, gone),
+		head: chunk{ID: "chatcmpl-" + id, Object: "chat.completion.chunk", Created: created, Model: model}, runID: id,
 	}
 }
 
@@ -83,11 +80,7 @@ func (s *sseStream) startLocked() {
 		return
 	}
 	s.started = true
-	h := s.w.Header()
-	h.Set("Content-Type", "text/event-stream; charset=utf-8")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no") // tell reverse proxies not to buffer
-	s.w.WriteHeader(http.StatusOK)
+	s.out.header()
 	empty := ""
 	s.sendLocked(delta{Role: "assistant", Content: &empty}, nil, nil, nil)
 }
@@ -145,7 +138,7 @@ func (s *sseStream) reconcileLocked(final string) {
 
 // finish ends a completed run: the rest of the answer, tool calls, the
 // finishing chunk, usage, [DONE].
-func (s *sseStream) finish(res *RunResult, info *massgenInfo, includeUsage bool) {
+func (s *sseStream) finish(res *RunResult, info *massgenInfo) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.ended {
@@ -159,7 +152,7 @@ func (s *sseStream) finish(res *RunResult, info *massgenInfo, includeUsage bool)
 		s.sendLocked(delta{ToolCalls: wireCalls(res.ToolCalls, true)}, nil, nil, nil)
 	}
 	s.sendLocked(delta{}, &finish, nil, info)
-	if includeUsage {
+	if s.includeUsage {
 		u := usageOf(res.Usage)
 		s.sendLocked(delta{}, nil, &u, nil)
 	}
@@ -177,18 +170,14 @@ func (s *sseStream) fail(e *Error) {
 	s.startLocked()
 	s.sendLocked(delta{ReasoningContent: "[massgen] run ended without an answer: " + e.Error() + "\n"}, nil, nil, nil)
 	b, _ := json.Marshal(errorBody{Error: e.object()})
-	s.writeLocked(b)
+	s.out.send("", b)
 	s.doneLocked()
 }
 
 func (s *sseStream) doneLocked() {
-	s.buf.Reset()
-	s.buf.WriteString("data: [DONE]\n\n")
-	s.flushLocked()
+	s.out.send("", []byte("[DONE]"))
 	s.ended = true
-	// A later response on this keep-alive connection must not inherit the
-	// deadline of our last write.
-	_ = s.rc.SetWriteDeadline(time.Time{})
+	s.out.end()
 }
 
 func (s *sseStream) sendLocked(d delta, finish *string, u *wireUsage, info *massgenInfo) {
@@ -203,44 +192,78 @@ func (s *sseStream) sendLocked(d delta, finish *string, u *wireUsage, info *mass
 	if err != nil { // cannot happen with these types
 		return
 	}
-	s.writeLocked(b)
+	s.out.send("", b)
 }
 
-func (s *sseStream) writeLocked(data []byte) {
-	s.buf.Reset()
-	s.buf.WriteString("data: ")
-	s.buf.Write(data)
-	s.buf.WriteString("\n\n")
-	s.flushLocked()
+// sseWriter writes Server-Sent Events to one client. Each event is
+// flushed at once, bounded by the write timeout; a write that fails or
+// stalls marks the client gone (gone cancels the run) and later writes are
+// dropped. Its callers serialise the calls.
+type sseWriter struct {
+	w       http.ResponseWriter
+	rc      *http.ResponseController
+	timeout time.Duration
+	gone    func()
+	broken  bool
+	buf     bytes.Buffer
 }
 
-// flushLocked writes the buffer and flushes it to the client, bounded by
-// the write timeout.
-func (s *sseStream) flushLocked() {
-	if s.broken {
+func newSSEWriter(w http.ResponseWriter, timeout time.Duration, gone func()) sseWriter {
+	return sseWriter{w: w, rc: http.NewResponseController(w), timeout: timeout, gone: gone}
+}
+
+// header sends the status and the headers of an event stream.
+func (x *sseWriter) header() {
+	h := x.w.Header()
+	h.Set("Content-Type", "text/event-stream; charset=utf-8")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no") // tell reverse proxies not to buffer
+	x.w.WriteHeader(http.StatusOK)
+}
+
+// send writes one event: an `event:` line when name is set, then data.
+func (x *sseWriter) send(name string, data []byte) {
+	x.buf.Reset()
+	if name != "" {
+		x.buf.WriteString("event: ")
+		x.buf.WriteString(name)
+		x.buf.WriteByte('\n')
+	}
+	x.buf.WriteString("data: ")
+	x.buf.Write(data)
+	x.buf.WriteString("\n\n")
+	x.flush()
+}
+
+func (x *sseWriter) flush() {
+	if x.broken {
 		return
 	}
-	if s.timeout > 0 {
-		if err := s.rc.SetWriteDeadline(time.Now().Add(s.timeout)); err != nil && !errors.Is(err, http.ErrNotSupported) {
-			s.breakLocked()
+	if x.timeout > 0 {
+		if err := x.rc.SetWriteDeadline(time.Now().Add(x.timeout)); err != nil && !errors.Is(err, http.ErrNotSupported) {
+			x.breakOff()
 			return
 		}
 	}
-	if _, err := s.w.Write(s.buf.Bytes()); err != nil {
-		s.breakLocked()
+	if _, err := x.w.Write(x.buf.Bytes()); err != nil {
+		x.breakOff()
 		return
 	}
-	if err := s.rc.Flush(); err != nil {
-		s.breakLocked()
+	if err := x.rc.Flush(); err != nil {
+		x.breakOff()
 	}
 }
 
-func (s *sseStream) breakLocked() {
-	s.broken = true
-	if s.gone != nil {
-		s.gone()
+func (x *sseWriter) breakOff() {
+	x.broken = true
+	if x.gone != nil {
+		x.gone()
 	}
 }
+
+// end clears the write deadline: a later response on this keep-alive
+// connection must not inherit the deadline of the last event.
+func (x *sseWriter) end() { _ = x.rc.SetWriteDeadline(time.Time{}) }
 
 // progress is the reasoning_content line for a coordination event, or ""
 // for events that are not shown (deltas, turn ends).

@@ -90,3 +90,42 @@ test('errors are OpenAI errors', async () => {
   const wrong = new OpenAI({ baseURL, apiKey: 'wrong-key', maxRetries: 0 });
   await assert.rejects(wrong.models.list(), (e) => e instanceof OpenAI.AuthenticationError);
 });
+
+test('responses API, non-streaming', async () => {
+  const r = await client.responses.create({ model: 'massgen', input: 'What is the capital of France?' });
+  assert.equal(r.object, 'response');
+  assert.equal(r.status, 'completed');
+  assert.match(r.id, /^resp_/);
+  assert.ok(r.output_text.length > 0, 'empty output_text');
+  assert.ok(r.usage.total_tokens > 0);
+  assert.equal(r.massgen.status, 'completed');
+});
+
+test('responses API, streaming', async () => {
+  const stream = await client.responses.create({
+    model: 'massgen', stream: true,
+    instructions: 'Answer briefly.',
+    input: [{ role: 'user', content: 'What is the capital of France?' }],
+  });
+  let text = '';
+  let progress = '';
+  let completed = null;
+  let seq = -1;
+  for await (const ev of stream) {
+    assert.equal(ev.sequence_number, seq + 1);
+    seq = ev.sequence_number;
+    if (ev.type === 'response.output_text.delta') text += ev.delta;
+    if (ev.type === 'response.reasoning_summary_text.delta') progress += ev.delta;
+    if (ev.type === 'response.completed') completed = ev.response;
+  }
+  assert.ok(completed, 'no response.completed');
+  assert.ok(text.length > 0, 'no output text');
+  assert.equal(completed.output.at(-1).content[0].text, text);
+  assert.match(progress, /\[massgen\] winner: /);
+});
+
+test('responses API stream helper', async () => {
+  const runner = client.responses.stream({ model: 'massgen/sim_single_agent', input: 'What is the capital of France?' });
+  const done = await runner.finalResponse();
+  assert.ok(done.output_text.length > 0);
+});

@@ -1,0 +1,35 @@
+package server
+
+import (
+	"net/http"
+	"time"
+)
+
+// chatFormat writes Chat Completions (POST /v1/chat/completions): a
+// chat.completion, or its chunks as the run happens (sseStream).
+type chatFormat struct {
+	includeUsage bool // stream_options.include_usage
+}
+
+func (f chatFormat) complete(w http.ResponseWriter, res *RunResult, info *massgenInfo, model string, start time.Time) {
+	msg := responseMessage{Role: "assistant"}
+	finish := "stop"
+	if res.Final != "" || len(res.ToolCalls) == 0 {
+		msg.Content = &res.Final
+	}
+	if len(res.ToolCalls) > 0 {
+		msg.ToolCalls, finish = wireCalls(res.ToolCalls, false), "tool_calls"
+	}
+	writeJSON(w, http.StatusOK, completion{
+		ID: "chatcmpl-" + info.RunID, Object: "chat.completion", Created: start.Unix(), Model: model,
+		Choices: []completionChoice{{Message: msg, FinishReason: finish}},
+		Usage:   usageOf(res.Usage),
+		Massgen: info,
+	})
+}
+
+func (f chatFormat) stream(w http.ResponseWriter, id, model string, start time.Time, timeout time.Duration, gone func()) runStream {
+	s := newSSEStream(w, id, model, start.Unix(), timeout, gone)
+	s.includeUsage = f.includeUsage
+	return s
+}
