@@ -161,8 +161,10 @@ func New(d Deps) *Server {
 	mux.HandleFunc("/health", s.health)
 	mux.HandleFunc("/v1/models", s.models)
 	mux.HandleFunc("/v1/models/{id...}", s.model)
-	mux.HandleFunc("/v1/chat/completions", s.chat)
-	mux.HandleFunc("/v1/responses", s.responses)
+	mux.HandleFunc("/v1/chat/completions", s.runRoute(decodeChat, func(req *chatRequest) format {
+		return chatFormat{includeUsage: req.StreamOptions != nil && req.StreamOptions.IncludeUsage}
+	}))
+	mux.HandleFunc("/v1/responses", s.runRoute(decodeResponses, func(*chatRequest) format { return responsesFormat{} }))
 	mux.HandleFunc("/v1/runs/{id}", s.run)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, NewError(http.StatusNotFound, "unknown_url", "Unknown route: %s %s", r.Method, r.URL.Path))
@@ -348,40 +350,27 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, v)
 }
 
-// POST /v1/chat/completions
-func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
-	if !methods(w, r, http.MethodPost) {
-		return
+// runRoute is the handler of an API that runs the team (POST
+// /v1/chat/completions, POST /v1/responses): decode reads the request
+// into a chatRequest, formatOf chooses how the run is written back.
+func (s *Server) runRoute(decode func(http.ResponseWriter, *http.Request, int64) (*chatRequest, *Error),
+	formatOf func(*chatRequest) format) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if !methods(w, r, http.MethodPost) {
+			return
+		}
+		if !s.enter() {
+			writeError(w, errShuttingDown)
+			return
+		}
+		defer s.leave()
+		req, e := decode(w, r, s.d.MaxBodyBytes)
+		if e != nil {
+			writeError(w, e)
+			return
+		}
+		s.serveRun(w, r, req, formatOf(req))
 	}
-	if !s.enter() {
-		writeError(w, errShuttingDown)
-		return
-	}
-	defer s.leave()
-	req, e := decodeChat(w, r, s.d.MaxBodyBytes)
-	if e != nil {
-		writeError(w, e)
-		return
-	}
-	s.serveRun(w, r, req, chatFormat{includeUsage: req.StreamOptions != nil && req.StreamOptions.IncludeUsage})
-}
-
-// POST /v1/responses
-func (s *Server) responses(w http.ResponseWriter, r *http.Request) {
-	if !methods(w, r, http.MethodPost) {
-		return
-	}
-	if !s.enter() {
-		writeError(w, errShuttingDown)
-		return
-	}
-	defer s.leave()
-	req, e := decodeResponses(w, r, s.d.MaxBodyBytes)
-	if e != nil {
-		writeError(w, e)
-		return
-	}
-	s.serveRun(w, r, req, responsesFormat{})
 }
 
 // format is how one API writes a run: whole, once it has completed, or
