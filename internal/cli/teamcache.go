@@ -46,9 +46,10 @@ type source struct {
 	stamp fileStamp // of the config file (zero when there is none)
 }
 
+// fileStamp tells versions of a file apart: modification time (in
+// nanoseconds, comparable with ==) and size.
 type fileStamp struct {
-	mod  time.Time
-	size int64
+	mod, size int64
 }
 
 func stampOf(path string) fileStamp {
@@ -56,7 +57,7 @@ func stampOf(path string) fileStamp {
 	if err != nil {
 		return fileStamp{}
 	}
-	return fileStamp{fi.ModTime(), fi.Size()}
+	return fileStamp{fi.ModTime().UnixNano(), fi.Size()}
 }
 
 // observe looks at the files behind e now.
