@@ -92,6 +92,10 @@ func (s *responsesStream) observe(e event.Event) {
 		return
 	}
 	s.startLocked()
+	p := progress(e)
+	if e.Type == event.RunFinished {
+		p = "" // response.completed says so
+	}
 	switch e.Type {
 	case event.FinalStarted:
 		// A new presentation: its text goes to a new message item.
@@ -102,11 +106,20 @@ func (s *responsesStream) observe(e event.Event) {
 	case event.FinalDelta:
 		s.textLocked(e.Text)
 	case event.FinalAnswer:
+		if s.open != nil && s.open.kind == "message" && strings.HasPrefix(e.Text, s.cur.String()) {
+			s.reconcileLocked(e.Text) // complete the message being streamed
+			break
+		}
+		// A note on the final answer ("the winning answer is the final
+		// answer…") goes before the message that carries it, not in a
+		// reasoning item after it.
+		if p != "" {
+			s.progressLocked(p)
+			p = ""
+		}
 		s.reconcileLocked(e.Text)
 	}
-	// The end of the run is response.completed's to say, not a last
-	// reasoning item after the answer.
-	if p := progress(e); p != "" && e.Type != event.RunFinished {
+	if p != "" {
 		s.progressLocked(p)
 	}
 }

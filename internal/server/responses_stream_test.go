@@ -137,3 +137,21 @@ func TestResponsesStreamItemsNest(t *testing.T) {
 		t.Errorf("events:\n%s\nwant:\n%s", strings.Join(names, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// A final answer that is not presented (a single agent's) comes with a
+// note; the note joins the progress before the message, which stays last.
+func TestResponsesStreamKeepsTheAnswerLast(t *testing.T) {
+	hs, _ := fake(t, []event.Event{{Type: event.RunStarted, Agents: []string{"a"}}, {Type: event.AnswerAccepted, Agent: "a", Label: "agent1.1"},
+		{Type: event.WinnerSelected, Agent: "a"},
+		{Type: event.FinalAnswer, Agent: "a", Text: "The answer.", Reason: "the winning answer is the final answer (a single agent has no other answers to combine)"},
+		{Type: event.RunFinished, Status: "completed"}},
+		&RunResult{Status: "completed", Final: "The answer.", Winner: "a"}, nil)
+	names, datas := responsesEvents(t, hs.URL)
+	var kinds []string
+	for _, it := range datas[len(datas)-1]["response"].(map[string]any)["output"].([]any) {
+		kinds = append(kinds, it.(map[string]any)["type"].(string))
+	}
+	if names[len(names)-1] != "response.completed" || strings.Join(kinds, ",") != "reasoning,message" {
+		t.Errorf("output items %v (last event %s), want reasoning then message", kinds, names[len(names)-1])
+	}
+}
