@@ -189,9 +189,11 @@ func newServeCmd(env *Env) *cobra.Command {
 	var f serveFlags
 	cmd := &cobra.Command{
 		Use:   "serve",
-		Short: "Serve an OpenAI-compatible API (POST /v1/chat/completions) that runs the team per request",
-		Long: `massgen serve answers OpenAI chat completion requests with a massgen run, streaming
-coordination progress as reasoning_content and the final answer as content.
+		Short: "Serve an OpenAI-compatible API (chat completions, Responses) that runs the team per request",
+		Long: `massgen serve answers OpenAI chat completion requests (POST /v1/chat/completions) and
+Responses API requests (POST /v1/responses) with a massgen run, streaming coordination
+progress as reasoning (reasoning_content, or a reasoning item's summary) and the final
+answer as content.
 
 Models: "massgen" runs the default config (--config, or --default-model for a single
 model); "massgen/<name>" runs a shipped example or a file of --config-dir; any other
