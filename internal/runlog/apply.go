@@ -37,6 +37,7 @@ type attempt struct {
 
 // apply handles one event under w.mu.
 func (w *Writer) apply(e event.Event) error {
+	w.version++
 	w.enterAttempt(e)
 	var ag *agentState
 	if e.Agent != "" {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
@@ -20,6 +21,12 @@ var ErrClosed = errors.New("runlog: writer closed")
 // defaultStatusEvery is the cadence DESIGN.md §6 promises for status.json
 // while a run is in progress, so watchers can tell a slow run from a dead one.
 const defaultStatusEvery = 2 * time.Second
+
+// flushMark identifies the state the summary files were written from.
+type flushMark struct {
+	version int
+	dropped uint64
+}
 
 // Run statuses (meta.status) and phases (coordination.phase).
 const (
@@ -62,6 +69,8 @@ type Writer struct {
 	events       []event.Event // non-droppable events, for coordination_events.json
 	deltas       int           // droppable events seen (not listed)
 	dropped      uint64        // droppable events the subscription lost
+	version      int           // events applied, and changes made by Close
+	flushed      flushMark     // what the summaries were last written from
 	answersTotal int           // across attempts
 
 	attempts   []*attempt
@@ -219,11 +228,18 @@ func (w *Writer) Close() error {
 	if w.status == statusRunning {
 		w.status = statusInterrupted
 		w.phase = phaseDone
+		w.version++
 	}
 	if w.finishedAt.IsZero() {
 		w.finishedAt = w.now()
 	}
-	errs := []error{w.flushSummaries(), w.writeStatus()}
+	var errs []error
+	// RunFinished has written the summaries and status.json already;
+	// write them again only if something changed since (an event, the
+	// dropped-delta count, an interruption).
+	if w.flushed != (flushMark{w.version, w.dropped}) {
+		errs = append(errs, w.flushSummaries(), w.writeStatus())
+	}
 	w.closed = true
 	for _, ag := range w.agents {
 		errs = append(errs, ag.out.close())
@@ -236,6 +252,7 @@ func (w *Writer) Close() error {
 // rewritten at RunFinished and again at Close, so a process that dies after
 // the run finished still leaves them behind.
 func (w *Writer) flushSummaries() error {
+	w.flushed = flushMark{w.version, w.dropped}
 	errs := []error{w.writeEvents(), w.writeTable()}
 	for _, a := range w.attempts {
 		if w.meta.Attempts {
@@ -248,24 +265,25 @@ func (w *Writer) flushSummaries() error {
 
 // writeAtomic writes data to a temporary file in the target's directory and
 // renames it into place, so a reader (a watcher, the HTTP server) never sees
-// a half-written file.
+// a half-written file. The temporary file has a fixed name: one Writer
+// writes each of its files under its mutex, and every run has a directory
+// of its own. It costs four system calls when the directory exists, the
+// usual case (status.json is rewritten on every change).
 func writeAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
+	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp")
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return err
+		}
+		f, err = os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
 	if err != nil {
 		return err
 	}
-	tmp := f.Name()
 	_, werr := f.Write(data)
 	cerr := f.Close()
 	if err := errors.Join(werr, cerr); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	if err := os.Chmod(tmp, 0o644); err != nil {
 		os.Remove(tmp)
 		return err
 	}

@@ -395,3 +395,48 @@ func tableColumns(table string, n int) []string {
 	}
 	return cols
 }
+
+// After RunFinished has written the summaries, Close leaves them alone
+// unless something changed since; no temporary file is left behind.
+func TestCloseRewritesSummariesOnlyWhenSomethingChanged(t *testing.T) {
+	stat := func(t *testing.T, path string) os.FileInfo {
+		t.Helper()
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi
+	}
+	for _, tc := range []struct {
+		name    string
+		dropped uint64
+		rewrite bool
+	}{{"nothing changed", 0, false}, {"deltas were dropped", 3, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newTestWriter(t, Metadata{})
+			for _, e := range threeAgentRun() {
+				if err := w.Handle(e); err != nil {
+					t.Fatal(err)
+				}
+			}
+			events := filepath.Join(w.Dir(), "coordination_events.json")
+			before := stat(t, events)
+			w.mu.Lock()
+			w.dropped = tc.dropped // as Run records it once the subscription ends
+			w.mu.Unlock()
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if rewritten := !os.SameFile(before, stat(t, events)); rewritten != tc.rewrite {
+				t.Errorf("coordination_events.json rewritten: %v, want %v", rewritten, tc.rewrite)
+			}
+			if tc.dropped > 0 && !strings.Contains(read(t, events), `"dropped_deltas": 3`) {
+				t.Error("the dropped deltas are not recorded")
+			}
+			tmps, _ := filepath.Glob(filepath.Join(w.Dir(), ".*.tmp"))
+			if len(tmps) != 0 {
+				t.Errorf("temporary files left: %v", tmps)
+			}
+		})
+	}
+}
