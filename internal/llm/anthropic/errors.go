@@ -49,7 +49,7 @@ func (m *model) requestError(ctx context.Context, model string, err error) error
 		return llm.StatusError(m.provider, model, apiErr.StatusCode, msg, 0, err)
 	}
 	h := apiErr.Response.Header
-	e := llm.StatusError(m.provider, model, apiErr.StatusCode, msg, retryAfter(h, time.Now()), err)
+	e := llm.StatusError(m.provider, model, apiErr.StatusCode, msg, llm.RetryAfter(h, time.Now()), err)
 	// Anthropic says outright whether a retry can help.
 	switch h.Get("X-Should-Retry") {
 	case "true":
@@ -113,6 +113,3 @@ func bodyMessage(body []byte) string {
 	}
 	return llm.ClipMessage(strings.TrimSpace(string(body)))
 }
-
-// retryAfter reads the wait Anthropic asked for; see llm.RetryAfter.
-func retryAfter(h http.Header, now time.Time) time.Duration { return llm.RetryAfter(h, now) }

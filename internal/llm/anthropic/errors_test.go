@@ -119,31 +119,6 @@ func TestErrorStatusMapping(t *testing.T) {
 	}
 }
 
-func TestRetryAfterParsing(t *testing.T) {
-	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	tests := []struct {
-		name   string
-		header http.Header
-		want   time.Duration
-	}{
-		{"none", http.Header{}, 0},
-		{"seconds", http.Header{"Retry-After": {"3"}}, 3 * time.Second},
-		{"fractional seconds", http.Header{"Retry-After": {"0.5"}}, 500 * time.Millisecond},
-		{"http date", http.Header{"Retry-After": {now.Add(90 * time.Second).Format(http.TimeFormat)}}, 90 * time.Second},
-		{"date in the past", http.Header{"Retry-After": {now.Add(-time.Minute).Format(http.TimeFormat)}}, 0},
-		{"milliseconds first", http.Header{"Retry-After-Ms": {"250"}, "Retry-After": {"9"}}, 250 * time.Millisecond},
-		{"garbage", http.Header{"Retry-After": {"soon"}}, 0},
-		{"negative", http.Header{"Retry-After": {"-4"}}, 0},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := retryAfter(tt.header, now); got != tt.want {
-				t.Errorf("retryAfter = %v, want %v", got, tt.want)
-			}
-		})
-	}
-}
-
 func TestUnreachableBaseURL(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

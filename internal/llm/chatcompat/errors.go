@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net/http"
 	"strings"
 	"time"
 
@@ -24,7 +23,7 @@ func (m *model) requestError(ctx context.Context, model string, err error, resp 
 	if apiErr, ok := errors.AsType[*openai.Error](err); ok {
 		msg := apiErr.Message
 		if msg == "" && resp != nil {
-			msg = bodyMessage(resp.errBody)
+			msg = llm.ErrorBodyMessage(resp.errBody)
 		}
 		return llm.StatusError(m.provider, model, apiErr.StatusCode, msg, llm.ResponseRetryAfter(apiErr.Response), err)
 	}
@@ -32,8 +31,8 @@ func (m *model) requestError(ctx context.Context, model string, err error, resp 
 		// The SDK only builds an *openai.Error when the body is JSON with an
 		// "error" member; other servers answer with plain text or a bare
 		// {"message": ...}. The probe kept the response for this case.
-		msg := bodyMessage(resp.errBody)
-		return llm.StatusError(m.provider, model, resp.status, msg, retryAfter(resp.header, time.Now()), err)
+		msg := llm.ErrorBodyMessage(resp.errBody)
+		return llm.StatusError(m.provider, model, resp.status, msg, llm.RetryAfter(resp.header, time.Now()), err)
 	}
 	return llm.RequestFailed(m.provider, model, m.baseURL, err)
 }
@@ -69,9 +68,3 @@ func eventMessage(data []byte) string {
 	}
 	return llm.ClipMessage(strings.TrimSpace(string(data)))
 }
-
-// bodyMessage and retryAfter read error responses the way every adapter
-// does; see llm.ErrorBodyMessage and llm.RetryAfter.
-func bodyMessage(body []byte) string { return llm.ErrorBodyMessage(body) }
-
-func retryAfter(h http.Header, now time.Time) time.Duration { return llm.RetryAfter(h, now) }

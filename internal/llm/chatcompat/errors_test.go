@@ -108,31 +108,6 @@ func TestErrorStatusMapping(t *testing.T) {
 	}
 }
 
-func TestRetryAfterParsing(t *testing.T) {
-	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	tests := []struct {
-		name   string
-		header http.Header
-		want   time.Duration
-	}{
-		{"none", http.Header{}, 0},
-		{"seconds", http.Header{"Retry-After": {"3"}}, 3 * time.Second},
-		{"fractional seconds", http.Header{"Retry-After": {"0.5"}}, 500 * time.Millisecond},
-		{"http date", http.Header{"Retry-After": {now.Add(90 * time.Second).Format(http.TimeFormat)}}, 90 * time.Second},
-		{"date in the past", http.Header{"Retry-After": {now.Add(-time.Minute).Format(http.TimeFormat)}}, 0},
-		{"milliseconds first", http.Header{"Retry-After-Ms": {"250"}, "Retry-After": {"9"}}, 250 * time.Millisecond},
-		{"garbage", http.Header{"Retry-After": {"soon"}}, 0},
-		{"negative", http.Header{"Retry-After": {"-4"}}, 0},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := retryAfter(tt.header, now); got != tt.want {
-				t.Errorf("retryAfter = %v, want %v", got, tt.want)
-			}
-		})
-	}
-}
-
 func TestUnreachableBaseURL(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -170,24 +145,5 @@ func TestNonStreamingGarbledBodyIsRetryable(t *testing.T) {
 	_, err := llmtest.Collect(m.Stream(t.Context(), hello))
 	if e, ok := errors.AsType[*llm.Error](err); !ok || !e.IsRetryable() || !strings.HasPrefix(e.Message, "unreadable response: ") {
 		t.Fatalf("error = %v, want a retryable *llm.Error about the response", err)
-	}
-}
-
-func TestErrorBodyMessage(t *testing.T) {
-	tests := []struct {
-		name, body, want string
-	}{
-		{"openai shape", `{"error":{"message":"bad key","type":"x"}}`, "bad key"},
-		{"error string", `{"error":"no such model"}`, "no such model"},
-		{"message only", `{"message":"too long"}`, "too long"},
-		{"fastapi detail", `{"detail":"Not Found"}`, "Not Found"},
-		{"plain text", "  Service Unavailable \n", "Service Unavailable"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := bodyMessage([]byte(tt.body)); got != tt.want {
-				t.Errorf("bodyMessage = %q, want %q", got, tt.want)
-			}
-		})
 	}
 }

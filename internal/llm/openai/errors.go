@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 	"time"
 
@@ -32,7 +31,7 @@ func (m *model) requestError(ctx context.Context, model string, err error, resp 
 		// "error" member; a gateway in front of the API may answer with
 		// plain text. The probe kept the response for this case.
 		return llm.StatusError(m.provider, model, resp.status, llm.ErrorBodyMessage(resp.errBody),
-			retryAfter(resp.header, time.Now()), err)
+			llm.RetryAfter(resp.header, time.Now()), err)
 	}
 	return llm.RequestFailed(m.provider, model, m.baseURL, err)
 }
@@ -127,6 +126,3 @@ func streamErrorEvent(data []byte) *eventFailure {
 
 // canceled: see llm.Canceled.
 func canceled(ctxErr error) error { return llm.Canceled("openai", ctxErr) }
-
-// retryAfter reads the wait OpenAI asked for; see llm.RetryAfter.
-func retryAfter(h http.Header, now time.Time) time.Duration { return llm.RetryAfter(h, now) }
