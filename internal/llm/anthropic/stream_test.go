@@ -9,7 +9,6 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/google/go-cmp/cmp"
@@ -426,24 +425,7 @@ func TestConsumerBreakClosesTheStream(t *testing.T) {
 func TestCancelMidStreamReturnsPromptly(t *testing.T) {
 	gone := make(chan struct{})
 	m := newModel(t, slowStream(gone))
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	var err error
-	var cancelled time.Time
-	for c, e := range m.Stream(ctx, hello) {
-		if e != nil {
-			err = e
-			break
-		}
-		if c.Text == "first" {
-			cancelled = time.Now()
-			cancel()
-		}
-	}
-	if elapsed := time.Since(cancelled); elapsed > time.Second {
-		t.Errorf("stream returned %v after cancel", elapsed)
-	}
-	llmtest.RequireCanceled(t, err)
+	llmtest.RequireCancelMidStream(t, m, hello, "first")
 	<-gone
 }
 

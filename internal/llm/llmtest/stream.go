@@ -57,3 +57,32 @@ func RequireLLMError(t testing.TB, err error) *llm.Error {
 	}
 	return e
 }
+
+// RequireCancelMidStream streams req from m, cancels the context as soon
+// as a text chunk equal to after arrives, and fails the test unless the
+// stream then ends within a second with the caller's cancellation. The
+// test server must keep the response open after that chunk.
+func RequireCancelMidStream(t testing.TB, m llm.Model, req *llm.Request, after string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	var err error
+	var cancelled time.Time
+	for c, e := range m.Stream(ctx, req) {
+		if e != nil {
+			err = e
+			break
+		}
+		if c.Text == after {
+			cancelled = time.Now()
+			cancel()
+		}
+	}
+	if cancelled.IsZero() {
+		t.Fatalf("the stream ended (%v) before the chunk %q", err, after)
+	}
+	if elapsed := time.Since(cancelled); elapsed > time.Second {
+		t.Errorf("stream returned %v after cancel", elapsed)
+	}
+	RequireCanceled(t, err)
+}
