@@ -3,9 +3,15 @@ package llmtest
 import (
 	"context"
 	"errors"
+	"io"
 	"iter"
+	"net/http"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/massgen/massgen/internal/llm"
 )
@@ -85,4 +91,66 @@ func RequireCancelMidStream(t testing.TB, m llm.Model, req *llm.Request, after s
 		t.Errorf("stream returned %v after cancel", elapsed)
 	}
 	RequireCanceled(t, err)
+}
+
+// CutStream is a provider that sends body as an event stream and then
+// kills the TCP connection in the middle of the chunked response, as a
+// provider that dies mid-answer does.
+func CutStream(body string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, body)
+		w.(http.Flusher).Flush()
+		if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
+			_ = conn.Close()
+		}
+	})
+}
+
+// RequireOutcome checks what Collect returned: the chunks must be want;
+// with wantErr "" the stream must have ended cleanly, otherwise with a
+// retryable *llm.Error whose message contains wantErr.
+func RequireOutcome(t testing.TB, got []llm.Chunk, err error, want []llm.Chunk, wantErr string) {
+	t.Helper()
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("chunks (-want +got):\n%s", diff)
+	}
+	if wantErr == "" {
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
+		return
+	}
+	if e, ok := errors.AsType[*llm.Error](err); !ok || !e.IsRetryable() || !strings.Contains(e.Message, wantErr) {
+		t.Fatalf("error = %v, want a retryable *llm.Error containing %q", err, wantErr)
+	}
+}
+
+// ErrorResponse is a provider that answers every request with status, the
+// given headers and body (as JSON, whatever it holds).
+func ErrorResponse(status int, header map[string]string, body string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		for k, v := range header {
+			w.Header().Set(k, v)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		_, _ = io.WriteString(w, body)
+	})
+}
+
+// RequireError streams req from m and fails the test unless it yields no
+// chunk and then exactly want (its wrapped Err aside).
+func RequireError(t testing.TB, m llm.Model, req *llm.Request, want llm.Error) {
+	t.Helper()
+	chunks, err := Collect(m.Stream(t.Context(), req))
+	if len(chunks) != 0 {
+		t.Errorf("got chunks before the error: %v", chunks)
+	}
+	e := RequireLLMError(t, err)
+	if diff := cmp.Diff(&want, e, cmpopts.IgnoreFields(llm.Error{}, "Err")); diff != "" {
+		t.Errorf("error (-want +got):\n%s", diff)
+	}
 }

@@ -1,14 +1,10 @@
 package openai
 
 import (
-	"io"
 	"net"
 	"net/http"
 	"testing"
 	"time"
-
-	"github.com/google/go-cmp/cmp"
-	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/massgen/massgen/internal/llm"
 	"github.com/massgen/massgen/internal/llm/llmtest"
@@ -80,24 +76,10 @@ func TestErrorStatusMapping(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m := newModel(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				for k, v := range tt.header {
-					w.Header().Set(k, v)
-				}
-				w.Header().Set("Content-Type", "application/json")
-				w.WriteHeader(tt.status)
-				_, _ = io.WriteString(w, tt.body)
-			}))
-			chunks, err := llmtest.Collect(m.Stream(t.Context(), hello))
-			if len(chunks) != 0 {
-				t.Errorf("got chunks before the error: %v", chunks)
-			}
-			e := llmtest.RequireLLMError(t, err)
+			m := newModel(t, llmtest.ErrorResponse(tt.status, tt.header, tt.body))
 			want := tt.want
 			want.Provider, want.Model = "test", "m1"
-			if diff := cmp.Diff(&want, e, cmpopts.IgnoreFields(llm.Error{}, "Err")); diff != "" {
-				t.Errorf("error (-want +got):\n%s", diff)
-			}
+			llmtest.RequireError(t, m, hello, want)
 		})
 	}
 }

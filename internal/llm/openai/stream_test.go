@@ -339,28 +339,9 @@ func TestConnectionDropped(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m := newModel(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				w.Header().Set("Content-Type", "text/event-stream")
-				_, _ = io.WriteString(w, tt.body)
-				w.(http.Flusher).Flush()
-				// Kill the TCP connection in the middle of the chunked body.
-				if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
-					_ = conn.Close()
-				}
-			}))
+			m := newModel(t, llmtest.CutStream(tt.body))
 			got, err := llmtest.Collect(m.Stream(t.Context(), hello))
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("chunks (-want +got):\n%s", diff)
-			}
-			if tt.wantErr == "" {
-				if err != nil {
-					t.Fatalf("unexpected error: %v", err)
-				}
-				return
-			}
-			if e, ok := errors.AsType[*llm.Error](err); !ok || !e.IsRetryable() || !strings.Contains(e.Message, tt.wantErr) {
-				t.Fatalf("error = %v, want a retryable *llm.Error containing %q", err, tt.wantErr)
-			}
+			llmtest.RequireOutcome(t, got, err, tt.want, tt.wantErr)
 		})
 	}
 }
