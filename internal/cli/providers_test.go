@@ -11,29 +11,11 @@ import (
 
 	"github.com/massgen/massgen/internal/config"
 	"github.com/massgen/massgen/internal/llmsim"
+	"github.com/massgen/massgen/internal/llmsim/simtest"
 )
 
-// startSim starts a simulator for a test, optionally scripted.
-func startSim(t *testing.T, scenario string) (*llmsim.Server, string) {
-	t.Helper()
-	var sc *llmsim.Scenario
-	if scenario != "" {
-		var err error
-		if sc, err = llmsim.ParseScenario([]byte(scenario)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	srv := llmsim.New(sc)
-	url, err := srv.Start("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
-	return srv, url
-}
-
 func TestTeamMixingOpenAIClaudeAndGeminiReachesConsensus(t *testing.T) {
-	srv, url := startSim(t, "")
+	srv, url := simtest.Start(t, "")
 	root := strings.TrimSuffix(url, "/v1")
 	cfg := fmt.Sprintf(`agents:
   - id: gpt
@@ -63,7 +45,7 @@ func TestTeamMixingOpenAIClaudeAndGeminiReachesConsensus(t *testing.T) {
 }
 
 func TestRateLimitedRequestWaitsForRetryAfterAndSucceeds(t *testing.T) {
-	srv, url := startSim(t, `
+	srv, url := simtest.Start(t, `
 models:
   m:
     steps:
@@ -84,7 +66,7 @@ models:
 }
 
 func TestUnauthorizedAgentFailsAloneAndTheOthersFinish(t *testing.T) {
-	_, url := startSim(t, `
+	_, url := simtest.Start(t, `
 models:
   bad: {always: {fault: "401"}}
 `)
@@ -167,7 +149,7 @@ func TestWithoutConfigTheProjectConfigIsUsed(t *testing.T) {
 }
 
 func TestWithoutConfigATeamIsBuiltFromTheKeysInDotEnv(t *testing.T) {
-	srv, url := startSim(t, "")
+	srv, url := simtest.Start(t, "")
 	r := massgen(t, t.Context(), map[string]string{".env": "OPENAI_API_KEY=sk-test\nGROQ_API_KEY=gsk-test\n"},
 		map[string]string{"MASSGEN_OPENAI_BASE_URL": url, "MASSGEN_GROQ_BASE_URL": url}, "--no-logs", "q")
 	if r.code != 0 {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/massgen/massgen/internal/llmsim/simtest"
 )
 
 // The ui keys upstream stores but never reads decide how many calls a
@@ -19,7 +21,7 @@ func TestSingleAgentCallsFollowTheUIKeys(t *testing.T) {
 		{"enable_final_presentation: true", "ui: {enable_final_presentation: true}\n", []string{"answer", "vote", "text"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			srv, url := startSim(t, "")
+			srv, url := simtest.Start(t, "")
 			cfg := fmt.Sprintf("agent: {id: a, backend: {type: chatcompletion, model: m, base_url: %q}}\n", url) + tc.ui
 			r := massgen(t, t.Context(), map[string]string{"c.yaml": cfg}, nil, "--no-logs", "--config", "c.yaml", "What is 2+2?")
 			if r.code != 0 || strings.TrimSpace(r.stdout) == "" {

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/massgen/massgen/internal/llmsim/simtest"
 	"github.com/massgen/massgen/internal/server"
 )
 
@@ -45,7 +46,7 @@ func ask(t *testing.T, r *ServeRunner) *server.RunResult {
 // Requests for one config share its team: the config is read once (its
 // warning printed once), and the team's models serve every request.
 func TestServeRequestsShareTheTeamOfAConfig(t *testing.T) {
-	srv, url := startSim(t, "")
+	srv, url := simtest.Start(t, "")
 	r, stderr, _ := serveRunner(t, fmt.Sprintf("agent: {id: a, backend: {type: chatcompletion, model: m1, base_url: %q}}\nunknown_key: 1\n", url))
 	for range 3 {
 		ask(t, r)
@@ -60,7 +61,7 @@ func TestServeRequestsShareTheTeamOfAConfig(t *testing.T) {
 
 // A config file edited while the server runs is read again.
 func TestServeRereadsAChangedConfig(t *testing.T) {
-	srv, url := startSim(t, "")
+	srv, url := simtest.Start(t, "")
 	r, stderr, path := serveRunner(t, fmt.Sprintf("agent: {id: a, backend: {type: chatcompletion, model: m1, base_url: %q}}\n", url))
 	ask(t, r)
 	// A different size is enough to tell, whatever the file system's
@@ -143,7 +144,7 @@ func TestTeamCacheEvictsTheLeastRecentlyUsed(t *testing.T) {
 // on a whole team, and the teams replaced meanwhile are closed once their
 // runs end (goleak in TestMain checks the simulators' goroutines).
 func TestServeTeamsUnderConcurrentRequestsAndEdits(t *testing.T) {
-	_, url := startSim(t, "")
+	_, url := simtest.Start(t, "")
 	body := func(model string) string {
 		return fmt.Sprintf("agent: {id: a, backend: {type: chatcompletion, model: %s, base_url: %q}}\n", model, url)
 	}

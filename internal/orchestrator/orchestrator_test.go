@@ -12,6 +12,7 @@ import (
 	"github.com/massgen/massgen/internal/event"
 	"github.com/massgen/massgen/internal/llm/chatcompat"
 	"github.com/massgen/massgen/internal/llmsim"
+	"github.com/massgen/massgen/internal/llmsim/simtest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -20,19 +21,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // agent per id, each on the model "sim-<id>".
 func simTeam(t *testing.T, scenario string, ids ...string) (*llmsim.Server, []Agent) {
 	t.Helper()
-	var sc *llmsim.Scenario
-	if scenario != "" {
-		var err error
-		if sc, err = llmsim.ParseScenario([]byte(scenario)); err != nil {
-			t.Fatalf("scenario: %v", err)
-		}
-	}
-	srv := llmsim.New(sc)
-	url, err := srv.Start("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
+	srv, url := simtest.Start(t, scenario)
 	return srv, simAgents(url, ids)
 }
 

@@ -24,6 +24,7 @@ import (
 	"github.com/massgen/massgen/internal/cli"
 	"github.com/massgen/massgen/internal/llm"
 	"github.com/massgen/massgen/internal/llmsim"
+	"github.com/massgen/massgen/internal/llmsim/simtest"
 	"github.com/massgen/massgen/internal/orchestrator"
 	"github.com/massgen/massgen/internal/server"
 )
@@ -104,14 +105,7 @@ func (r *benchRig) record(b *testing.B) {
 }
 
 func newBenchRig(b *testing.B, n int, scenario string, agents int) *benchRig {
-	var sc *llmsim.Scenario
-	if scenario != "" {
-		var err error
-		if sc, err = llmsim.ParseScenario([]byte(scenario)); err != nil {
-			b.Fatal(err)
-		}
-	}
-	sim := llmsim.New(sc)
+	sim := llmsim.New(simtest.Scenario(b, scenario))
 	sim.DropMessages()
 	r := &benchRig{sim: sim}
 	simHTTP := httptest.NewServer(r.capture(sim.Handler()))

@@ -12,6 +12,7 @@ import (
 	"github.com/openai/openai-go/v3/option"
 
 	"github.com/massgen/massgen/internal/llmsim"
+	"github.com/massgen/massgen/internal/llmsim/simtest"
 	"github.com/massgen/massgen/internal/server"
 )
 
@@ -79,7 +80,7 @@ func startHanging(t *testing.T, f *fixture, model string) (cancel context.Cancel
 }
 
 func TestClientDisconnectCancelsEveryUpstreamRequestAtOnce(t *testing.T) {
-	sim, base := startSim(t, hangScenario)
+	sim, base := simtest.Start(t, hangScenario)
 	f := start(t, setup{configs: map[string]string{"hang.yaml": team(base, "m-a", "m-b", "m-c")}})
 	cancel, id, rest := startHanging(t, f, "massgen/hang")
 	wctx := ctx10(t)
@@ -138,7 +139,7 @@ func TestClientDisconnectCancelsEveryUpstreamRequestAtOnce(t *testing.T) {
 }
 
 func TestConcurrencyLimitAndQueue(t *testing.T) {
-	_, base := startSim(t, hangScenario)
+	_, base := simtest.Start(t, hangScenario)
 	f := start(t, setup{deps: server.Deps{MaxConcurrent: 1, MaxQueue: 0},
 		configs: map[string]string{"hang.yaml": team(base, "m-a")}})
 	cancel, _, rest := startHanging(t, f, "massgen/hang")
@@ -150,7 +151,7 @@ func TestConcurrencyLimitAndQueue(t *testing.T) {
 }
 
 func TestQueuedRequestRunsWhenASlotFreesAndLeavesTheQueueOnDisconnect(t *testing.T) {
-	_, base := startSim(t, hangScenario)
+	_, base := simtest.Start(t, hangScenario)
 	f := start(t, setup{deps: server.Deps{MaxConcurrent: 1, MaxQueue: 1},
 		configs: map[string]string{"hang.yaml": team(base, "m-a")}})
 	cancel1, _, rest1 := startHanging(t, f, "massgen/hang")
@@ -197,7 +198,7 @@ func TestQueuedRequestRunsWhenASlotFreesAndLeavesTheQueueOnDisconnect(t *testing
 }
 
 func TestGracefulShutdownLetsRunsFinishAndTurnsNewRequestsAway(t *testing.T) {
-	_, base := startSim(t, "defaults: {ttft_ms: 150}\n")
+	_, base := simtest.Start(t, "defaults: {ttft_ms: 150}\n")
 	f := start(t, setup{configs: map[string]string{"slow.yaml": team(base, "m-a")}})
 	type result struct {
 		resp *openai.ChatCompletion
@@ -248,7 +249,7 @@ func TestGracefulShutdownLetsRunsFinishAndTurnsNewRequestsAway(t *testing.T) {
 }
 
 func TestShutdownCancelsRunsAfterTheGracePeriod(t *testing.T) {
-	sim, base := startSim(t, hangScenario)
+	sim, base := simtest.Start(t, hangScenario)
 	f := start(t, setup{configs: map[string]string{"hang.yaml": team(base, "m-a", "m-b")}})
 	cancel, _, rest := startHanging(t, f, "massgen/hang")
 	defer cancel()

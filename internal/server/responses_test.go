@@ -8,6 +8,8 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/packages/param"
 	"github.com/openai/openai-go/v3/responses"
+
+	"github.com/massgen/massgen/internal/llmsim/simtest"
 )
 
 // The Responses API, end to end with openai-go's Responses client.
@@ -120,7 +122,7 @@ func TestResponsesClientToolCall(t *testing.T) {
 // A conversation sent as input items: instructions, earlier turns, and the
 // output of the tool the previous response asked for all reach the agents.
 func TestResponsesConversationInput(t *testing.T) {
-	sim, url := startSim(t, "")
+	sim, url := simtest.Start(t, "")
 	f := start(t, setup{configs: map[string]string{
 		"team.yaml": "agent: {id: a, backend: {type: chatcompletion, model: m, base_url: " + url + "}}\n"}})
 	p := responses.ResponseNewParams{Model: "massgen/team", Instructions: param.NewOpt("Answer in French."),
@@ -177,7 +179,7 @@ func TestResponsesErrors(t *testing.T) {
 // A run in which every agent fails ends the stream with response.failed
 // and an error event, which the SDK raises.
 func TestResponsesStreamOfAFailedRun(t *testing.T) {
-	_, url := startSim(t, "models:\n  bad: {always: {fault: \"401\"}}\n")
+	_, url := simtest.Start(t, "models:\n  bad: {always: {fault: \"401\"}}\n")
 	f := start(t, setup{configs: map[string]string{
 		"bad.yaml": "agent: {id: a, backend: {type: chatcompletion, model: bad, base_url: " + url + "}}\n"}})
 	st := f.client.Responses.NewStreaming(ctx10(t), askResponses("massgen/bad", "q"))

@@ -21,7 +21,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/massgen/massgen/internal/cli"
-	"github.com/massgen/massgen/internal/llmsim"
+	"github.com/massgen/massgen/internal/llmsim/simtest"
 	"github.com/massgen/massgen/internal/server"
 )
 
@@ -113,25 +113,6 @@ func start(t *testing.T, s setup) *fixture {
 	}
 	client := openai.NewClient(option.WithBaseURL(hs.URL+"/v1"), option.WithAPIKey(key), option.WithMaxRetries(0), option.WithHTTPClient(hc))
 	return &fixture{srv: srv, url: hs.URL, dir: dir, hc: hc, client: client}
-}
-
-// startSim starts a simulator for chatcompletion agents to talk to.
-func startSim(t *testing.T, scenario string) (*llmsim.Server, string) {
-	t.Helper()
-	var sc *llmsim.Scenario
-	if scenario != "" {
-		var err error
-		if sc, err = llmsim.ParseScenario([]byte(scenario)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	sim := llmsim.New(sc)
-	base, err := sim.Start("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = sim.Close() })
-	return sim, base
 }
 
 // team is a config of chatcompletion agents on the simulator at base.
@@ -365,7 +346,7 @@ func rawSSE(t *testing.T, f *fixture, body string) []string {
 }
 
 func TestHistorySystemAndToolResultsReachTheAgents(t *testing.T) {
-	sim, base := startSim(t, "")
+	sim, base := simtest.Start(t, "")
 	f := start(t, setup{configs: map[string]string{"pair.yaml": team(base, "m-one", "m-two")}})
 	p := openai.ChatCompletionNewParams{Model: "massgen/pair", Messages: []openai.ChatCompletionMessageParamUnion{
 		openai.SystemMessage("Answer in French."),
@@ -520,7 +501,7 @@ func TestModelsListAndUnknownModels(t *testing.T) {
 }
 
 func TestStreamingStartsLongBeforeTheRunEnds(t *testing.T) {
-	_, base := startSim(t, "defaults: {ttft_ms: 120}\n")
+	_, base := simtest.Start(t, "defaults: {ttft_ms: 120}\n")
 	f := start(t, setup{configs: map[string]string{"slow.yaml": team(base, "m-a")}})
 	began := time.Now()
 	st := f.client.Chat.Completions.NewStreaming(ctx10(t), ask("massgen/slow", "q"))
