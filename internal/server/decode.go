@@ -82,12 +82,15 @@ type chatMessage struct {
 }
 
 type chatTool struct {
-	Type     string `json:"type"`
-	Function *struct {
-		Name        string         `json:"name"`
-		Description string         `json:"description"`
-		Parameters  map[string]any `json:"parameters"`
-	} `json:"function"`
+	Type     string       `json:"type"`
+	Function *functionDef `json:"function"`
+}
+
+// functionDef is a function tool's definition, in both APIs.
+type functionDef struct {
+	Name        string         `json:"name"`
+	Description string         `json:"description"`
+	Parameters  map[string]any `json:"parameters"`
 }
 
 // wireToolCall is a tool call as Chat Completions writes it, in requests,

@@ -26,13 +26,11 @@ type responsesRequest struct {
 	PreviousResponseID *string         `json:"previous_response_id"`
 }
 
-// responsesTool is a function tool as the Responses API writes it: flat,
-// not nested under "function".
+// responsesTool is a tool as the Responses API writes it: a function's
+// definition is flat, not nested under "function".
 type responsesTool struct {
-	Type        string         `json:"type"`
-	Name        string         `json:"name"`
-	Description string         `json:"description"`
-	Parameters  map[string]any `json:"parameters"`
+	Type string `json:"type"`
+	functionDef
 }
 
 // responsesItem is an input item: a message, a function call the
@@ -96,18 +94,10 @@ func decodeResponses(w http.ResponseWriter, r *http.Request, limit int64) (*chat
 	default:
 		return nil, badRequest("input", "invalid_input", "'input' must be a string or a list of input items.")
 	}
-	for i, t := range rr.Tools {
-		if t.Type != "function" {
-			return nil, badRequest(fmt.Sprintf("tools[%d]", i), "unsupported_tool",
-				"Only function tools are supported (tools[%d] has type %q).", i, t.Type)
-		}
-		ct := chatTool{Type: "function"}
-		ct.Function = &struct {
-			Name        string         `json:"name"`
-			Description string         `json:"description"`
-			Parameters  map[string]any `json:"parameters"`
-		}{t.Name, t.Description, t.Parameters}
-		req.Tools = append(req.Tools, ct)
+	// clientTools checks them, as for a chat completion (function tools
+	// only, no workflow tool names).
+	for _, t := range rr.Tools {
+		req.Tools = append(req.Tools, chatTool{Type: t.Type, Function: &t.functionDef})
 	}
 	return req, nil
 }

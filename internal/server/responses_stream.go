@@ -37,10 +37,9 @@ type responsesStream struct {
 	model   string
 	created time.Time
 
-	started, ended bool
-	seq            int   // sequence_number of the next event
-	items          []any // finished output items
-	open           *openItem
+	seq   int   // sequence_number of the next event
+	items []any // finished output items
+	open  *openItem
 	// cur is the answer text of the latest presentation, whether its item
 	// is still open or not, to reconcile it with the final answer.
 	cur strings.Builder
@@ -61,11 +60,7 @@ func newResponsesStream(w http.ResponseWriter, id, model string, start time.Time
 func (s *responsesStream) abandon() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.started {
-		return false
-	}
-	s.ended = true
-	return true
+	return s.out.abandon()
 }
 
 func (s *responsesStream) start() {
@@ -75,11 +70,9 @@ func (s *responsesStream) start() {
 }
 
 func (s *responsesStream) startLocked() {
-	if s.started {
+	if !s.out.begin() {
 		return
 	}
-	s.started = true
-	s.out.header()
 	r := newResponse(s.id, s.model, s.created, "in_progress", nil, nil, nil)
 	s.send("response.created", map[string]any{"response": r})
 	s.send("response.in_progress", map[string]any{"response": r})
@@ -88,7 +81,7 @@ func (s *responsesStream) startLocked() {
 func (s *responsesStream) observe(e event.Event) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.ended {
+	if s.out.ended {
 		return
 	}
 	s.startLocked()
@@ -213,7 +206,7 @@ func (s *responsesStream) closeLocked() {
 func (s *responsesStream) finish(res *RunResult, info *massgenInfo) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.ended {
+	if s.out.ended {
 		return
 	}
 	s.startLocked()
@@ -230,14 +223,13 @@ func (s *responsesStream) finish(res *RunResult, info *massgenInfo) {
 		s.items = append(s.items, item)
 	}
 	s.send("response.completed", map[string]any{"response": newResponse(s.id, s.model, s.created, "completed", s.items, usagePtr(res), info)})
-	s.ended = true
 	s.out.end()
 }
 
 func (s *responsesStream) fail(e *Error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.ended {
+	if s.out.ended {
 		return
 	}
 	s.startLocked()
@@ -250,7 +242,6 @@ func (s *responsesStream) fail(e *Error) {
 	// The members of the API's error event, plus an `error` object, which
 	// is what makes OpenAI's SDKs raise it.
 	s.send("error", map[string]any{"code": obj.Code, "message": obj.Message, "param": obj.Param, "error": obj})
-	s.ended = true
 	s.out.end()
 }
 

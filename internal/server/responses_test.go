@@ -171,6 +171,12 @@ func TestResponsesErrors(t *testing.T) {
 	if s, c, _ := code(err); s != 400 || c != "tool_name_collision" {
 		t.Errorf("colliding tool: %v", err)
 	}
+	p = askResponses("massgen", "q")
+	p.Tools = []responses.ToolUnionParam{{OfWebSearch: &responses.WebSearchToolParam{Type: responses.WebSearchToolTypeWebSearch}}}
+	_, err = f.client.Responses.New(ctx10(t), p)
+	if s, c, prm := code(err); s != 400 || c != "unsupported_tool" || prm != "tools[0]" {
+		t.Errorf("hosted tool: %v", err)
+	}
 	if _, err := f.client.Responses.New(ctx10(t), askResponses("massgen/nope", "q")); statusOf(err) != 404 {
 		t.Errorf("unknown model: %v", err)
 	}

@@ -38,9 +38,6 @@ type sseStream struct {
 	// includeUsage adds a usage chunk at the end (stream_options.include_usage).
 	includeUsage bool
 
-	started bool
-	ended   bool
-
 	// cur is the content streamed since the latest presentation started;
 	// sentAny says whether any content was sent at all (an orchestration
 	// restart presents again, after a blank line).
@@ -61,11 +58,7 @@ func newSSEStream(w http.ResponseWriter, id, model string, created int64, timeou
 func (s *sseStream) abandon() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.started {
-		return false
-	}
-	s.ended = true
-	return true
+	return s.out.abandon()
 }
 
 // start sends the headers and the role chunk, once.
@@ -76,11 +69,9 @@ func (s *sseStream) start() {
 }
 
 func (s *sseStream) startLocked() {
-	if s.started {
+	if !s.out.begin() {
 		return
 	}
-	s.started = true
-	s.out.header()
 	empty := ""
 	s.sendLocked(delta{Role: "assistant", Content: &empty}, nil, nil, nil)
 }
@@ -89,7 +80,7 @@ func (s *sseStream) startLocked() {
 func (s *sseStream) observe(e event.Event) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.ended {
+	if s.out.ended {
 		return
 	}
 	s.startLocked()
@@ -141,7 +132,7 @@ func (s *sseStream) reconcileLocked(final string) {
 func (s *sseStream) finish(res *RunResult, info *massgenInfo) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.ended {
+	if s.out.ended {
 		return
 	}
 	s.startLocked()
@@ -164,7 +155,7 @@ func (s *sseStream) finish(res *RunResult, info *massgenInfo) {
 func (s *sseStream) fail(e *Error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.ended {
+	if s.out.ended {
 		return
 	}
 	s.startLocked()
@@ -176,7 +167,6 @@ func (s *sseStream) fail(e *Error) {
 
 func (s *sseStream) doneLocked() {
 	s.out.send("", []byte("[DONE]"))
-	s.ended = true
 	s.out.end()
 }
 
@@ -206,19 +196,38 @@ type sseWriter struct {
 	gone    func()
 	broken  bool
 	buf     bytes.Buffer
+
+	started bool // the headers went out (begin)
+	ended   bool // the stream is over (end, or abandon before it began)
 }
 
 func newSSEWriter(w http.ResponseWriter, timeout time.Duration, gone func()) sseWriter {
 	return sseWriter{w: w, rc: http.NewResponseController(w), timeout: timeout, gone: gone}
 }
 
-// header sends the status and the headers of an event stream.
-func (x *sseWriter) header() {
+// begin sends the status and the headers of an event stream, once; it
+// reports whether this call sent them.
+func (x *sseWriter) begin() bool {
+	if x.started {
+		return false
+	}
+	x.started = true
 	h := x.w.Header()
 	h.Set("Content-Type", "text/event-stream; charset=utf-8")
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no") // tell reverse proxies not to buffer
 	x.w.WriteHeader(http.StatusOK)
+	return true
+}
+
+// abandon ends the stream before it began, so that the caller can send a
+// plain HTTP error instead; it reports false if the stream had begun.
+func (x *sseWriter) abandon() bool {
+	if x.started {
+		return false
+	}
+	x.ended = true
+	return true
 }
 
 // send writes one event: an `event:` line when name is set, then data.
@@ -261,9 +270,13 @@ func (x *sseWriter) breakOff() {
 	}
 }
 
-// end clears the write deadline: a later response on this keep-alive
-// connection must not inherit the deadline of the last event.
-func (x *sseWriter) end() { _ = x.rc.SetWriteDeadline(time.Time{}) }
+// end marks the stream over and clears the write deadline: a later
+// response on this keep-alive connection must not inherit the deadline of
+// the last event.
+func (x *sseWriter) end() {
+	x.ended = true
+	_ = x.rc.SetWriteDeadline(time.Time{})
+}
 
 // progress is the reasoning_content line for a coordination event, or ""
 // for events that are not shown (deltas, turn ends).
