@@ -124,21 +124,21 @@ func (c *teamCache) prepare(env *Env, rq *Request, getenv func(string) string) (
 		return nil, nil, err
 	}
 	e := &cacheEntry{p: p, discover: key == "discover"}
-	if path := p.cfg.Path; filepath.IsAbs(path) {
-		e.file = path
+	// A scripted simulator scenario is the script of one run: every
+	// request plays it from its first step, on a simulator of its own.
+	shared := len(p.team.sims) == 0
+	if shared {
+		if path := p.cfg.Path; filepath.IsAbs(path) {
+			e.file = path
+		}
+		e.seen = e.observe(env, getenv)
+		// If the file changed again while it was being read, this team
+		// serves this run only, and the next request reads the file again.
+		shared = e.unchangedSince(p.cfg)
 	}
-	e.seen = e.observe(env, getenv)
 	c.mu.Lock()
 	switch {
-	case c.closed || c.entries[key] != old: // stopping, or another request cached a newer team
-		e.evicted = true
-	case len(p.team.sims) > 0:
-		// A scripted simulator scenario is the script of one run: every
-		// request plays it from its first step, on a simulator of its own.
-		e.evicted = true
-	case !e.unchangedSince(p.cfg):
-		// The file changed again while it was being read: use this team
-		// once, and read the file again on the next request.
+	case !shared || c.closed || c.entries[key] != old: // or stopping, or another request cached a newer team
 		e.evicted = true
 	default:
 		if old != nil {

@@ -127,6 +127,11 @@ func TestDirectIsIgnoredForATeam(t *testing.T) {
 	if res.Status != Completed || len(srv.Requests()) < 4 {
 		t.Fatalf("status=%s calls=%v: a team of two must coordinate", res.Status, steps(srv))
 	}
+	for _, r := range srv.Requests()[:2] {
+		if !slices.Contains(r.Tools, "new_answer") {
+			t.Errorf("first answers offered tools %v, want the workflow tools", r.Tools)
+		}
+	}
 }
 
 func TestDirectCallFailureFailsTheRun(t *testing.T) {
