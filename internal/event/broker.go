@@ -43,10 +43,6 @@ func (b *Broker) Publish(e Event) Event {
 	return e
 }
 
-// Deltas are the streamed-text event types: one per token or so, they are
-// most of a run's events.
-var Deltas = []Type{TextDelta, ReasoningDelta, FinalDelta}
-
 // Subscribe returns a subscription that sees every event published from
 // now on, except those of the types in skip. A reader that does not show
 // streamed text should skip Deltas: each delivered event wakes it up, and

@@ -1,6 +1,9 @@
 package event
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // Type names what happened. The string values are written to
 // coordination_events.json and are part of the log contract.
@@ -30,10 +33,13 @@ const (
 	RunFinished    Type = "run_finished" // Status = completed|timeout|failed|interrupted
 )
 
-// Droppable reports whether subscribers may lose this event under load.
-func (t Type) Droppable() bool {
-	return t == TextDelta || t == ReasoningDelta || t == FinalDelta
-}
+// Deltas are the streamed-text event types: one per token or so, they are
+// most of a run's events, and the only ones a subscriber may lose.
+var Deltas = []Type{TextDelta, ReasoningDelta, FinalDelta}
+
+// Droppable reports whether subscribers may lose this event under load:
+// whether it is one of the Deltas.
+func (t Type) Droppable() bool { return slices.Contains(Deltas, t) }
 
 // Event is one thing that happened during a run.
 type Event struct {
