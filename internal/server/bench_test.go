@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -14,7 +13,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -70,35 +68,18 @@ type benchRig struct {
 	direct openai.Client // to the simulator
 	sim    *llmsim.Server
 
-	capturing atomic.Bool
-	mu        sync.Mutex
-	bodies    [][]byte // model requests captured while capturing
-}
-
-// capture records the bodies of the model requests the simulator gets
-// while r.capturing is set.
-func (r *benchRig) capture(h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		if r.capturing.Load() {
-			body, _ := io.ReadAll(req.Body)
-			r.mu.Lock()
-			r.bodies = append(r.bodies, body)
-			r.mu.Unlock()
-			req.Body = io.NopCloser(bytes.NewReader(body))
-		}
-		h.ServeHTTP(w, req)
-	})
+	capture bodyRecorder // the simulator's requests, while recording
+	bodies  [][]byte     // the model requests of one run, to replay
 }
 
 // record runs one massgen request alone and keeps the model requests it
 // made, for viaDirect to replay.
 func (r *benchRig) record(b *testing.B) {
-	r.bodies = nil
-	r.capturing.Store(true)
+	r.capture.start()
 	if err := r.viaMassgen(b.Context()); err != nil {
 		b.Fatal(err)
 	}
-	r.capturing.Store(false)
+	r.bodies = r.capture.stop()
 	if len(r.bodies) == 0 {
 		b.Fatal("the run made no model request")
 	}
@@ -108,7 +89,7 @@ func newBenchRig(b *testing.B, n int, scenario string, agents int) *benchRig {
 	sim := llmsim.New(simtest.Scenario(b, scenario))
 	sim.DropMessages()
 	r := &benchRig{sim: sim}
-	simHTTP := httptest.NewServer(r.capture(sim.Handler()))
+	simHTTP := httptest.NewServer(r.capture.wrap(sim.Handler()))
 	base := simHTTP.URL + "/v1"
 	dir := b.TempDir()
 	cfg := filepath.Join(dir, "bench.yaml")
@@ -382,14 +363,14 @@ func inFlightCost(b *testing.B, n int) (heapPerRun, goroutinesPerRun float64) {
 	// The hanging run's first request, to replay (recorded on a run that
 	// the context then ends).
 	rctx, rcancel := context.WithCancel(b.Context())
-	r.capturing.Store(true)
+	r.capture.start()
 	go func() {
 		_ = r.sim.WaitFor(rctx, func(rs []llmsim.Record) bool { return len(rs) > 0 && !rs[0].FirstByte.IsZero() })
 		rcancel()
 	}()
 	_ = r.viaMassgen(rctx)
 	rcancel()
-	r.capturing.Store(false)
+	r.bodies = r.capture.stop()
 	hung := func(want int) {
 		ctx, cancel := context.WithTimeout(b.Context(), 30*time.Second)
 		defer cancel()

@@ -6,7 +6,9 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/openai/openai-go/v3"
@@ -14,46 +16,78 @@ import (
 	"github.com/massgen/massgen/internal/llmsim"
 )
 
-// bodySim is a simulator that keeps the JSON bodies of the model requests
-// it gets.
-type bodySim struct {
-	url    string
+// bodyRecorder keeps the bodies of the requests a handler gets while it
+// records.
+type bodyRecorder struct {
+	on     atomic.Bool
 	mu     sync.Mutex
-	bodies []map[string]any
+	bodies [][]byte
 }
 
-func startBodySim(t *testing.T) *bodySim {
+func (b *bodyRecorder) wrap(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if b.on.Load() {
+			raw, _ := io.ReadAll(r.Body)
+			b.mu.Lock()
+			b.bodies = append(b.bodies, raw)
+			b.mu.Unlock()
+			r.Body = io.NopCloser(bytes.NewReader(raw))
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// start records from now on, forgetting what was recorded before.
+func (b *bodyRecorder) start() {
+	b.mu.Lock()
+	b.bodies = nil
+	b.mu.Unlock()
+	b.on.Store(true)
+}
+
+// stop ends recording and returns the bodies recorded.
+func (b *bodyRecorder) stop() [][]byte {
+	b.on.Store(false)
+	return b.recorded()
+}
+
+func (b *bodyRecorder) recorded() [][]byte {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return slices.Clone(b.bodies)
+}
+
+// startBodySim starts a simulator that records the JSON bodies of the model
+// requests it gets; it returns its base URL (…/v1).
+func startBodySim(t *testing.T) (*bodyRecorder, string) {
 	t.Helper()
 	sim := llmsim.New(nil)
 	t.Cleanup(func() { _ = sim.Close() })
-	bs := &bodySim{}
-	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		raw, _ := io.ReadAll(r.Body)
-		var m map[string]any
-		_ = json.Unmarshal(raw, &m)
-		bs.mu.Lock()
-		bs.bodies = append(bs.bodies, m)
-		bs.mu.Unlock()
-		r.Body = io.NopCloser(bytes.NewReader(raw))
-		sim.Handler().ServeHTTP(w, r)
-	}))
+	rec := &bodyRecorder{}
+	rec.start()
+	hs := httptest.NewServer(rec.wrap(sim.Handler()))
 	t.Cleanup(hs.Close)
-	bs.url = hs.URL + "/v1"
-	return bs
+	return rec, hs.URL + "/v1"
 }
 
-func (bs *bodySim) all() []map[string]any {
-	bs.mu.Lock()
-	defer bs.mu.Unlock()
-	return bs.bodies
+// decoded is the recorded bodies, as JSON objects.
+func decoded(t *testing.T, raw [][]byte) []map[string]any {
+	t.Helper()
+	out := make([]map[string]any, len(raw))
+	for i, b := range raw {
+		if err := json.Unmarshal(b, &out[i]); err != nil {
+			t.Fatalf("request %d is not JSON: %v", i, err)
+		}
+	}
+	return out
 }
 
 // A client's sampling parameters reach every model request of a
 // single-model run, and none of a config's team.
 func TestSamplingParametersGoToSingleModelRuns(t *testing.T) {
-	bs := startBodySim(t)
+	rec, url := startBodySim(t)
 	f := start(t, setup{
-		env:     map[string]string{"GROQ_API_KEY": "k", "MASSGEN_GROQ_BASE_URL": bs.url},
+		env:     map[string]string{"GROQ_API_KEY": "k", "MASSGEN_GROQ_BASE_URL": url},
 		configs: map[string]string{"team.yaml": "agent: {id: a, backend: {type: groq, model: llama-3.3-70b-versatile, temperature: 0.9}}\n"},
 	})
 	p := ask("groq/llama-3.3-70b-versatile", "What is 2+2?")
@@ -63,7 +97,7 @@ func TestSamplingParametersGoToSingleModelRuns(t *testing.T) {
 	if _, err := f.client.Chat.Completions.New(ctx10(t), p); err != nil {
 		t.Fatal(err)
 	}
-	single := bs.all()
+	single := decoded(t, rec.recorded())
 	if len(single) == 0 {
 		t.Fatal("no model request was made")
 	}
@@ -77,7 +111,7 @@ func TestSamplingParametersGoToSingleModelRuns(t *testing.T) {
 	if _, err := f.client.Chat.Completions.New(ctx10(t), p); err != nil {
 		t.Fatal(err)
 	}
-	for i, b := range bs.all()[len(single):] {
+	for i, b := range decoded(t, rec.recorded())[len(single):] {
 		if b["temperature"] != 0.9 || b["top_p"] != nil || b["max_tokens"] != nil {
 			t.Errorf("team request %d: temperature %v, top_p %v, max_tokens %v; want the config's 0.9 and nothing else", i, b["temperature"], b["top_p"], b["max_tokens"])
 		}
