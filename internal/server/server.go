@@ -92,7 +92,14 @@ type Deps struct {
 	APIKey  string // when set, /v1/* needs "Authorization: Bearer <APIKey>"
 	// CORSOrigins are the web origins browsers may call the API from
 	// ("https://app.example.com", or "*" for any); none by default.
-	CORSOrigins   []string
+	CORSOrigins []string
+	// ListenHost is the host the server listens on (--host; "" is
+	// loopback): it decides which Host headers requests may carry
+	// (hostcheck.go), so that a DNS-rebound web page is refused.
+	ListenHost string
+	// AllowedHosts are more host names requests may be addressed to (a
+	// reverse proxy's public name); "*" accepts any Host.
+	AllowedHosts  []string
 	MaxConcurrent int   // runs at once
 	MaxQueue      int   // requests waiting for a run slot, FIFO
 	MaxBodyBytes  int64 // request body limit; larger bodies get 413
@@ -115,6 +122,7 @@ type Server struct {
 	d       Deps
 	log     *slog.Logger
 	adm     *admission
+	hosts   hostPolicy
 	runs    *registry
 	handler http.Handler
 	created int64
@@ -151,7 +159,8 @@ func New(d Deps) *Server {
 		d.Models = append([]string{DefaultModel}, slices.Sorted(maps.Keys(d.Configs))...)
 	}
 	s := &Server{d: d, log: d.Logger, adm: newAdmission(d.MaxConcurrent, d.MaxQueue),
-		runs: newRegistry(d.KeepRuns), created: d.Now().Unix(), idle: make(chan struct{})}
+		hosts: newHostPolicy(d.ListenHost, d.AllowedHosts),
+		runs:  newRegistry(d.KeepRuns), created: d.Now().Unix(), idle: make(chan struct{})}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -176,8 +185,9 @@ func New(d Deps) *Server {
 // Handler returns the HTTP handler with every route.
 func (s *Server) Handler() http.Handler { return s.handler }
 
-// middleware turns requests away while shutting down, checks the API key
-// on /v1/ routes and logs every request at debug level.
+// middleware refuses requests addressed to a foreign Host (hostcheck.go),
+// turns requests away while shutting down, checks the API key on /v1/
+// routes and logs every request at debug level.
 func (s *Server) middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
@@ -185,6 +195,11 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 		defer func() {
 			s.log.Debug("request", "method", r.Method, "path", r.URL.Path, "status", sw.status, "duration", time.Since(start))
 		}()
+		if !s.hosts.allows(r.Host) {
+			s.log.Warn("request refused: Host not allowed (see --allowed-hosts)", "host", r.Host, "method", r.Method, "path", r.URL.Path)
+			writeError(sw, hostError(r.Host))
+			return
+		}
 		if s.cors(sw, r) {
 			return // a preflight, answered
 		}
@@ -357,6 +372,10 @@ func (s *Server) runRoute(decode func(http.ResponseWriter, *http.Request, int64)
 	formatOf func(*chatRequest) format) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if !methods(w, r, http.MethodPost) {
+			return
+		}
+		if e := contentTypeError(r); e != nil {
+			writeError(w, e)
 			return
 		}
 		if !s.enter() {
