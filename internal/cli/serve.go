@@ -179,52 +179,75 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 }
 
 type serveFlags struct {
-	host, port, config, configDir, defaultModel, apiKey, logDir, cors string
-	maxConcurrent, maxQueue                                           int
-	grace                                                             float64
-	noLogs, debug                                                     bool
+	host, port, config, configDir, defaultModel, apiKey, logDir, cors, allowedHosts string
+	maxConcurrent, maxQueue                                                         int
+	maxBody                                                                         int64
+	grace                                                                           float64
+	noLogs, debug                                                                   bool
 }
 
 func newServeCmd(env *Env) *cobra.Command {
 	var f serveFlags
 	cmd := &cobra.Command{
-		Use:   "serve",
+		Use:   "serve [flags]",
 		Short: "Serve an OpenAI-compatible API (chat completions, Responses) that runs the team per request",
 		Long: `massgen serve answers OpenAI chat completion requests (POST /v1/chat/completions) and
 Responses API requests (POST /v1/responses) with a massgen run, streaming coordination
 progress as reasoning (reasoning_content, or a reasoning item's summary) and the final
-answer as content.
+answer as content. Any OpenAI client works: point its base URL at http://HOST:PORT/v1.
 
 Models: "massgen" runs the default config (--config, or --default-model for a single
 model); "massgen/<name>" runs a shipped example or a file of --config-dir; any other
-model id runs a single agent on that model.
+model id runs a single agent on that model. GET /v1/models lists them; GET /health
+needs no key; GET /v1/runs/{id} is a run's status (its id is in X-Massgen-Run-Id).
+
+Safety: it listens on 127.0.0.1 only, unless --host says otherwise. Requests must be
+addressed to the listen address, localhost (or, listening on 0.0.0.0 or a public
+address, the machine's name or an IP address): a web page that re-points its own
+name at this machine (DNS rebinding) gets 403. Behind a proxy that keeps its own
+name in the Host header, add that name with --allowed-hosts. POST bodies must be sent
+with Content-Type: application/json (others get 415), so that a web page cannot start
+a run with a form. Browsers may read the answers only from --cors-origins. Set
+--api-key whenever other machines can reach the server.
 
 Environment (flags win): MASSGEN_SERVER_HOST, MASSGEN_SERVER_PORT,
 MASSGEN_SERVER_DEFAULT_CONFIG, MASSGEN_SERVER_DEFAULT_MODEL, MASSGEN_SERVER_API_KEY,
-MASSGEN_SERVER_CORS_ORIGINS, MASSGEN_SERVER_DEBUG.
-
-Try it without any API key:
+MASSGEN_SERVER_CORS_ORIGINS, MASSGEN_SERVER_ALLOWED_HOSTS, MASSGEN_SERVER_DEBUG.
+Provider API keys come from the environment and .env files, as for a run.`,
+		Example: `  # Try it without any API key, on the built-in simulator:
   massgen serve --config @examples/sim_three_agents
   curl -s localhost:4000/v1/chat/completions -H 'Content-Type: application/json' \
-    -d '{"model":"massgen","messages":[{"role":"user","content":"What is the capital of France?"}]}'`,
+    -d '{"model":"massgen","messages":[{"role":"user","content":"What is the capital of France?"}]}'
+
+  # One real model behind the "massgen" id, a key required, on a free port:
+  massgen serve --default-model gpt-4o-mini --api-key s3cret --port 0
+
+  # Every YAML file of ./teams served as massgen/<name>, for a browser app:
+  massgen serve --config-dir ./teams --cors-origins https://app.example.com
+
+  # Reachable from other machines, behind a proxy that serves it as massgen.example.com:
+  massgen serve --host 0.0.0.0 --api-key s3cret --allowed-hosts massgen.example.com`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return serve(cmd, env, f)
 		},
 	}
+	// A `word` in a usage string is the flag's value placeholder in --help.
 	fl := cmd.Flags()
-	fl.StringVar(&f.host, "host", "127.0.0.1", "address to listen on (0.0.0.0 for every interface)")
-	fl.StringVar(&f.port, "port", "4000", "port to listen on (0: any free port, printed at start)")
-	fl.StringVar(&f.config, "config", "", "config of the `massgen` model: file or @examples/NAME (default: discovery, as the CLI)")
-	fl.StringVar(&f.configDir, "config-dir", "", "directory whose *.yaml files are served as massgen/<name>")
-	fl.StringVar(&f.defaultModel, "default-model", "", "the `massgen` model runs this single model instead of the default config")
-	fl.StringVar(&f.apiKey, "api-key", "", "require 'Authorization: Bearer KEY' on /v1/ routes")
-	fl.StringVar(&f.cors, "cors-origins", "", "web origins browsers may call the API from, comma-separated ('*': any)")
-	fl.IntVar(&f.maxConcurrent, "max-concurrent", server.DefaultMaxConcurrent, "runs at once")
-	fl.IntVar(&f.maxQueue, "max-queue", server.DefaultMaxQueue, "requests that may wait for a run slot (0: none); beyond that 429")
-	fl.Float64Var(&f.grace, "shutdown-grace", 30, "seconds runs in flight get to finish on shutdown before they are cancelled")
-	fl.BoolVar(&f.noLogs, "no-logs", false, "do not write a log directory per run")
-	fl.StringVar(&f.logDir, "log-dir", "", "root of the log directories (default .massgen/massgen_logs)")
+	fl.StringVar(&f.host, "host", "127.0.0.1", "`HOST` to listen on: an address or name (0.0.0.0: every interface)")
+	fl.StringVar(&f.port, "port", "4000", "`PORT` to listen on (0: any free port, printed at start)")
+	fl.StringVar(&f.config, "config", "", "`FILE` or @examples/NAME that the massgen model runs (default: discovery, as for a run)")
+	fl.StringVar(&f.configDir, "config-dir", "", "`DIR` whose *.yaml and *.yml files are served as models massgen/<name>")
+	fl.StringVar(&f.defaultModel, "default-model", "", "`MODEL` the massgen model runs as a single agent, instead of a config")
+	fl.StringVar(&f.apiKey, "api-key", "", "`KEY` clients must send as 'Authorization: Bearer KEY' on /v1/ routes (default: none needed)")
+	fl.StringVar(&f.cors, "cors-origins", "", "`ORIGINS` browsers may call the API from, comma-separated, e.g. https://app.example.com ('*': any; default: none)")
+	fl.StringVar(&f.allowedHosts, "allowed-hosts", "", "`HOSTS` requests may be addressed to besides the listen address and localhost, comma-separated (a proxy's name; '*': any)")
+	fl.IntVar(&f.maxConcurrent, "max-concurrent", server.DefaultMaxConcurrent, "`N` runs at once")
+	fl.IntVar(&f.maxQueue, "max-queue", server.DefaultMaxQueue, "`N` requests that may wait for a run slot (0: none); beyond that they get 429")
+	fl.Int64Var(&f.maxBody, "max-body-bytes", server.DefaultMaxBodyBytes, "`BYTES` a request body may hold; larger ones get 413")
+	fl.Float64Var(&f.grace, "shutdown-grace", 30, "`SECONDS` runs in flight get to finish on Ctrl+C or SIGTERM before they are cancelled")
+	fl.BoolVar(&f.noLogs, "no-logs", false, "write no log directory per run")
+	fl.StringVar(&f.logDir, "log-dir", "", "`DIR` under which each run writes its log directory (default .massgen/massgen_logs)")
 	fl.BoolVar(&f.debug, "debug", false, "log every request and each run's events to stderr")
 	return cmd
 }
@@ -248,6 +271,7 @@ func serve(cmd *cobra.Command, env *Env, f serveFlags) error {
 	fromEnv("default-model", &f.defaultModel, "MASSGEN_SERVER_DEFAULT_MODEL")
 	fromEnv("api-key", &f.apiKey, "MASSGEN_SERVER_API_KEY")
 	fromEnv("cors-origins", &f.cors, "MASSGEN_SERVER_CORS_ORIGINS")
+	fromEnv("allowed-hosts", &f.allowedHosts, "MASSGEN_SERVER_ALLOWED_HOSTS")
 	if v := getenv("MASSGEN_SERVER_DEBUG"); v != "" && !cmd.Flags().Changed("debug") {
 		f.debug, _ = strconv.ParseBool(v)
 	}
@@ -256,6 +280,9 @@ func serve(cmd *cobra.Command, env *Env, f serveFlags) error {
 	}
 	if f.maxConcurrent < 1 || f.maxQueue < 0 {
 		return usageErr("--max-concurrent must be at least 1 and --max-queue at least 0")
+	}
+	if f.maxBody < 1 {
+		return usageErr("--max-body-bytes must be at least 1")
 	}
 	if f.grace < 0 {
 		return usageErr("--shutdown-grace must not be negative")
@@ -286,7 +313,8 @@ func serve(cmd *cobra.Command, env *Env, f serveFlags) error {
 	srv := server.New(server.Deps{
 		Run:     runner.Run,
 		Configs: configs, Version: Version, APIKey: f.apiKey, CORSOrigins: splitList(f.cors),
-		MaxConcurrent: f.maxConcurrent, MaxQueue: f.maxQueue, Logger: logger,
+		ListenHost: f.host, AllowedHosts: splitList(f.allowedHosts),
+		MaxConcurrent: f.maxConcurrent, MaxQueue: f.maxQueue, MaxBodyBytes: f.maxBody, Logger: logger,
 	})
 	ln, err := net.Listen("tcp", net.JoinHostPort(f.host, f.port))
 	if err != nil {
