@@ -56,8 +56,17 @@
 //
 // Errors use OpenAI's shape {"error":{"message","type","param","code"}}:
 // 400 bad request, 401 bad or missing bearer token (when Deps.APIKey is
-// set), 404 unknown model or route, 405, 413 body too large, 429 when every
-// run slot and the wait queue are taken, 500, 503 while shutting down.
+// set), 403 Host not allowed, 404 unknown model or route, 405, 413 body too
+// large, 415 a POST body not sent as application/json, 429 when every run
+// slot and the wait queue are taken, 500, 503 while shutting down.
+//
+// Forged requests (hostcheck.go): every route refuses a Host header that is
+// not a name of the server (loopback names, Deps.ListenHost, the machine's
+// names and any IP when listening beyond loopback, Deps.AllowedHosts), so a
+// DNS-rebound page gets 403; run routes refuse non-JSON content types, so
+// a cross-site form or text/plain POST — sent without a CORS preflight —
+// gets 415. The Host check comes first, before CORS and the API key; both
+// apply with an API key too, and neither lets a refused request start a run.
 //
 // CORS: a request whose Origin is in Deps.CORSOrigins (or any, with "*")
 // gets Access-Control-Allow-Origin; its preflight (OPTIONS) is answered
