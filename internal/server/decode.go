@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"slices"
 	"strings"
 
@@ -117,6 +118,10 @@ func readJSON(w http.ResponseWriter, r *http.Request, limit int64, v any, what s
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
 			return &Error{Status: http.StatusRequestEntityTooLarge, Code: "request_too_large",
 				Message: fmt.Sprintf("The request body is larger than the server's limit of %d bytes.", limit)}
+		}
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			return &Error{Status: http.StatusRequestTimeout, Code: "request_timeout",
+				Message: "The request body did not arrive in time; send it whole, at once."}
 		}
 		return badRequest("", "invalid_body", "Could not read the request body: %v", err)
 	}

@@ -56,8 +56,8 @@
 //
 // Errors use OpenAI's shape {"error":{"message","type","param","code"}}:
 // 400 bad request, 401 bad or missing bearer token (when Deps.APIKey is
-// set), 403 Host not allowed, 404 unknown model or route, 405, 413 body too
-// large, 415 a POST body not sent as application/json, 429 when every run
+// set), 403 Host not allowed, 404 unknown model or route, 405, 408 body not
+// received within Deps.BodyTimeout, 413 body too large, 415 a POST body not sent as application/json, 429 when every run
 // slot and the wait queue are taken, 500, 503 while shutting down.
 //
 // Forged requests (hostcheck.go): every route refuses a Host header that is

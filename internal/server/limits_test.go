@@ -1,8 +1,11 @@
 package server_test
 
 import (
+	"bufio"
 	"context"
 	"errors"
+	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -280,5 +283,39 @@ func TestShutdownCancelsRunsAfterTheGracePeriod(t *testing.T) {
 		if r.Outcome != llmsim.OutcomeCancelled {
 			t.Errorf("upstream request %d: %s", r.ID, r.Outcome)
 		}
+	}
+}
+
+// A client that sends its headers and then trickles (or stops sending) the
+// body gets 408 once the body timeout is over, instead of holding a
+// handler — and Shutdown — for as long as it keeps the connection open.
+func TestStalledRequestBodyGets408(t *testing.T) {
+	var c countingRunner
+	f := start(t, setup{deps: server.Deps{Run: c.run, BodyTimeout: 50 * time.Millisecond}})
+	conn, err := net.Dial("tcp", strings.TrimPrefix(f.url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(10 * time.Second)) // the test's bound, not the server's
+	if _, err := io.WriteString(conn, "POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n"+
+		"Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"model\":"); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("no answer to a stalled body: %v", err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestTimeout || !strings.Contains(string(b), `"code":"request_timeout"`) {
+		t.Errorf("stalled body: %d %s, want 408 request_timeout", resp.StatusCode, b)
+	}
+	if n := c.n.Load(); n != 0 {
+		t.Errorf("a stalled request started %d runs", n)
+	}
+	// A body that arrives in time is read as before.
+	if _, err := f.client.Chat.Completions.New(ctx10(t), ask("massgen", "q")); err != nil {
+		t.Errorf("a prompt body: %v", err)
 	}
 }

@@ -27,6 +27,7 @@ const (
 	DefaultMaxConcurrent = 4
 	DefaultMaxQueue      = 64
 	DefaultMaxBodyBytes  = 1 << 20
+	DefaultBodyTimeout   = 60 * time.Second
 	DefaultWriteTimeout  = 30 * time.Second
 	DefaultStopWait      = 5 * time.Second
 	DefaultKeepRuns      = 1000
@@ -103,6 +104,10 @@ type Deps struct {
 	MaxConcurrent int   // runs at once
 	MaxQueue      int   // requests waiting for a run slot, FIFO
 	MaxBodyBytes  int64 // request body limit; larger bodies get 413
+	// BodyTimeout bounds the reading of a request body: a client that
+	// stalls mid-body gets 408 rather than holding its handler (and
+	// Shutdown) for as long as it keeps the connection open.
+	BodyTimeout time.Duration
 	// WriteTimeout bounds each write to a client (one SSE chunk, or a
 	// whole response): a client that stops reading is dropped and its run
 	// cancelled.
@@ -149,6 +154,7 @@ func New(d Deps) *Server {
 	d.MaxQueue = max(d.MaxQueue, 0)
 	d.MaxBodyBytes = cmp.Or(max(d.MaxBodyBytes, 0), DefaultMaxBodyBytes)
 	d.WriteTimeout = cmp.Or(max(d.WriteTimeout, 0), DefaultWriteTimeout)
+	d.BodyTimeout = cmp.Or(max(d.BodyTimeout, 0), DefaultBodyTimeout)
 	d.StopWait = cmp.Or(max(d.StopWait, 0), DefaultStopWait)
 	d.KeepRuns = cmp.Or(max(d.KeepRuns, 0), DefaultKeepRuns)
 	d.Version = cmp.Or(d.Version, "dev")
@@ -383,11 +389,18 @@ func (s *Server) runRoute(decode func(http.ResponseWriter, *http.Request, int64)
 			return
 		}
 		defer s.leave()
+		// A deadline for the body alone: http.Server's ReadTimeout would
+		// also cut long streamed responses short on HTTP/2. It stays set
+		// when the body failed, so that net/http does not wait for the
+		// rest of it (to keep the connection) before sending the error.
+		rc := http.NewResponseController(w)
+		_ = rc.SetReadDeadline(time.Now().Add(s.d.BodyTimeout))
 		req, e := decode(w, r, s.d.MaxBodyBytes)
 		if e != nil {
 			writeError(w, e)
 			return
 		}
+		_ = rc.SetReadDeadline(time.Time{})
 		s.serveRun(w, r, req, formatOf(req))
 	}
 }
