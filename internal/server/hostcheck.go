@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"fmt"
 	"mime"
 	"net"
@@ -113,7 +114,8 @@ func hostError(host string) *Error {
 // (nil when it is: application/json, with any parameters).
 func contentTypeError(r *http.Request) *Error {
 	ct := r.Header.Get("Content-Type")
-	if mt, _, err := mime.ParseMediaType(ct); err == nil && mt == "application/json" {
+	// A malformed parameter (ErrInvalidMediaParameter) still names the type.
+	if mt, _, err := mime.ParseMediaType(ct); (err == nil || errors.Is(err, mime.ErrInvalidMediaParameter)) && mt == "application/json" {
 		return nil
 	}
 	got := "none"
