@@ -57,7 +57,7 @@ type Turn struct {
 
 // Result is how a turn ended.
 type Result struct {
-	Verdict coord.Verdict // the final verdict when an action was judged
+	Verdict coord.Verdict // the last verdict, when an action was judged
 	Action  coord.Action
 	Usage   llm.Usage // every request of the turn, tool steps included
 	// Attempts counts the responses that were not tool steps (the failed
@@ -95,7 +95,7 @@ type play struct {
 // answer set the model has seen and keeps the verdict for the turn.
 func (p *play) judge(act coord.Action) coord.Verdict {
 	v := p.t.Judge(p.seen, act)
-	p.res.Action, p.verdict = act, &v
+	p.res.Action, p.res.Verdict, p.verdict = act, v, &v
 	return v
 }
 
@@ -121,7 +121,7 @@ func (p *play) loop(ctx context.Context) error {
 		s := sortCalls(r.calls, tools)
 		if len(s.run) > 0 {
 			if p.res.Steps >= p.maxSteps {
-				return fmt.Errorf("tool step limit reached: the model asked for tools a %dth time in one turn without a workflow action (limit %d)", p.res.Steps+1, p.maxSteps)
+				return fmt.Errorf("tool step limit reached: the model kept calling tools for %d steps of one turn without a workflow action (limit %d)", p.maxSteps+1, p.maxSteps)
 			}
 			p.res.Steps++
 			t.runTools(ctx, r.calls, s, tools)
@@ -136,7 +136,6 @@ func (p *play) loop(ctx context.Context) error {
 		p.res.Attempts++
 		reason, done := p.attempt(ctx, r, s, tools)
 		if done {
-			p.res.Verdict = *p.verdict
 			return nil
 		}
 		lastReason = reason
