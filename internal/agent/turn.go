@@ -1,8 +1,12 @@
 package agent
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
+	"strings"
+	"time"
 
 	"github.com/massgen/massgen/internal/coord"
 	"github.com/massgen/massgen/internal/llm"
@@ -10,8 +14,14 @@ import (
 )
 
 // MaxAttempts is how many responses a turn may take to produce a valid
-// workflow action before it counts as a failed turn.
+// workflow action before it counts as a failed turn. Responses that only
+// ran tools (tool steps) are not attempts: they are bounded by MaxToolSteps.
 const MaxAttempts = 3
+
+// MaxToolSteps is the default bound on tool steps (responses that ran
+// tools) in one turn: a model that keeps calling tools without ever
+// answering or voting fails its turn instead of spending without end.
+const MaxToolSteps = 20
 
 // Turn is one coordination turn of one agent.
 type Turn struct {
@@ -22,12 +32,24 @@ type Turn struct {
 	Answers []coord.Answer
 	Epoch   int // epoch of Answers
 	Emit    Emitter
+	// Tools are the agent's own tools, offered after the workflow tools.
+	// A name that collides with a workflow tool fails the turn.
+	Tools *tool.Set
+	// MaxToolSteps overrides the package default when > 0.
+	MaxToolSteps int
+	// ToolTimeout bounds each tool call when > 0.
+	ToolTimeout time.Duration
+	// OnTool is told about every call of one of Tools, in call order once a
+	// step's calls have all finished.
+	OnTool func(call llm.ToolCall, res tool.Result, d time.Duration)
 	// Judge submits a proposed action to the coordinator, which judges it
 	// against the state at this moment. seen is the epoch of the answer set
 	// the model saw when it decided.
 	Judge func(seen int, act coord.Action) coord.Verdict
-	// Updates delivers newer answer sets (restart_policy: inject). Nil when
-	// the policy is restart: then a newer answer cancels the turn instead.
+	// Updates delivers newer answer sets (restart_policy: inject): they are
+	// shown to the model before its next request, after a tool step or a
+	// rejected response. Nil when the policy is restart: then a newer answer
+	// cancels the turn instead.
 	Updates <-chan coord.StartTurn
 	// OnReject is told about every rejected attempt (for events and logs).
 	OnReject func(reason string)
@@ -35,55 +57,86 @@ type Turn struct {
 
 // Result is how a turn ended.
 type Result struct {
-	Verdict  coord.Verdict // the final verdict when an action was judged
-	Action   coord.Action
-	Usage    llm.Usage
+	Verdict coord.Verdict // the last verdict, when an action was judged
+	Action  coord.Action
+	Usage   llm.Usage // every request of the turn, tool steps included
+	// Attempts counts the responses that were not tool steps (the failed
+	// request included, when one failed); Steps counts the tool steps.
 	Attempts int
+	Steps    int
 	// Err is set when the turn ended without an accepted or stale action:
-	// a provider error, a cancelled context, or MaxAttempts invalid responses.
+	// a provider error, a cancelled context, MaxAttempts invalid responses
+	// or too many tool steps.
 	Err error
 }
 
-// Run plays the turn to its end.
+// Run plays the turn to its end: requests, tool steps, attempts at a
+// workflow action, until the coordinator accepts one (or finds it stale).
 func (t *Turn) Run(ctx context.Context) Result {
-	var res Result
-	req := t.Request
-	req.Messages = []llm.Message{{Role: llm.RoleSystem, Content: t.System}, {Role: llm.RoleUser, Content: t.User}}
-	answers, seen := t.Answers, t.Epoch
+	p := &play{t: t, answers: t.Answers, seen: t.Epoch, maxSteps: cmp.Or(max(t.MaxToolSteps, 0), MaxToolSteps)}
+	p.req = t.Request
+	p.req.Messages = []llm.Message{{Role: llm.RoleSystem, Content: t.System}, {Role: llm.RoleUser, Content: t.User}}
+	p.res.Err = p.loop(ctx)
+	return p.res
+}
+
+// play is the state of one Run.
+type play struct {
+	t        *Turn
+	req      llm.Request
+	res      Result
+	answers  []coord.Answer
+	seen     int // epoch of answers
+	maxSteps int
+	verdict  *coord.Verdict // set by the workflow tool that ran last
+}
+
+// judge is the workflow tools' Judge: it asks the coordinator about the
+// answer set the model has seen and keeps the verdict for the turn.
+func (p *play) judge(act coord.Action) coord.Verdict {
+	v := p.t.Judge(p.seen, act)
+	p.res.Action, p.res.Verdict, p.verdict = act, v, &v
+	return v
+}
+
+func (p *play) loop(ctx context.Context) error {
+	t := p.t
 	lastReason := ""
-	for res.Attempts < MaxAttempts {
-		res.Attempts++
-		// Deliver any answer set that arrived since the last request, so the
-		// model never decides on a view we already know is stale.
-		for drained := false; !drained && t.Updates != nil; {
-			select {
-			case u := <-t.Updates:
-				answers, seen = u.Answers, u.Epoch
-				req.Messages = append(req.Messages, llm.Message{Role: llm.RoleUser, Content: UpdateMessage(answers)})
-			default:
-				drained = true
-			}
-		}
-		req.Tools = workflowTools(answers)
-		r, err := collect(ctx, t.Model, &req, t.Emit)
-		res.Usage.Add(r.usage)
+	for {
+		p.deliverUpdates()
+		// The vote enum follows the answers the model has been shown.
+		tools, err := t.Tools.With(workflowTools(p.answers, p.judge)...)
 		if err != nil {
-			res.Err = err
-			return res
+			return fmt.Errorf("agent tools: %w", err)
 		}
-		calls := make([]coord.Call, len(r.calls))
-		for i, c := range r.calls {
-			calls[i] = coord.Call{ID: c.ID, Name: c.Name, Arguments: c.Arguments}
+		p.req.Tools = tools.Defs()
+		r, err := collect(ctx, t.Model, &p.req, t.Emit)
+		p.res.Usage.Add(r.usage)
+		if err != nil {
+			p.res.Attempts++
+			return err
 		}
-		req.Messages = append(req.Messages, llm.Message{Role: llm.RoleAssistant, Content: r.text, ToolCalls: r.calls})
-		act, reason, none, ok := coord.ParseAction(calls, r.text)
-		if ok {
-			v := t.Judge(seen, act)
-			res.Verdict, res.Action = v, act
-			if v.Outcome != coord.Rejected {
-				return res
+		p.req.Messages = append(p.req.Messages, llm.Message{Role: llm.RoleAssistant, Content: r.text, ToolCalls: r.calls})
+
+		s := sortCalls(r.calls, tools)
+		if len(s.run) > 0 {
+			if p.res.Steps >= p.maxSteps {
+				return fmt.Errorf("tool step limit reached: the model kept calling tools for %d steps of one turn without a workflow action (limit %d)", p.maxSteps+1, p.maxSteps)
 			}
-			reason = v.Message
+			p.res.Steps++
+			t.runTools(ctx, r.calls, s, tools)
+			if len(s.workflow) == 0 {
+				// A tool step: the model reads the results and goes on.
+				p.req.Messages = append(p.req.Messages, toolMessages(r.calls, s.results)...)
+				continue
+			}
+		}
+		// The response is an attempt at a workflow action; with tools in
+		// it, they have run first, so their results stand whatever the verdict.
+		p.res.Attempts++
+		reason, done := p.attempt(ctx, r, s, tools)
+		if done {
+			return nil
 		}
 		lastReason = reason
 		if t.OnReject != nil {
@@ -91,42 +144,107 @@ func (t *Turn) Run(ctx context.Context) Result {
 		}
 		// Corrective feedback goes back the way the model will read it: as
 		// tool results when it called tools, as a user message otherwise.
-		if none {
-			req.Messages = append(req.Messages, llm.Message{Role: llm.RoleUser, Content: reason})
-			continue
+		if len(r.calls) == 0 {
+			p.req.Messages = append(p.req.Messages, llm.Message{Role: llm.RoleUser, Content: reason})
+		} else {
+			p.req.Messages = append(p.req.Messages, toolMessages(r.calls, s.results)...)
 		}
-		primary := primaryCall(r.calls)
-		for i, c := range r.calls {
-			msg := reason
-			if i != primary {
-				msg = "Not executed: see the error on the " + r.calls[primary].Name + " call of this response."
-			}
-			req.Messages = append(req.Messages, llm.Message{Role: llm.RoleTool, ToolCallID: c.ID, Content: "Error: " + msg})
+		if p.res.Attempts >= MaxAttempts {
+			return fmt.Errorf("no valid workflow action after %d attempts (last problem: %s)", MaxAttempts, lastReason)
 		}
 	}
-	res.Err = fmt.Errorf("no valid workflow action after %d attempts (last problem: %s)", MaxAttempts, lastReason)
-	return res
 }
 
-// primaryCall is the call a rejection is about: the first workflow call,
-// or the first call when there is none.
-func primaryCall(calls []llm.ToolCall) int {
-	for i, c := range calls {
-		if coord.IsWorkflowTool(c.Name) {
-			return i
+// deliverUpdates shows the model any answer set that arrived since its
+// last request (restart_policy: inject), so it never decides on a view we
+// already know is stale.
+func (p *play) deliverUpdates() {
+	for p.t.Updates != nil {
+		select {
+		case u := <-p.t.Updates:
+			p.answers, p.seen = u.Answers, u.Epoch
+			p.req.Messages = append(p.req.Messages, llm.Message{Role: llm.RoleUser, Content: UpdateMessage(p.answers)})
+		default:
+			return
 		}
 	}
-	return 0
 }
 
-func workflowTools(answers []coord.Answer) []llm.ToolDef {
-	tools := []llm.ToolDef{tool.NewAnswer()}
+// attempt judges the workflow action of a response whose tools (if any)
+// have run. It fills in the results of the workflow calls and reports
+// whether the turn is over; if not, reason says what was wrong.
+func (p *play) attempt(ctx context.Context, r response, s sorted, tools *tool.Set) (reason string, done bool) {
+	if len(s.workflow) == 0 {
+		if len(r.calls) == 0 {
+			return coord.EnforcementMessage, false
+		}
+		// Every call was to a tool that does not exist: each has its error
+		// result already; the first one also says what to do instead.
+		s.results[0].Content += " " + coord.EnforcementMessage
+		return fmt.Sprintf("Tool %q is not available here. %s", r.calls[0].Name, coord.EnforcementMessage), false
+	}
+	calls := make([]coord.Call, len(s.workflow))
+	for i, ix := range s.workflow {
+		c := r.calls[ix]
+		calls[i] = coord.Call{ID: c.ID, Name: c.Name, Arguments: c.Arguments}
+	}
+	primary := r.calls[s.workflow[0]]
+	act, reason, _, ok := coord.ParseAction(calls, r.text)
+	if ok {
+		p.verdict = nil
+		wf, offered := tools.Lookup(primary.Name)
+		if !offered { // vote with no answers yet: the coordinator says why not
+			wf = tool.VoteTool(nil, p.judge)
+		}
+		res := tool.Invoke(ctx, wf, actionArgs(act, primary.Arguments), 0)
+		if p.verdict != nil && p.verdict.Outcome != coord.Rejected {
+			return "", true
+		}
+		reason = res.Content
+	}
+	for _, ix := range s.workflow[1:] {
+		s.results[ix] = tool.Result{IsError: true, Content: "Not executed: see the error on the " + primary.Name + " call of this response."}
+	}
+	s.results[s.workflow[0]] = tool.Result{IsError: true, Content: reason}
+	return reason, false
+}
+
+// actionArgs are the arguments the workflow tool is called with: the
+// model's own, except that new_answer without content takes the response
+// text (as upstream does), which ParseAction has already put in act.
+func actionArgs(act coord.Action, raw string) string {
+	if act.Kind != coord.ActNewAnswer {
+		return raw
+	}
+	b, _ := json.Marshal(map[string]string{"content": act.Content})
+	return string(b)
+}
+
+// workflowTools are the workflow tools offered for this answer set: vote
+// only when there is something to vote for.
+func workflowTools(answers []coord.Answer, judge tool.Judge) []tool.Tool {
+	tools := []tool.Tool{tool.NewAnswerTool(judge)}
 	if len(answers) > 0 {
 		labels := make([]string, len(answers))
 		for i, a := range answers {
 			labels[i] = a.Label
 		}
-		tools = append(tools, tool.Vote(labels))
+		tools = append(tools, tool.VoteTool(labels, judge))
 	}
 	return tools
+}
+
+// toolMessages are the results of one response's calls, one per call in
+// call order, as RoleTool messages; an error result is marked "Error: "
+// in its text, which every provider shows the model.
+func toolMessages(calls []llm.ToolCall, results []tool.Result) []llm.Message {
+	out := make([]llm.Message, len(calls))
+	for i, c := range calls {
+		content := results[i].Content
+		if results[i].IsError && !strings.HasPrefix(content, "Error") {
+			content = "Error: " + content
+		}
+		out[i] = llm.Message{Role: llm.RoleTool, ToolCallID: c.ID, Content: content, IsError: results[i].IsError}
+	}
+	return out
 }

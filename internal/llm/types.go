@@ -23,6 +23,9 @@ type Message struct {
 	ToolCalls []ToolCall
 	// ToolCallID ties a RoleTool message to the call it answers.
 	ToolCallID string
+	// IsError marks a RoleTool message as a failed call, for providers
+	// that carry the flag (Anthropic's is_error); the text says it too.
+	IsError bool
 }
 
 // ToolCall is one complete function call made by the model. Adapters

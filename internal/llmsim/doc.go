@@ -151,6 +151,34 @@
 // the head of the queue is looked at, and a request it does not match gets
 // the default policy.
 //
+// # Scripting tool calls
+//
+// A step's calls make the model call any tools, several at once if listed
+// together; the next step's expect_results checks what the client sent back
+// for them before that step's action goes out:
+//
+//	models:
+//	  tool-model:
+//	    steps:
+//	      - calls:                              # the model calls two tools at once
+//	          - {name: add, arguments: '{"a":2,"b":3}'}
+//	          - {name: lookup, arguments: '{"country":"France"}'}
+//	      - expect_results:                     # what the client must send back
+//	          - {name: add, contains: "5"}
+//	          - {name: lookup, contains: "Paris"}
+//	        answer: "5, and Paris."             # then the step's action
+//
+// The results checked are those after the last assistant message of the
+// request: Chat Completions tool messages, Responses function_call_output
+// items, Anthropic tool_result blocks, Gemini functionResponse parts (whose
+// response object's string values are searched too), each named after the
+// call it answers. An expectation names the function (name; "" = any) and
+// a text the result must contain (contains; "" = any); each result meets at
+// most one expectation. When one is not met the request is refused with a
+// 400 in the wire's error shape, its message starting "llmsim: expected a
+// tool result of ...", and its Record says Outcome "rejected" and why in
+// Problem: a test sees the mismatch as the turn's error and in the log.
+//
 // # Wire shape and pacing
 //
 // Streams have the shapes of the real providers' (see the recordings under

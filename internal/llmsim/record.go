@@ -25,6 +25,9 @@ type Record struct {
 	Outcome      string    // "" while in flight, then "completed" | "cancelled" | "fault" | "rejected"
 	OutputTokens int       // completion tokens actually sent before the end or cancellation
 	PromptTokens int
+	// Problem says why the simulator refused a well-formed request: a tool
+	// result that a step's expect_results did not find (Outcome "rejected").
+	Problem string
 }
 
 // Outcomes.

@@ -60,6 +60,19 @@ type Step struct {
 	// queued step whose When does not match stays queued and the default
 	// policy answers this request; only the head of the queue is considered.
 	When string `yaml:"when"`
+	// ExpectResults checks the tool results the request carries back for
+	// the model's latest calls before the step's action is sent; a request
+	// that does not match is answered with a 400 that says why (see
+	// Record.Problem). It combines with any action.
+	ExpectResults []Expect `yaml:"expect_results"`
+}
+
+// Expect is one expected tool result: one for a call of the function Name
+// ("" = any) whose text contains Contains. Each result satisfies at most
+// one expectation, so two expectations for "add" need two results.
+type Expect struct {
+	Name     string `yaml:"name"`
+	Contains string `yaml:"contains"`
 }
 
 // Call is one arbitrary tool call. Arguments is raw JSON text and is sent
@@ -223,6 +236,11 @@ func (st *Step) validate(path []any) *fieldError {
 	for i, c := range st.Calls {
 		if c.Name == "" {
 			return &fieldError{at("calls", i, "name"), "tool name is required"}
+		}
+	}
+	for i, e := range st.ExpectResults {
+		if e.Name == "" && e.Contains == "" {
+			return &fieldError{at("expect_results", i), "an expectation needs a name, contains or both"}
 		}
 	}
 	return nil

@@ -247,6 +247,15 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request, wf *wireFormat) 
 		Messages: msgs, Step: sel.label, Start: start, PromptTokens: req.prompt,
 	})
 	s.mu.Unlock()
+	if sel.step != nil {
+		if problem := checkResults(sel.step.ExpectResults, req.results); problem != "" {
+			s.log.update(id, func(r *Record) {
+				r.End, r.Outcome, r.Problem = time.Now(), OutcomeRejected, problem
+			})
+			wf.fail(w, http.StatusBadRequest, "llmsim: "+problem, req.model, 0, id)
+			return
+		}
+	}
 	p := buildPlan(req, sel)
 
 	// Without Start (Handler mounted elsewhere) the request context does not

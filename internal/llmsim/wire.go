@@ -28,6 +28,14 @@ type request struct {
 	voteEnum []string  // enum of the vote tool's agent_id
 	messages []Message // the conversation, system prompt included, in Record form
 	prompt   int       // estimated prompt tokens
+	// results are the tool results after the last assistant message: what
+	// the client sent back for the model's latest calls, for expect_results.
+	results []toolResult
+}
+
+// toolResult is one tool result with the name of the function it answers.
+type toolResult struct {
+	name, content string
 }
 
 func (r *request) offers(name string) bool {
@@ -79,24 +87,40 @@ func (r *request) addTool(name string, schema json.RawMessage) {
 // that make up the prompt estimate: message text, tool-call arguments and
 // tool results, as providers bill them (roughly a token per four).
 type conversation struct {
-	msgs  []Message
-	chars int
+	msgs    []Message
+	chars   int
+	names   map[string]string // call id → function name
+	results []toolResult      // since the last assistant message
 }
 
 func (c *conversation) add(m Message) {
 	c.chars += len(m.Content)
 	c.msgs = append(c.msgs, m)
+	if m.Role == "assistant" {
+		c.results = nil
+	}
 }
 
 // call adds a tool call to the last message if it is the assistant's, else
 // to a new assistant message.
-func (c *conversation) call(name string, args int) {
+func (c *conversation) call(id, name string, args int) {
 	c.chars += args
+	if c.names == nil {
+		c.names = map[string]string{}
+	}
+	c.names[id] = name
 	if n := len(c.msgs); n > 0 && c.msgs[n-1].Role == "assistant" {
 		c.msgs[n-1].ToolCalls = append(c.msgs[n-1].ToolCalls, name)
 		return
 	}
-	c.msgs = append(c.msgs, Message{Role: "assistant", ToolCalls: []string{name}})
+	c.add(Message{Role: "assistant", ToolCalls: []string{name}})
+}
+
+// result adds a tool result for the call with this id; name is the
+// function's name when the wire says it (Gemini), else the call's.
+func (c *conversation) result(id, name, content string) {
+	c.add(Message{Role: "tool", Content: content, ToolCallID: cmpOr(id, name)})
+	c.results = append(c.results, toolResult{name: cmpOr(name, c.names[id]), content: content})
 }
 
 func (c *conversation) promptTokens() int { return max(c.chars/4, 1) }

@@ -34,6 +34,7 @@ type anthropicRequest struct {
 type anthropicBlock struct {
 	Type      string          `json:"type"`
 	Text      string          `json:"text"`
+	ID        string          `json:"id"`
 	Name      string          `json:"name"`
 	Input     json.RawMessage `json:"input"`
 	ToolUseID string          `json:"tool_use_id"`
@@ -98,7 +99,7 @@ func decodeAnthropic(_ *http.Request, body []byte) (*request, encoder, error) {
 			case "text":
 				text, hasText = append(text, b.Text...), true
 			case "tool_result":
-				c.add(Message{Role: "tool", Content: string(b.Content), ToolCallID: b.ToolUseID})
+				c.result(b.ToolUseID, "", string(b.Content))
 			}
 		}
 		if hasText || m.Role == "assistant" {
@@ -106,11 +107,11 @@ func decodeAnthropic(_ *http.Request, body []byte) (*request, encoder, error) {
 		}
 		for _, b := range blocks {
 			if b.Type == "tool_use" {
-				c.call(b.Name, len(b.Input))
+				c.call(b.ID, b.Name, len(b.Input))
 			}
 		}
 	}
-	req.messages, req.prompt = c.msgs, c.promptTokens()
+	req.messages, req.prompt, req.results = c.msgs, c.promptTokens(), c.results
 	return req, &anthropicEncoder{}, nil
 }
 

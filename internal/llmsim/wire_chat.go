@@ -104,7 +104,7 @@ func decodeChat(_ *http.Request, body []byte) (*request, encoder, error) {
 		}
 		req.addTool(t.Function.Name, t.Function.Parameters)
 	}
-	req.messages, req.prompt = cr.recordMessages(), cr.promptTokens()
+	req.messages, req.prompt, req.results = cr.recordMessages(), cr.promptTokens(), cr.results()
 	return req, &chatEncoder{includeUsage: cr.includeUsage()}, nil
 }
 
@@ -130,6 +130,25 @@ func (r *chatRequest) promptTokens() int {
 		}
 	}
 	return max(n/4, 1)
+}
+
+// results are the tool messages after the last assistant message, named
+// after the calls they answer.
+func (r *chatRequest) results() []toolResult {
+	names := map[string]string{}
+	var out []toolResult
+	for _, m := range r.Messages {
+		switch m.Role {
+		case "assistant":
+			out = nil
+			for _, tc := range m.ToolCalls {
+				names[tc.ID] = tc.Function.Name
+			}
+		case "tool":
+			out = append(out, toolResult{name: names[m.ToolCallID], content: string(m.Content)})
+		}
+	}
+	return out
 }
 
 // recordMessages copies the conversation into the request log's form.

@@ -137,7 +137,7 @@ func decodeGemini(r *http.Request, body []byte) (*request, encoder, error) {
 		hasText := false
 		for _, p := range content.Parts {
 			if res := firstOf(p.Response, p.ResponseSnak); res != nil {
-				c.add(Message{Role: "tool", Content: string(res.Response), ToolCallID: cmpOr(res.ID, res.Name)})
+				c.result(res.ID, res.Name, string(res.Response))
 			} else if p.Text != "" && !p.Thought {
 				text, hasText = append(text, p.Text...), true
 			}
@@ -147,11 +147,11 @@ func decodeGemini(r *http.Request, body []byte) (*request, encoder, error) {
 		}
 		for _, p := range content.Parts {
 			if call := firstOf(p.Call, p.CallSnake); call != nil {
-				c.call(call.Name, len(call.Args))
+				c.call(call.ID, call.Name, len(call.Args))
 			}
 		}
 	}
-	req.messages, req.prompt = c.msgs, c.promptTokens()
+	req.messages, req.prompt, req.results = c.msgs, c.promptTokens(), c.results
 	return req, &geminiEncoder{}, nil
 }
 

@@ -96,15 +96,15 @@ func decodeResponses(_ *http.Request, body []byte) (*request, encoder, error) {
 			case "", "message":
 				c.add(Message{Role: it.Role, Content: string(it.Content)})
 			case "function_call":
-				c.call(it.Name, len(it.Arguments))
+				c.call(it.CallID, it.Name, len(it.Arguments))
 			case "function_call_output":
-				c.add(Message{Role: "tool", Content: string(it.Output), ToolCallID: it.CallID})
+				c.result(it.CallID, "", string(it.Output))
 			}
 		}
 	default:
 		return nil, nil, errors.New("Invalid type for 'input': expected a string or an array of input items.")
 	}
-	req.messages, req.prompt = c.msgs, c.promptTokens()
+	req.messages, req.prompt, req.results = c.msgs, c.promptTokens(), c.results
 	return req, enc, nil
 }
 

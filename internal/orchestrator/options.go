@@ -6,6 +6,7 @@ import (
 	"github.com/massgen/massgen/internal/coord"
 	"github.com/massgen/massgen/internal/event"
 	"github.com/massgen/massgen/internal/llm"
+	"github.com/massgen/massgen/internal/tool"
 )
 
 // Agent is one team member, ready to run.
@@ -19,6 +20,9 @@ type Agent struct {
 	Simulated     bool
 	// Cost prices a usage record of this agent's model (nil: unknown, 0).
 	Cost func(llm.Usage) float64
+	// Tools are the agent's own tools, offered in its coordination turns
+	// next to the workflow tools (nil: none).
+	Tools *tool.Set
 }
 
 // Options configure a run. Zero values take the defaults of DESIGN.md §2.

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/massgen/massgen/internal/agent"
 	"github.com/massgen/massgen/internal/coord"
 	"github.com/massgen/massgen/internal/event"
 	"github.com/massgen/massgen/internal/llm"
+	"github.com/massgen/massgen/internal/tool"
 )
 
 func (r *runner) startTurn(ctx context.Context, c coord.StartTurn, inbox chan inboxMsg, loopDone chan struct{}) {
@@ -42,6 +44,14 @@ func (r *runner) startTurn(ctx context.Context, c coord.StartTurn, inbox chan in
 		Epoch:   c.Epoch,
 		Emit:    deltas{b: r.o.Events, agent: c.Agent, typ: event.TextDelta, attempt: attempt, epoch: c.Epoch},
 		Updates: lt.updates,
+		Tools:   a.Tools,
+		OnTool: func(call llm.ToolCall, res tool.Result, _ time.Duration) {
+			e := event.Event{Type: event.ToolCalled, Agent: c.Agent, Text: call.Name, Attempt: attempt, Epoch: c.Epoch}
+			if res.IsError {
+				e.Err = res.Content
+			}
+			r.o.Events.Publish(e)
+		},
 		Judge: func(seen int, act coord.Action) coord.Verdict {
 			reply := make(chan coord.Verdict, 1)
 			if !send(inboxMsg{agent: c.Agent, turn: c.Turn, submit: &submission{seen: seen, act: act, reply: reply}}) {

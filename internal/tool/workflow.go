@@ -1,6 +1,10 @@
 package tool
 
 import (
+	"cmp"
+	"context"
+	"encoding/json"
+
 	"github.com/massgen/massgen/internal/coord"
 	"github.com/massgen/massgen/internal/llm"
 )
@@ -66,4 +70,43 @@ func Restart() llm.ToolDef {
 			"required": []string{"reason", "instructions"},
 		},
 	}
+}
+
+// Judge asks the coordinator to decide a proposed workflow action.
+type Judge func(act coord.Action) coord.Verdict
+
+// NewAnswerTool is new_answer as a Tool: Call proposes the answer to judge.
+func NewAnswerTool(judge Judge) Tool { return workflowTool{NewAnswer(), judge} }
+
+// VoteTool is vote as a Tool, offering exactly labels: Call proposes the
+// vote to judge.
+func VoteTool(labels []string, judge Judge) Tool { return workflowTool{Vote(labels), judge} }
+
+// workflowTool is a workflow tool whose call is an action for the
+// coordinator: the arguments are read as coord.ParseAction reads them, and
+// the verdict is the result. A rejection is an error result carrying the
+// coordinator's reason, for the model to correct.
+type workflowTool struct {
+	def   llm.ToolDef
+	judge Judge
+}
+
+func (w workflowTool) Def() llm.ToolDef { return w.def }
+
+func (w workflowTool) Call(_ context.Context, args json.RawMessage) Result {
+	act, reason, _, ok := coord.ParseAction([]coord.Call{{Name: w.def.Name, Arguments: string(args)}}, "")
+	if !ok {
+		return Result{Content: reason, IsError: true}
+	}
+	v := w.judge(act)
+	switch v.Outcome {
+	case coord.Rejected:
+		return Result{Content: v.Message, IsError: true}
+	case coord.Stale:
+		return Result{Content: cmp.Or(v.Message, "The answers changed before this action was recorded; it was not counted.")}
+	}
+	if act.Kind == coord.ActVote {
+		return Result{Content: "Vote recorded for " + act.Label + "."}
+	}
+	return Result{Content: "Answer recorded as " + cmp.Or(v.Label, "a new answer") + "."}
 }

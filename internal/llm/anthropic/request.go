@@ -166,6 +166,9 @@ func (m *model) messages(in []llm.Message, thinking bool) (string, []anthropic.M
 				return "", nil, fmt.Errorf("message %d: tool result without a tool call id", i)
 			}
 			r := anthropic.ToolResultBlockParam{ToolUseID: msg.ToolCallID}
+			if msg.IsError {
+				r.IsError = param.NewOpt(true)
+			}
 			if msg.Content != "" {
 				r.Content = []anthropic.ToolResultBlockParamContentUnion{{OfText: &anthropic.TextBlockParam{Text: msg.Content}}}
 			}

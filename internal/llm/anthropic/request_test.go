@@ -126,6 +126,20 @@ func TestMessageMapping(t *testing.T) {
 			},
 		},
 		{
+			name: "a failed call's result carries is_error",
+			msgs: []llm.Message{
+				{Role: llm.RoleUser, Content: "task"},
+				{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "a", Name: "add", Arguments: `{}`}}},
+				{Role: llm.RoleTool, ToolCallID: "a", Content: "Error: add needs both a and b", IsError: true},
+			},
+			want: []any{
+				user(cached("task")),
+				assistant(use("a", "add", map[string]any{})),
+				user(map[string]any{"type": "tool_result", "tool_use_id": "a", "is_error": true,
+					"content": []any{text("Error: add needs both a and b")}}),
+			},
+		},
+		{
 			name: "a conversation opening with tool results marks no task",
 			msgs: []llm.Message{
 				{Role: llm.RoleTool, ToolCallID: "a", Content: "2"},

@@ -45,7 +45,8 @@ func TestRequestBodySent(t *testing.T) {
 			}},
 			{Role: llm.RoleTool, ToolCallID: "call_a", Content: "40 C"},
 			{Role: llm.RoleTool, ToolCallID: "call_b", Content: ` {"time":"noon"}`},
-			{Role: llm.RoleAssistant, Content: "It is hot at noon."},
+			{Role: llm.RoleAssistant, Content: "It is hot at noon.", ToolCalls: []llm.ToolCall{{ID: "call_c", Name: "clock", Arguments: `{}`}}},
+			{Role: llm.RoleTool, ToolCallID: "call_c", Content: "Error: clock is broken", IsError: true},
 			{Role: llm.RoleSystem, Content: "answer in English"},
 			{Role: llm.RoleUser, Content: "thanks"},
 			{Role: llm.RoleUser, Content: ""}, // nothing to send
@@ -83,7 +84,14 @@ func TestRequestBodySent(t *testing.T) {
 				map[string]any{"functionResponse": map[string]any{"id": "call_a", "name": "weather", "response": map[string]any{"content": "40 C"}}},
 				map[string]any{"functionResponse": map[string]any{"id": "call_b", "name": "clock", "response": map[string]any{"time": "noon"}}},
 			}},
-			map[string]any{"role": "model", "parts": []any{map[string]any{"text": "It is hot at noon."}}},
+			map[string]any{"role": "model", "parts": []any{
+				map[string]any{"text": "It is hot at noon."},
+				map[string]any{"functionCall": map[string]any{"id": "call_c", "name": "clock"}},
+			}},
+			// A failed call's text goes under "error", as Google documents.
+			map[string]any{"role": "user", "parts": []any{
+				map[string]any{"functionResponse": map[string]any{"id": "call_c", "name": "clock", "response": map[string]any{"error": "Error: clock is broken"}}},
+			}},
 			map[string]any{"role": "user", "parts": []any{map[string]any{"text": "thanks"}}},
 		},
 		"systemInstruction": map[string]any{"role": "user", "parts": []any{

@@ -83,7 +83,7 @@ func messages(msgs []llm.Message, model string) (contents []*genai.Content, syst
 			if !ok {
 				return nil, nil, fmt.Errorf("message %d: tool result for call %q, which no earlier assistant message made (Gemini needs the function name)", i, m.ToolCallID)
 			}
-			part := &genai.Part{FunctionResponse: &genai.FunctionResponse{ID: m.ToolCallID, Name: name, Response: toolResponse(m.Content)}}
+			part := &genai.Part{FunctionResponse: &genai.FunctionResponse{ID: m.ToolCallID, Name: name, Response: toolResponse(m.Content, m.IsError)}}
 			if results == nil {
 				results = &genai.Content{Role: genai.RoleUser}
 				contents = append(contents, results)
@@ -149,8 +149,12 @@ func arguments(raw string) (map[string]any, error) {
 }
 
 // toolResponse is the functionResponse.response object of a tool result:
-// the result itself when it is a JSON object, else {"content": text}.
-func toolResponse(content string) map[string]any {
+// the result itself when it is a JSON object, else {"content": text}; a
+// failed call's text goes under "error", the key Google documents for it.
+func toolResponse(content string, isError bool) map[string]any {
+	if isError {
+		return map[string]any{"error": content}
+	}
 	var obj map[string]any
 	if t := strings.TrimSpace(content); strings.HasPrefix(t, "{") && json.Unmarshal([]byte(t), &obj) == nil && obj != nil {
 		return obj
