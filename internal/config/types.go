@@ -21,6 +21,8 @@ type Config struct {
 	// src maps a typed field that several keys can set (timeouts) to the key
 	// path it was actually read from, so messages name the right key.
 	src map[string]string
+	// ignored lists the settings a run will not act on (IgnoredFeatures).
+	ignored []string
 	// single is true for the `agent:` form, whose key paths have no index.
 	single bool
 	// agentPaths[i] is the key path of Agents[i] ("agents[2]"); entries that
@@ -40,11 +42,16 @@ type Agent struct {
 
 // Backend describes the model an agent talks to.
 type Backend struct {
-	Type    string // inferred from Model with provider.InferType when absent
-	Model   string // "sim" by default for type sim
-	APIKey  string // explicit api_key after ${VAR} expansion; "" means from env later
-	BaseURL string
-	Stream  bool // default true; `stream: false` for servers that cannot stream tool calls
+	Type   string // inferred from Model with provider.InferType when absent
+	Model  string // "sim" by default for type sim
+	APIKey string // explicit api_key after ${VAR} expansion; "" means from env later
+	// APIKeyUnsetVar names the variable(s) api_key referred to (${VAR})
+	// that were unset. A run must refuse such a backend rather than fall
+	// back to the provider's usual variable: the config asked for a
+	// specific key, and using another one bills someone else.
+	APIKeyUnsetVar string
+	BaseURL        string
+	Stream         bool // default true; `stream: false` for servers that cannot stream tool calls
 	// Params are provider parameters passed through verbatim (temperature,
 	// top_p, max_tokens, reasoning, text, extra_body, ...). Null values are
 	// dropped, as upstream does before calling the provider.
