@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -144,7 +145,15 @@ func (d *decoder) ignore(at pos, key, name, msg, sugg string) {
 	if d.agentID != "" {
 		name += " (agent " + d.agentID + ")"
 	}
-	d.cfg.ignored = append(d.cfg.ignored, name)
+	d.cfg.ignored = append(d.cfg.ignored, ignoredSetting{at, name})
+}
+
+// ignoredSetting is one entry of IgnoredFeatures, with its place in the
+// file so that the list reads in file order (the decoder visits sections
+// in its own order).
+type ignoredSetting struct {
+	at   pos
+	name string
 }
 
 // IgnoredFeatures lists the settings of the config that a run does not act
@@ -154,4 +163,13 @@ func (d *decoder) ignore(at pos, key, name, msg, sugg string) {
 // for a value that is ignored: "hooks", "enable_image_generation (agent
 // gpt)", "display_type: textual". The strings are stable, for scripts; the
 // list is in file order and empty for a config built in code.
-func (c *Config) IgnoredFeatures() []string { return slices.Clone(c.ignored) }
+func (c *Config) IgnoredFeatures() []string {
+	sorted := slices.SortedStableFunc(slices.Values(c.ignored), func(a, b ignoredSetting) int {
+		return cmp.Or(cmp.Compare(a.at.line, b.at.line), cmp.Compare(a.at.col, b.at.col))
+	})
+	out := make([]string, len(sorted))
+	for i, s := range sorted {
+		out[i] = s.name
+	}
+	return out
+}

@@ -22,7 +22,7 @@ type Config struct {
 	// path it was actually read from, so messages name the right key.
 	src map[string]string
 	// ignored lists the settings a run will not act on (IgnoredFeatures).
-	ignored []string
+	ignored []ignoredSetting
 	// single is true for the `agent:` form, whose key paths have no index.
 	single bool
 	// agentPaths[i] is the key path of Agents[i] ("agents[2]"); entries that

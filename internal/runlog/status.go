@@ -40,6 +40,9 @@ type StatusMeta struct {
 	ElapsedSeconds float64   `json:"elapsed_seconds"`
 	Status         string    `json:"status"` // running|completed|timeout|failed|interrupted
 	Attempt        int       `json:"attempt"`
+	// IgnoredFeatures are the config's settings this run does not act on
+	// (never null, so scripts can test its length).
+	IgnoredFeatures []string `json:"ignored_features"`
 }
 
 // CoordinationView is where coordination stands in the current attempt.
@@ -206,13 +209,14 @@ func (w *Writer) view() StatusView {
 	a := w.cur
 	v := StatusView{
 		Meta: StatusMeta{
-			LogDir:         w.dir,
-			Question:       w.question,
-			StartedAt:      w.started,
-			UpdatedAt:      now,
-			ElapsedSeconds: max(0, end.Sub(w.started).Seconds()),
-			Status:         w.status,
-			Attempt:        a.n,
+			LogDir:          w.dir,
+			Question:        w.question,
+			StartedAt:       w.started,
+			UpdatedAt:       now,
+			ElapsedSeconds:  max(0, end.Sub(w.started).Seconds()),
+			Status:          w.status,
+			Attempt:         a.n,
+			IgnoredFeatures: append([]string{}, w.meta.IgnoredFeatures...),
 		},
 		Coordination: CoordinationView{
 			Phase:        w.phase,
