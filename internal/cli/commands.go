@@ -52,7 +52,11 @@ or one it reads with a caveat, means a run would not do exactly what the file as
 					fmt.Fprintln(env.Stdout, d.String())
 				}
 				if errs == 0 {
-					summary := fmt.Sprintf("%s: valid (%d agents, %d warnings)", args[0], len(cfg.Agents), warns)
+					verdict := "valid"
+					if !valid {
+						verdict = "not valid under --strict"
+					}
+					summary := fmt.Sprintf("%s: %s (%d agents, %d warnings)", args[0], verdict, len(cfg.Agents), warns)
 					if len(ignored) > 0 {
 						summary += "; ignored: " + strings.Join(ignored, ", ")
 					}

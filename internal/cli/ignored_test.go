@@ -26,7 +26,7 @@ func TestConfigValidateStrict(t *testing.T) {
 		t.Errorf("without --strict: exit %d, stdout:\n%s", lax.code, lax.stdout)
 	}
 	strict := massgen(t, t.Context(), files, nil, "config", "validate", "--strict", "c.yaml")
-	if strict.code != ExitConfig || !strings.Contains(strict.stderr, "--strict") {
+	if strict.code != ExitConfig || !strings.Contains(strict.stderr, "--strict") || !strings.Contains(strict.stdout, "not valid under --strict") {
 		t.Errorf("--strict: exit %d, want %d; stderr:\n%s", strict.code, ExitConfig, strict.stderr)
 	}
 	clean := massgen(t, t.Context(), files, nil, "config", "validate", "--strict", "ok.yaml")

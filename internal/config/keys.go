@@ -7,10 +7,10 @@ import (
 
 // The key tables below say which keys upstream MassGen (v0.1.12, plus a few
 // documented later additions) knows at each level. A key listed here is
-// accepted silently; a key missing from every table draws an "unknown key"
-// warning with a suggestion. Backends are different: unknown backend keys are
-// provider parameters and pass through, so the backend tables instead decide
-// what stays *out* of the provider request.
+// accepted, and either acted on or warned about as an ignored feature
+// (ignored.go); a key missing from every table draws an "unknown key"
+// warning with a suggestion. In a backend, the tables decide what stays
+// *out* of the provider request; params.go decides what goes in.
 
 var topLevelKeys = []string{
 	"agents", "agent", "orchestrator", "ui", "timeout_settings", "memory", "session_id", "hooks",

@@ -9,7 +9,7 @@ type Config struct {
 	Raw          []byte       // the file's bytes as read (for execution_metadata)
 	Warnings     []Diagnostic // accepted-with-warning issues (unknown keys etc.)
 	// Extra holds known top-level keys this package does not interpret
-	// (memory, session_id), as plain values, so later features can read them.
+	// (memory, session_id, hooks), as plain values, so later features can read them.
 	Extra map[string]any
 
 	// Source positions, so that Validate can point at the file even when it
@@ -53,8 +53,9 @@ type Backend struct {
 	BaseURL        string
 	Stream         bool // default true; `stream: false` for servers that cannot stream tool calls
 	// Params are provider parameters passed through verbatim (temperature,
-	// top_p, max_tokens, reasoning, text, extra_body, ...). Null values are
-	// dropped, as upstream does before calling the provider.
+	// top_p, max_tokens, reasoning, text, extra_body, ...; see params.go for
+	// which keys get here). Null values are dropped, as upstream does before
+	// calling the provider.
 	Params map[string]any
 	// Extra holds keys massgen owns but that are not provider parameters
 	// (cwd, mcp_servers, enable_web_search, context_paths, ...), as plain
