@@ -40,6 +40,7 @@ type StatusMeta struct {
 	ElapsedSeconds float64   `json:"elapsed_seconds"`
 	Status         string    `json:"status"` // running|completed|timeout|failed|interrupted
 	Attempt        int       `json:"attempt"`
+
 	// IgnoredFeatures are the config's settings this run does not act on
 	// (never null, so scripts can test its length).
 	IgnoredFeatures []string `json:"ignored_features"`
@@ -209,14 +210,13 @@ func (w *Writer) view() StatusView {
 	a := w.cur
 	v := StatusView{
 		Meta: StatusMeta{
-			LogDir:          w.dir,
-			Question:        w.question,
-			StartedAt:       w.started,
-			UpdatedAt:       now,
-			ElapsedSeconds:  max(0, end.Sub(w.started).Seconds()),
-			Status:          w.status,
-			Attempt:         a.n,
-			IgnoredFeatures: append([]string{}, w.meta.IgnoredFeatures...),
+			LogDir:         w.dir,
+			Question:       w.question,
+			StartedAt:      w.started,
+			UpdatedAt:      now,
+			ElapsedSeconds: max(0, end.Sub(w.started).Seconds()),
+			Status:         w.status,
+			Attempt:        a.n,
 		},
 		Coordination: CoordinationView{
 			Phase:        w.phase,
@@ -231,6 +231,7 @@ func (w *Writer) view() StatusView {
 			Winner: a.winner,
 		},
 	}
+	v.Meta.IgnoredFeatures = append([]string{}, w.meta.IgnoredFeatures...) // [] rather than null
 	if a.winVotes != nil {
 		v.Results.Votes = copyMap(a.winVotes)
 	}
