@@ -60,6 +60,9 @@ type Outcome struct {
 	*orchestrator.Result
 	LogDir     string
 	AnswerFile string
+	// IgnoredFeatures are the config's settings this run did not act on
+	// (config.Config.IgnoredFeatures).
+	IgnoredFeatures []string
 }
 
 // Execute is the main job without any printing: resolve the config, build
@@ -120,7 +123,7 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 	}
 	ctx = withRunLog(ctx, log)
 
-	out := &Outcome{}
+	out := &Outcome{IgnoredFeatures: cfg.IgnoredFeatures()}
 	var wg sync.WaitGroup
 	if logs != nil {
 		out.LogDir = logs.Dir()
@@ -289,6 +292,9 @@ func finish(env *Env, automation bool, outputFile string, out *Outcome) error {
 		fmt.Fprintf(env.Stdout, "DURATION: %.1fs\n", res.Duration.Seconds())
 		fmt.Fprintf(env.Stdout, "COST_USD: %.6f\n", res.TotalCost())
 		fmt.Fprintf(env.Stdout, "RESULT: %s\n", res.Status)
+		if len(out.IgnoredFeatures) > 0 {
+			fmt.Fprintf(env.Stdout, "WARNINGS: %s\n", strings.Join(out.IgnoredFeatures, ", "))
+		}
 		if res.Status == orchestrator.Completed {
 			fmt.Fprintf(env.Stdout, "COMPLETED: %d agents, %.1fs total\n", len(res.Usage), res.Duration.Seconds())
 		}
@@ -312,7 +318,7 @@ func finish(env *Env, automation bool, outputFile string, out *Outcome) error {
 
 func metadata(cfg *config.Config, rq Request) runlog.Metadata {
 	m := runlog.Metadata{Question: rq.Question, ConfigPath: cfg.Path, ConfigRaw: cfg.Raw, Version: Version,
-		Attempts: cfg.Orchestrator.MaxOrchestrationRestarts > 0, CLIArgs: rq.Args}
+		Attempts: cfg.Orchestrator.MaxOrchestrationRestarts > 0, CLIArgs: rq.Args, IgnoredFeatures: cfg.IgnoredFeatures()}
 	for _, a := range cfg.Agents {
 		m.Agents = append(m.Agents, runlog.AgentInfo{ID: a.ID, Backend: a.Backend.Type, Model: modelName(a), Simulated: a.Backend.Type == "sim"})
 	}

@@ -205,6 +205,11 @@ func buildModel(a config.Agent, getenv func(string) string, sims map[string]stri
 	if base == "" {
 		return nil, "", usageErr("agent %s: backend %s needs base_url (the endpoint of the OpenAI-compatible server)", a.ID, b.Type)
 	}
+	if b.APIKeyUnsetVar != "" {
+		// The config named its key; another one must not be billed instead.
+		return nil, "", usageErr("agent %s: api_key refers to %s, which is not set: set it (in the environment or a .env file); "+
+			"massgen does not fall back to another key", a.ID, b.APIKeyUnsetVar)
+	}
 	key := b.APIKey
 	vars := provider.KeyEnv(b.Type, b.BaseURL)
 	for _, v := range vars {

@@ -17,7 +17,8 @@ type decoder struct {
 	getenv  func(string) string
 	cfg     *Config
 	diags   Diagnostics
-	stopped bool // a v1 or non-map config: further checks would only add noise
+	stopped bool   // a v1 or non-map config: further checks would only add noise
+	agentID string // id of the agent being decoded, for IgnoredFeatures ("" outside agents)
 }
 
 func (d *decoder) errorAt(p pos, key, msg, sugg string) {
@@ -155,7 +156,7 @@ func (d *decoder) unknown(p *pair, path string, known []string) {
 	if t, ok := keyHints[p.key]; ok && sugg == "" && slices.Contains(known, t) {
 		sugg = fmt.Sprintf("did you mean '%s'?", t)
 	}
-	d.warnAt(p.keyPos, key, fmt.Sprintf("unknown key '%s' is ignored", p.key), sugg)
+	d.ignore(p.keyPos, key, p.key, fmt.Sprintf("unknown key '%s' is ignored", p.key), sugg)
 }
 
 func (d *decoder) decode(root *node) {
@@ -195,6 +196,10 @@ func (d *decoder) decode(root *node) {
 	if m, ok := d.mapping("memory", root.get("memory"), "a map"); ok {
 		d.unsupported(root.get("memory"), "memory")
 		d.extra(&c.Extra, "memory", m)
+	}
+	if hp := root.get("hooks"); d.present("hooks", hp) {
+		d.unsupported(hp, "hooks")
+		d.extra(&c.Extra, "hooks", hp.val)
 	}
 	if s, ok := d.str("session_id", root.get("session_id")); ok {
 		d.unsupported(root.get("session_id"), "session_id")
@@ -266,6 +271,8 @@ func (d *decoder) agent(n *node, path string) {
 	} else if c.single && !c.bad[join(path, "id")] {
 		a.ID = DefaultSingleAgentID // upstream's runtime names a lone agent; no need to ask
 	}
+	d.agentID = a.ID
+	defer func() { d.agentID = "" }()
 	a.SystemMessage, _ = d.str(join(path, "system_message"), n.get("system_message"))
 	if m, ok := d.mapping(join(path, "memory"), n.get("memory"), "a map"); ok {
 		d.unsupported(n.get("memory"), join(path, "memory"))

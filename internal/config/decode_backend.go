@@ -35,6 +35,9 @@ func (d *decoder) backend(bp *pair, path string) Backend {
 		}
 	}
 	b.APIKey, _ = d.str(join(path, "api_key"), n.get("api_key"))
+	if kp := n.get("api_key"); kp != nil && len(kp.val.unset) > 0 {
+		b.APIKeyUnsetVar = strings.Join(kp.val.unset, ", ")
+	}
 	b.BaseURL, _ = d.str(join(path, "base_url"), n.get("base_url"))
 	if s, ok := d.boolean(join(path, "stream"), n.get("stream")); ok {
 		b.Stream = s
@@ -54,13 +57,13 @@ func (d *decoder) backend(bp *pair, path string) Backend {
 				d.simKey(&b, p, key)
 				continue
 			}
-			d.warnAt(p.keyPos, key, fmt.Sprintf("'%s' is only used by type: sim; it is ignored here", p.key), "")
+			d.ignore(p.keyPos, key, p.key, fmt.Sprintf("'%s' is only used by type: sim; it is ignored here", p.key), "")
 			b.Extra[p.key] = plain(p.val)
 		case p.key == "system_prompt" || p.key == "append_system_prompt":
 			d.fail(p.keyPos, key, fmt.Sprintf("'%s' is not allowed in a backend", p.key),
 				"set the agent's 'system_message' instead (next to 'backend:')")
 		case p.key == "system_message":
-			d.warnAt(p.keyPos, key, "'system_message' belongs to the agent, not its backend; it is ignored here",
+			d.ignore(p.keyPos, key, p.key, "'system_message' belongs to the agent, not its backend; it is ignored here",
 				"move it one level up, next to 'backend:'")
 			b.Extra[p.key] = plain(p.val)
 		case isOwnedBackendKey(p.key):
@@ -71,11 +74,12 @@ func (d *decoder) backend(bp *pair, path string) Backend {
 			if !p.val.isNull() {
 				b.Extra[p.key] = plain(p.val)
 			}
-		default:
-			// A provider parameter. Nulls are dropped as upstream drops None.
-			if !p.val.isNull() {
+		case isProviderParam(p.key):
+			if d.param(p, key) {
 				b.Params[p.key] = plain(p.val)
 			}
+		default:
+			d.unknownBackendKey(&b, p, key)
 		}
 	}
 	if n.get("allowed_tools") != nil && n.get("exclude_tools") != nil {

@@ -31,7 +31,9 @@ func (d *decoder) timeoutSettings(p *pair) {
 			}
 		default:
 			if slices.Contains(timeoutSettingsKeys, e.key) {
-				d.number(key, e, wantSeconds)
+				if _, ok := d.number(key, e, wantSeconds); ok {
+					d.unsupported(e, key)
+				}
 				continue
 			}
 			d.unknown(e, "timeout_settings", timeoutSettingsKeys)
@@ -126,6 +128,10 @@ func (d *decoder) orchestrator(p *pair) {
 			if _, ok := d.str(key, e); ok {
 				d.keep(o, e)
 			}
+		case "max_new_answers_global":
+			if _, ok := d.integer(key, e, "a positive integer"); ok {
+				d.keep(o, e)
+			}
 		case "dspy":
 			if _, ok := d.mapping(key, e, "a map"); ok {
 				d.keep(o, e)
@@ -184,16 +190,22 @@ func (d *decoder) coordination(e *pair, key string) {
 				o.MaxOrchestrationRestarts = v
 			}
 		case "enable_planning_mode", "enable_agent_task_planning", "task_planning_filesystem_mode",
-			"enable_memory_filesystem_mode", "use_skills":
+			"enable_memory_filesystem_mode", "use_skills", "use_two_tier_workspace":
 			if _, ok := d.boolean(tkey, t); ok {
 				d.unsupported(t, tkey)
 			}
 		case "max_tasks_per_plan":
-			d.integer(tkey, t, "a positive integer")
+			if _, ok := d.integer(tkey, t, "a positive integer"); ok {
+				d.unsupported(t, tkey)
+			}
 		case "planning_mode_instruction", "skills_directory":
-			d.str(tkey, t)
+			if _, ok := d.str(tkey, t); ok {
+				d.unsupported(t, tkey)
+			}
 		case "massgen_skills":
-			d.stringList(tkey, t)
+			if _, ok := d.stringList(tkey, t); ok {
+				d.unsupported(t, tkey)
+			}
 		default:
 			d.unknown(t, key, coordinationKeys)
 		}
@@ -215,7 +227,7 @@ func (d *decoder) ui(p *pair) {
 		// 18 upstream example configs write `type:`, which upstream silently
 		// ignores. Reading it is what their authors meant.
 		if hasDisplay || m.get("display_type") != nil {
-			d.warnAt(tp.keyPos, "ui.type", "'type' is ignored because 'display_type' is set", "remove 'type'")
+			d.ignore(tp.keyPos, "ui.type", "type", "'type' is ignored because 'display_type' is set", "remove 'type'")
 		} else if s, ok := d.str("ui.type", tp); ok {
 			d.warnAt(tp.keyPos, "ui.type", "'type' is not a MassGen ui key (upstream ignores it); reading it as display_type",
 				"rename it to 'display_type'")
@@ -233,11 +245,29 @@ func (d *decoder) ui(p *pair) {
 		u.EnableFinalPresentation = &b
 	}
 	for _, k := range []string{"automation_mode", "debug"} {
-		d.boolean(join("ui", k), m.get(k))
+		if _, ok := d.boolean(join("ui", k), m.get(k)); ok {
+			d.unsupported(m.get(k), join("ui", k))
+		}
 	}
+	d.fullScreenDisplay(m)
 	for _, e := range m.pairs {
 		if !slices.Contains(uiKeys, e.key) {
 			d.unknown(e, "ui", uiKeys)
 		}
 	}
+}
+
+// fullScreenDisplay warns about the display types of upstream's full-screen
+// terminal UIs (rich, textual): valid, but this version has no such display
+// yet and shows its plain progress lines instead. rich_terminal, the
+// default, is what the plain display stands for and draws no warning.
+func (d *decoder) fullScreenDisplay(m *node) {
+	typ := d.cfg.UI.DisplayType
+	if typ != "textual" && typ != "rich" {
+		return
+	}
+	key := d.cfg.srcKey("DisplayType", "ui.display_type")
+	p := m.get(lastKey(key))
+	d.ignore(p.val.pos, key, fmt.Sprintf("%s: %s", lastKey(key), typ),
+		fmt.Sprintf("display type '%s' is accepted but ignored: this version has no full-screen display yet and shows plain progress lines", typ), "")
 }

@@ -12,13 +12,17 @@
 //
 // Compatibility rules, in short (details next to the code that applies them):
 //
-//   - Keys upstream MassGen knows are accepted even when this version does not
-//     act on them yet; they are kept in the Extra maps for later features. The
-//     config layer cannot know which features a build implements, so it does
-//     not warn about them; the component that would use a key says so at run time.
-//   - Keys nobody knows draw a warning with a did-you-mean suggestion, except
-//     inside a backend, where unknown keys are provider parameters passed
-//     through verbatim (temperature, reasoning, extra_body, ...) as upstream does.
+//   - Every key is acted on, ignored with a warning, or an error. Keys of
+//     upstream features this version does not implement yet load (so MassGen
+//     configs work unchanged), are kept in the Extra maps for later features,
+//     warn at their line, and are listed by [Config.IgnoredFeatures], which
+//     the CLI prints (`WARNINGS:`) and the run log records; ignored.go
+//     classifies every accepted key, and a test keeps that complete.
+//   - Keys nobody knows draw a warning with a did-you-mean suggestion. Inside
+//     a backend the rule is params.go's: known provider parameters are sent
+//     (type-checked), a near miss of a known key is a typo (warned, never
+//     sent), and anything else is sent as is with a warning, as upstream
+//     passes it through; `extra_body` sends parameters without a warning.
 //   - Plain YAML 1.1 booleans (yes/no/on/off) are read as booleans, because
 //     upstream reads configs with PyYAML, which does so.
 //   - ${VAR} and ${VAR:-default} are expanded in every string value.

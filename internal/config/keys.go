@@ -7,13 +7,13 @@ import (
 
 // The key tables below say which keys upstream MassGen (v0.1.12, plus a few
 // documented later additions) knows at each level. A key listed here is
-// accepted silently; a key missing from every table draws an "unknown key"
-// warning with a suggestion. Backends are different: unknown backend keys are
-// provider parameters and pass through, so the backend tables instead decide
-// what stays *out* of the provider request.
+// accepted, and either acted on or warned about as an ignored feature
+// (ignored.go); a key missing from every table draws an "unknown key"
+// warning with a suggestion. In a backend, the tables decide what stays
+// *out* of the provider request; params.go decides what goes in.
 
 var topLevelKeys = []string{
-	"agents", "agent", "orchestrator", "ui", "timeout_settings", "memory", "session_id",
+	"agents", "agent", "orchestrator", "ui", "timeout_settings", "memory", "session_id", "hooks",
 }
 
 // v1Keys mark a MassGen v1 config, a different format that upstream rejects
@@ -38,7 +38,7 @@ var orchestratorKeys = []string{
 var coordinationKeys = []string{
 	"enable_planning_mode", "planning_mode_instruction", "max_orchestration_restarts",
 	"enable_agent_task_planning", "max_tasks_per_plan", "task_planning_filesystem_mode",
-	"enable_memory_filesystem_mode", "use_skills", "massgen_skills", "skills_directory",
+	"enable_memory_filesystem_mode", "use_skills", "massgen_skills", "skills_directory", "use_two_tier_workspace",
 }
 
 var timeoutSettingsKeys = []string{
@@ -64,6 +64,8 @@ var keyHints = map[string]string{
 	"orchestration": "orchestrator",
 	"system_prompt": "system_message",
 	"prompt":        "system_message",
+	// upstream's Claude Code docs put it next to the backend; the agent's system_message is where it belongs
+	"append_system_prompt": "system_message",
 }
 
 // Backend keys with typed fields in Backend (or SimBackend for type sim).
@@ -88,6 +90,12 @@ var backendOwnedKeys = []string{
 	"image_generation_backend", "image_generation_model", "video_generation_backend",
 	"video_generation_model", "audio_generation_backend", "audio_generation_model", "hooks",
 	"debug_delay_seconds", "debug_delay_after_n_tools", "vote_only", "use_two_tier_workspace",
+	// members of the families isOwnedBackendKey also matches, listed for suggestions
+	"command_line_execution_mode", "command_line_allowed_commands", "command_line_blocked_commands",
+	"command_line_docker_image", "command_line_docker_memory_limit", "command_line_docker_cpu_limit",
+	"command_line_docker_network_mode", "command_line_docker_enable_sudo", "command_line_docker_credentials",
+	"command_line_docker_packages", "enable_image_generation", "enable_audio_generation",
+	"enable_video_generation", "enable_file_generation",
 }
 
 // isOwnedBackendKey also covers the key families upstream keeps growing

@@ -52,6 +52,17 @@ func unwrapPathError(err error) error {
 // the returned Config carries the warnings; on failure the error is
 // Diagnostics holding every error and warning, sorted by position.
 func Parse(data []byte, filename string, getenv func(string) string) (*Config, error) {
+	cfg, diags := parse(data, filename, getenv)
+	if diags.HasErrors() {
+		return nil, diags
+	}
+	cfg.Warnings = diags
+	return cfg, nil
+}
+
+// parse returns the config as far as it decoded, whatever the errors, and
+// every diagnostic, sorted.
+func parse(data []byte, filename string, getenv func(string) string) (*Config, Diagnostics) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
@@ -72,11 +83,7 @@ func Parse(data []byte, filename string, getenv func(string) string) (*Config, e
 		diags = append(diags, cfg.Validate()...)
 	}
 	diags.sort()
-	if diags.HasErrors() {
-		return nil, diags
-	}
-	cfg.Warnings = diags
-	return cfg, nil
+	return cfg, diags
 }
 
 // parseYAML returns the document's root node, or nil after recording why
@@ -148,9 +155,10 @@ func syntaxDiagnostic(file string, err error) Diagnostic {
 }
 
 // expandEnv replaces ${VAR} references in every string value. An unset
-// variable in api_key is silent (the CLI later names the variable to set);
-// anywhere else it is a warning with its location, since a silently empty
-// base_url or model is hard to trace.
+// variable is a warning with its location, since a silently empty base_url
+// or model is hard to trace. In api_key it is more: the backend records it
+// (Backend.APIKeyUnsetVar) and a run refuses to start, rather than fall
+// back to the provider's usual variable and bill another key.
 func (d *decoder) expandEnv(n *node, path string) {
 	switch n.kind {
 	case kindString:
@@ -159,9 +167,14 @@ func (d *decoder) expandEnv(n *node, path string) {
 		}
 		n.expanded = true
 		out, missing := expand(n.s, d.getenv)
-		n.s = out
-		if len(missing) > 0 && lastKey(path) != "api_key" {
-			d.warnAt(n.pos, path, fmt.Sprintf("environment variable %s is not set; using an empty value", strings.Join(missing, ", ")),
+		n.s, n.unset = out, missing
+		switch vars := strings.Join(missing, ", "); {
+		case vars == "":
+		case lastKey(path) == "api_key":
+			d.warnAt(n.pos, path, fmt.Sprintf("environment variable %s is not set, so this agent has no API key: a run will refuse to start", vars),
+				"set it in the environment or a .env file, or remove api_key to use the provider's usual variable")
+		default:
+			d.warnAt(n.pos, path, fmt.Sprintf("environment variable %s is not set; using an empty value", vars),
 				"set it in the environment or a .env file, or write ${VAR:-default}")
 		}
 	case kindMap:

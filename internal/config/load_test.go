@@ -300,8 +300,10 @@ func TestEnvExpansion(t *testing.T) {
 	if a.SystemMessage != "Workspace is ${cwd}; model gpt-4o" {
 		t.Errorf("system message = %q (${cwd} is kept for the workspace)", a.SystemMessage)
 	}
-	if b.Backend.APIKey != "" || len(cfg.Warnings) != 0 {
-		t.Errorf("unset api_key should be empty and silent; key=%q warnings:%s", b.Backend.APIKey, dump(cfg.Warnings))
+	// An unset api_key variable is empty, named, and warned about (see
+	// TestAPIKeyFromUnsetVariableIsWarnedAndRecorded); nothing else warns.
+	if b.Backend.APIKey != "" || b.Backend.APIKeyUnsetVar != "UNSET_KEY" || len(cfg.Warnings) != 1 {
+		t.Errorf("unset api_key: key=%q var=%q warnings:%s", b.Backend.APIKey, b.Backend.APIKeyUnsetVar, dump(cfg.Warnings))
 	}
 }
 

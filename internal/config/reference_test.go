@@ -1,9 +1,12 @@
 package config
 
 import (
+	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -72,4 +75,53 @@ func TestReferenceConfigsLoad(t *testing.T) {
 	if count == 0 {
 		t.Fatalf("no configs found under %s", referenceConfigs)
 	}
+}
+
+// Every key the upstream examples use is classified: acted on, an ignored
+// feature (listed by IgnoredFeatures), or an unknown key with a suggestion.
+// None falls through as a provider parameter massgen has not heard of, and
+// every backend key in them decodes without a type error. The ignored
+// features are logged (go test -v) as the list of what upstream configs ask
+// for that this version does not do.
+func TestReferenceConfigKeysAreClassified(t *testing.T) {
+	if _, err := os.Stat(referenceConfigs); err != nil {
+		t.Skipf("reference configs not found at %s: %v", referenceConfigs, err)
+	}
+	ignored := map[string]int{}
+	files := 0
+	err := filepath.WalkDir(referenceConfigs, func(path string, de fs.DirEntry, err error) error {
+		if err != nil || de.IsDir() || (filepath.Ext(path) != ".yaml" && filepath.Ext(path) != ".json") {
+			return err
+		}
+		files++
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		cfg, diags := parse(data, path, envOf(nil))
+		for _, d := range diags {
+			switch {
+			case strings.Contains(d.Key, ".backend.") && d.Severity == Error && !strings.HasSuffix(d.Key, ".model"):
+				t.Errorf("backend key rejected: %s", d)
+			case strings.Contains(d.Message, "not a parameter massgen knows"), strings.Contains(d.Message, "not a parameter the Gemini adapter knows"):
+				t.Errorf("unclassified provider parameter: %s", d)
+			case strings.Contains(d.Message, "unknown") && d.Suggestion == "":
+				t.Errorf("unknown key without a suggestion: %s", d)
+			}
+		}
+		for _, f := range cfg.IgnoredFeatures() {
+			name, _, _ := strings.Cut(f, " (agent ")
+			ignored[name]++
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := slices.Sorted(maps.Keys(ignored))
+	var b strings.Builder
+	for _, n := range names {
+		fmt.Fprintf(&b, "\n  %-36s %d", n, ignored[n])
+	}
+	t.Logf("%d configs; ignored settings (name, occurrences):%s", files, b.String())
 }

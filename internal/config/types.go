@@ -9,7 +9,7 @@ type Config struct {
 	Raw          []byte       // the file's bytes as read (for execution_metadata)
 	Warnings     []Diagnostic // accepted-with-warning issues (unknown keys etc.)
 	// Extra holds known top-level keys this package does not interpret
-	// (memory, session_id), as plain values, so later features can read them.
+	// (memory, session_id, hooks), as plain values, so later features can read them.
 	Extra map[string]any
 
 	// Source positions, so that Validate can point at the file even when it
@@ -21,6 +21,8 @@ type Config struct {
 	// src maps a typed field that several keys can set (timeouts) to the key
 	// path it was actually read from, so messages name the right key.
 	src map[string]string
+	// ignored lists the settings a run will not act on (IgnoredFeatures).
+	ignored []ignoredSetting
 	// single is true for the `agent:` form, whose key paths have no index.
 	single bool
 	// agentPaths[i] is the key path of Agents[i] ("agents[2]"); entries that
@@ -40,14 +42,20 @@ type Agent struct {
 
 // Backend describes the model an agent talks to.
 type Backend struct {
-	Type    string // inferred from Model with provider.InferType when absent
-	Model   string // "sim" by default for type sim
-	APIKey  string // explicit api_key after ${VAR} expansion; "" means from env later
-	BaseURL string
-	Stream  bool // default true; `stream: false` for servers that cannot stream tool calls
+	Type   string // inferred from Model with provider.InferType when absent
+	Model  string // "sim" by default for type sim
+	APIKey string // explicit api_key after ${VAR} expansion; "" means from env later
+	// APIKeyUnsetVar names the variable(s) api_key referred to (${VAR})
+	// that were unset. A run must refuse such a backend rather than fall
+	// back to the provider's usual variable: the config asked for a
+	// specific key, and using another one bills someone else.
+	APIKeyUnsetVar string
+	BaseURL        string
+	Stream         bool // default true; `stream: false` for servers that cannot stream tool calls
 	// Params are provider parameters passed through verbatim (temperature,
-	// top_p, max_tokens, reasoning, text, extra_body, ...). Null values are
-	// dropped, as upstream does before calling the provider.
+	// top_p, max_tokens, reasoning, text, extra_body, ...; see params.go for
+	// which keys get here). Null values are dropped, as upstream does before
+	// calling the provider.
 	Params map[string]any
 	// Extra holds keys massgen owns but that are not provider parameters
 	// (cwd, mcp_servers, enable_web_search, context_paths, ...), as plain

@@ -39,6 +39,9 @@ type node struct {
 	// expanded marks a string whose ${VAR}s were already replaced; an alias
 	// shares its anchor's node, which must not be expanded twice.
 	expanded bool
+	// unset names the variables of a ${VAR} reference in this string that
+	// were unset and had no default.
+	unset []string
 }
 
 type pair struct {

@@ -21,6 +21,9 @@ type Metadata struct {
 	// Attempts puts each orchestration attempt's files under attempt_<N>/;
 	// set it when max_orchestration_restarts > 0.
 	Attempts bool
+	// IgnoredFeatures are the config's settings the run does not act on;
+	// status.json lists them (meta.ignored_features).
+	IgnoredFeatures []string
 }
 
 // AgentInfo describes one configured agent, in config order.

@@ -40,6 +40,10 @@ type StatusMeta struct {
 	ElapsedSeconds float64   `json:"elapsed_seconds"`
 	Status         string    `json:"status"` // running|completed|timeout|failed|interrupted
 	Attempt        int       `json:"attempt"`
+
+	// IgnoredFeatures are the config's settings this run does not act on
+	// (never null, so scripts can test its length).
+	IgnoredFeatures []string `json:"ignored_features"`
 }
 
 // CoordinationView is where coordination stands in the current attempt.
@@ -227,6 +231,7 @@ func (w *Writer) view() StatusView {
 			Winner: a.winner,
 		},
 	}
+	v.Meta.IgnoredFeatures = append([]string{}, w.meta.IgnoredFeatures...) // [] rather than null
 	if a.winVotes != nil {
 		v.Results.Votes = copyMap(a.winVotes)
 	}

@@ -1,0 +1,175 @@
+package config
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Every key this package accepts is in exactly one of two classes (a test
+// checks it): implementedKeys, which this version acts on, and keys of
+// features it does not implement yet, named by ignoredFeature. A key of the
+// second class loads, so upstream configs work unchanged, but draws a
+// warning at its line and is listed by Config.IgnoredFeatures, so that a
+// run can say it did not do everything its config asked.
+//
+// The provider built-in tool switches (builtinFlags) are implemented where
+// the backend's provider has the tool and ignored elsewhere.
+var implementedKeys = []string{
+	// top level
+	"agents", "agent", "orchestrator", "ui", "timeout_settings",
+	// agent
+	"id", "backend", "system_message",
+	// orchestrator
+	"voting_sensitivity", "answer_novelty_requirement", "max_new_answers_per_agent", "timeout",
+	"agent_turn_timeout_seconds", "coordination", "restart_policy", "independent_first_answer",
+	"wait_for_first_answers", "max_cost_usd", "max_total_tokens", "max_consecutive_failures",
+	// orchestrator.coordination
+	"max_orchestration_restarts",
+	// timeout_settings
+	"orchestrator_timeout_seconds",
+	// ui
+	"display_type", "type", "logging_enabled", "use_orchestrator_for_single_agent", "enable_final_presentation",
+	// backend: the Azure v1 API has no api-version, so there is nothing to ignore
+	"api_version",
+}
+
+var builtinFlags = []string{"enable_web_search", "enable_code_execution", "enable_code_interpreter"}
+
+// ignoredFeatures names the feature each not-yet-implemented key belongs to,
+// for the warning "'cwd' is accepted but ignored: this version does not
+// support workspaces yet".
+var ignoredFeatures = map[string]string{
+	// workspaces and files
+	"cwd": "workspaces", "snapshot_storage": "workspaces", "agent_temporary_workspace": "workspaces",
+	"agent_temporary_workspace_parent": "workspaces", "use_two_tier_workspace": "two-tier workspaces",
+	"context_paths": "context paths", "context_write_access_enabled": "context paths",
+	"enforce_read_before_delete": "workspaces", "upload_files": "file uploads", "media_max_file_size_mb": "file uploads",
+	// tools
+	"mcp_servers": "MCP tools", "allowed_tools": "MCP tool filters", "exclude_tools": "MCP tool filters",
+	"direct_mcp_servers": "MCP tools", "max_mcp_message_history": "MCP tools",
+	"exclude_file_operation_mcps": "MCP tools", "use_mcpwrapped_for_tool_filtering": "MCP tools",
+	"use_no_roots_wrapper": "MCP tools", "custom_tools": "custom tools", "custom_tools_path": "custom tools",
+	"auto_discover_custom_tools": "custom tools", "exclude_custom_tools": "custom tools",
+	"shared_tools_directory": "custom tools", "enable_code_based_tools": "code-based tools",
+	"enable_mcp_command_line": "command execution", "enable_multimodal_tools": "multimodal tools",
+	"multimodal_config": "multimodal tools", "hooks": "hooks",
+	"enable_web_search":       "provider web search for this backend type",
+	"enable_code_execution":   "provider code execution for this backend type",
+	"enable_code_interpreter": "provider code interpreter for this backend type",
+	// generation backends of the generation tools
+	"image_generation_backend": "image generation", "image_generation_model": "image generation",
+	"video_generation_backend": "video generation", "video_generation_model": "video generation",
+	"audio_generation_backend": "audio generation", "audio_generation_model": "audio generation",
+	// other backend kinds' settings (claude_code and ag2 do not run in this version)
+	"permission_mode": "Claude Code", "disallowed_tools": "Claude Code", "max_thinking_tokens": "Claude Code",
+	"agent_config": "AG2",
+	// coordination
+	"vote_only": "vote-only agents", "max_new_answers_global": "a global answer cap",
+	"skip_coordination_rounds": "skip_coordination_rounds", "debug_final_answer": "debug_final_answer",
+	"dspy": "DSPy paraphrasing", "enable_planning_mode": "planning mode", "planning_mode_instruction": "planning mode",
+	"enable_agent_task_planning": "task planning", "max_tasks_per_plan": "task planning",
+	"task_planning_filesystem_mode": "task planning", "enable_memory_filesystem_mode": "filesystem memory",
+	"use_skills": "skills", "massgen_skills": "skills", "skills_directory": "skills",
+	"initial_round_timeout_seconds": "per-round timeouts", "subsequent_round_timeout_seconds": "per-round timeouts",
+	"round_timeout_grace_seconds": "per-round timeouts",
+	// sessions and memory
+	"memory": "memory", "session_id": "sessions", "session_storage": "sessions",
+	// set by upstream at run time, not by users
+	"enable_rate_limit": "upstream's rate limiter", "instance_id": "upstream run-time settings",
+	"_config_path": "upstream run-time settings", "agent_id": "upstream run-time settings",
+	"debug_delay_seconds": "debug delays", "debug_delay_after_n_tools": "debug delays",
+	// ui settings that flags own here
+	"automation_mode": "ui.automation_mode", "debug": "ui.debug",
+}
+
+// ignoredHints say what to do instead, where this version has an equivalent.
+var ignoredHints = map[string]string{
+	"enable_rate_limit":      "use requests_per_minute / tokens_per_minute in the backend",
+	"max_new_answers_global": "use max_new_answers_per_agent",
+	"automation_mode":        "use the --automation flag",
+	"debug":                  "use the --debug flag",
+	"session_id":             "pass earlier turns to massgen serve, or --continue later",
+}
+
+// ignoredFeature names the feature of a not-yet-implemented key, covering
+// the families upstream keeps growing (command_line_*, enable_*_generation).
+func ignoredFeature(key string) (string, bool) {
+	if f, ok := ignoredFeatures[key]; ok {
+		return f, true
+	}
+	switch {
+	case strings.HasPrefix(key, "command_line_"):
+		return "command execution", true
+	case strings.HasPrefix(key, "enable_") && strings.HasSuffix(key, "_generation"):
+		return strings.TrimSuffix(strings.TrimPrefix(key, "enable_"), "_generation") + " generation", true
+	}
+	return "", false
+}
+
+// turnsOff reports whether a value asks for nothing (null, false, empty),
+// so that ignoring its key changes nothing.
+func turnsOff(n *node) bool {
+	switch n.kind {
+	case kindNull:
+		return true
+	case kindBool:
+		return !n.b
+	case kindString:
+		return n.s == ""
+	case kindSeq:
+		return len(n.items) == 0
+	case kindMap:
+		return len(n.pairs) == 0
+	}
+	return false
+}
+
+// unsupported warns about a key of a feature this version ignores, unless
+// its value turns the feature off anyway.
+func (d *decoder) unsupported(p *pair, key string) {
+	feature, ok := ignoredFeature(p.key)
+	if !ok || slices.Contains(implementedKeys, p.key) || turnsOff(p.val) {
+		return
+	}
+	d.ignore(p.keyPos, key, p.key, fmt.Sprintf("'%s' is accepted but ignored: this version does not support %s yet", p.key, feature),
+		ignoredHints[p.key])
+}
+
+// ignore warns that a setting is ignored and records it for IgnoredFeatures
+// as name, plus the agent it belongs to. Every warning that says a key is
+// ignored goes through here, so the list and the warnings always agree.
+func (d *decoder) ignore(at pos, key, name, msg, sugg string) {
+	d.warnAt(at, key, msg, sugg)
+	if d.agentID != "" {
+		name += " (agent " + d.agentID + ")"
+	}
+	d.cfg.ignored = append(d.cfg.ignored, ignoredSetting{at, name})
+}
+
+// ignoredSetting is one entry of IgnoredFeatures, with its place in the
+// file so that the list reads in file order (the decoder visits sections
+// in its own order).
+type ignoredSetting struct {
+	at   pos
+	name string
+}
+
+// IgnoredFeatures lists the settings of the config that a run does not act
+// on: keys of features this version does not implement yet, keys nobody
+// knows (typos), and display types it cannot show yet. Each entry is the
+// key as written, followed by " (agent ID)" inside an agent, or "key: value"
+// for a value that is ignored: "hooks", "enable_image_generation (agent
+// gpt)", "display_type: textual". The strings are stable, for scripts; the
+// list is in file order and empty for a config built in code.
+func (c *Config) IgnoredFeatures() []string {
+	sorted := slices.SortedStableFunc(slices.Values(c.ignored), func(a, b ignoredSetting) int {
+		return cmp.Or(cmp.Compare(a.at.line, b.at.line), cmp.Compare(a.at.col, b.at.col))
+	})
+	out := make([]string, len(sorted))
+	for i, s := range sorted {
+		out[i] = s.name
+	}
+	return out
+}
