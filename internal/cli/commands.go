@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/massgen/massgen/examples"
+	"github.com/massgen/massgen/internal/app"
 	"github.com/massgen/massgen/internal/config"
 	"github.com/massgen/massgen/internal/llmsim"
 	"github.com/spf13/cobra"
@@ -20,11 +21,11 @@ func newConfigCmd(env *Env) *cobra.Command {
 		Short: "Check a config file; exit 1 when it has errors",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			getenv, err := loadEnv(env)
+			getenv, err := app.LoadEnv(env.app())
 			if err != nil {
 				return err
 			}
-			cfg, err := loadConfigArg(env, args[0], getenv)
+			cfg, err := app.LoadConfig(env.app(), args[0], getenv)
 			var diags config.Diagnostics
 			if cfg != nil {
 				diags = append(diags, cfg.Warnings...)

@@ -8,10 +8,9 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-)
 
-// Version is set at build time with -ldflags "-X github.com/massgen/massgen/internal/cli.Version=…".
-var Version = "0.1.0-dev"
+	"github.com/massgen/massgen/internal/app"
+)
 
 // Env is the process environment as the CLI sees it; tests pass their own.
 type Env struct {
@@ -25,6 +24,12 @@ type Env struct {
 	// DotEnvLoaded says Getenv already includes the .env files, so Execute
 	// does not read them again (the server loads them once, at start).
 	DotEnvLoaded bool
+}
+
+// app is the part of env a run sees. It points at env's fields' values, so
+// the defaults a run fills in (WorkDir, Now) do not leak back.
+func (e *Env) app() *app.Env {
+	return &app.Env{Getenv: e.Getenv, Stderr: e.Stderr, Now: e.Now, WorkDir: e.WorkDir, DotEnvLoaded: e.DotEnvLoaded}
 }
 
 // Run executes the massgen command line and returns the process exit code.
@@ -48,7 +53,7 @@ func Run(ctx context.Context, args []string, env Env) int {
 }
 
 func newRoot(ctx context.Context, env *Env, argv []string) *cobra.Command {
-	rq := Request{Args: argv}
+	rq := app.Request{Args: argv}
 	var outputFile string
 	root := &cobra.Command{
 		Use:   `massgen [flags] "question"`,
@@ -63,7 +68,7 @@ Try it without any API key on the built-in simulator:
 		Args:          cobra.MaximumNArgs(1),
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Version:       Version,
+		Version:       app.Version,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usageErr("no question given: run massgen \"your question\" (interactive mode is not available yet)")

@@ -1,4 +1,4 @@
-package cli
+package app
 
 import (
 	"io/fs"
@@ -55,7 +55,7 @@ func TestEveryReferenceConfigRunsAgainstTheSimulator(t *testing.T) {
 		name := strings.TrimPrefix(f, referenceConfigs+"/")
 		t.Run(name, func(t *testing.T) {
 			abs, _ := filepath.Abs(f)
-			env := &Env{Getenv: func(k string) string { return vars[k] }, Stdout: discard{}, Stderr: discard{}, WorkDir: t.TempDir()}
+			env := &Env{Getenv: func(k string) string { return vars[k] }, Stderr: discard{}, WorkDir: t.TempDir()}
 			out, err := Execute(t.Context(), env, Request{Question: "What is 2+2?", Config: abs, NoLogs: true, Timeout: 60})
 			if want, ok := unsupported[filepath.Base(f)]; ok {
 				if err == nil || !strings.Contains(err.Error(), want) {

@@ -1,4 +1,4 @@
-package cli
+package app
 
 import (
 	"cmp"
@@ -82,7 +82,7 @@ func buildTeam(cfg *config.Config, getenv func(string) string) (*team, error) {
 		url, err := srv.Start("127.0.0.1:0")
 		if err != nil {
 			t.Close()
-			return nil, &exitError{code: ExitExecution, err: fmt.Errorf("cannot start the simulator: %w", err)}
+			return nil, execErr("cannot start the simulator: %w", err)
 		}
 		t.sims = append(t.sims, srv)
 		sims[key] = url
