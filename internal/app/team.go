@@ -4,18 +4,12 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"net/url"
+	"maps"
 	"strings"
 	"time"
 
-	"github.com/goccy/go-yaml"
-
 	"github.com/massgen/massgen/internal/config"
 	"github.com/massgen/massgen/internal/llm"
-	"github.com/massgen/massgen/internal/llm/anthropic"
-	"github.com/massgen/massgen/internal/llm/chatcompat"
-	"github.com/massgen/massgen/internal/llm/gemini"
-	"github.com/massgen/massgen/internal/llm/openai"
 	"github.com/massgen/massgen/internal/llmsim"
 	"github.com/massgen/massgen/internal/orchestrator"
 	"github.com/massgen/massgen/internal/provider"
@@ -44,53 +38,15 @@ func (t *team) Close() {
 // logged to the logger of the run that made the request (runLog).
 func buildTeam(cfg *config.Config, getenv func(string) string) (*team, error) {
 	t := &team{}
-	sims := map[string]string{} // scenario path → base URL
-	var simScripts = map[string]*llmsim.Scenario{}
-	// The simulator is shared by the agents that use the same scenario; the
-	// per-agent latency settings become per-model entries of that scenario.
-	for _, a := range cfg.Agents {
-		if a.Backend.Type != "sim" {
-			continue
-		}
-		key := simKey(a)
-		sc := simScripts[key]
-		if sc == nil {
-			var err error
-			if sc, err = loadScenario(key, a.Backend.Sim); err != nil {
-				t.Close()
-				return nil, usageErr("agent %s: %v", a.ID, err)
-			}
-			simScripts[key] = sc
-		}
-		if s := a.Backend.Sim; s != nil && (s.TTFTMillis > 0 || s.TokensPerSecond > 0) {
-			ms := sc.Models[simModel(a)]
-			if s.TTFTMillis > 0 {
-				ms.TTFTMillis = &s.TTFTMillis
-			}
-			if s.TokensPerSecond > 0 {
-				ms.TokensPerSecond = &s.TokensPerSecond
-			}
-			sc.Models[simModel(a)] = ms
-		}
-	}
-	for key, sc := range simScripts {
-		srv := llmsim.New(sc)
-		// Nobody reads this simulator's request log: keep it small, as a
-		// team may serve requests for as long as massgen serve runs.
-		srv.DropMessages()
-		srv.KeepRequests(256)
-		url, err := srv.Start("127.0.0.1:0")
-		if err != nil {
-			t.Close()
-			return nil, execErr("cannot start the simulator: %w", err)
-		}
-		t.sims = append(t.sims, srv)
-		sims[key] = url
+	sims, err := t.startSims(cfg)
+	if err != nil {
+		t.Close()
+		return nil, err
 	}
 	breakers := map[string]*llm.Breaker{} // one per endpoint, shared by its agents
 	limiters := map[string]*llm.Limiter{} // one per endpoint and model
 	for _, a := range cfg.Agents {
-		m, endpoint, err := buildModel(a, getenv, sims)
+		m, params, endpoint, err := buildModel(a, getenv, sims)
 		if err != nil {
 			t.Close()
 			return nil, err
@@ -124,51 +80,11 @@ func buildTeam(cfg *config.Config, getenv func(string) string) (*team, error) {
 		m = llm.WithRetry(llm.WithBreaker(llm.WithRateLimit(m, limiters[lkey]), b, a.Backend.Type), retries)
 		t.agents = append(t.agents, orchestrator.Agent{
 			ID: a.ID, Backend: a.Backend.Type, ModelName: modelName(a), Model: m,
-			Params: providerParams(a.Backend), SystemMessage: a.SystemMessage, Simulated: a.Backend.Type == "sim", Cost: cost,
+			Params: params, SystemMessage: a.SystemMessage, Simulated: a.Backend.Type == "sim", Cost: cost,
 		})
 	}
 	return t, nil
 }
-
-// simKey names the simulator an agent runs on: one per scenario file, one
-// per agent with an inline scenario, one shared by all the rest.
-func simKey(a config.Agent) string {
-	if a.Backend.Sim != nil && a.Backend.Sim.Inline != nil {
-		return "inline:" + a.ID
-	}
-	if a.Backend.Sim == nil || a.Backend.Sim.Scenario == "" {
-		return ""
-	}
-	return a.Backend.Sim.Scenario // config resolved it against the config file's directory
-}
-
-func loadScenario(key string, sim *config.SimBackend) (*llmsim.Scenario, error) {
-	var sc *llmsim.Scenario
-	var err error
-	switch {
-	case key == "":
-		return &llmsim.Scenario{Models: map[string]llmsim.ModelScript{}}, nil
-	case strings.HasPrefix(key, "inline:"):
-		var data []byte
-		if data, err = yaml.Marshal(sim.Inline); err == nil {
-			sc, err = llmsim.ParseScenario(data)
-		}
-		if err != nil {
-			err = fmt.Errorf("inline scenario: %w", err)
-		}
-	default:
-		sc, err = llmsim.LoadScenario(key)
-	}
-	if err != nil {
-		return nil, err
-	}
-	if sc.Models == nil {
-		sc.Models = map[string]llmsim.ModelScript{}
-	}
-	return sc, nil
-}
-
-func simModel(a config.Agent) string { return cmp.Or(a.Backend.Model, "sim") }
 
 func modelName(a config.Agent) string {
 	if a.Backend.Type == "sim" {
@@ -177,79 +93,45 @@ func modelName(a config.Agent) string {
 	return a.Backend.Model
 }
 
-// buildModel makes the llm.Model for one agent, and names its endpoint.
-func buildModel(a config.Agent, getenv func(string) string, sims map[string]string) (llm.Model, string, error) {
+// buildModel makes the llm.Model for one agent through the provider
+// registered for its backend type, and returns the request parameters its
+// provider prepared and the endpoint it talks to.
+func buildModel(a config.Agent, getenv func(string) string, sims map[string]string) (llm.Model, map[string]any, string, error) {
 	b := a.Backend
 	spec, ok := provider.Lookup(b.Type)
 	if !ok {
-		return nil, "", usageErr("agent %s: unknown backend type %q%s", a.ID, b.Type, suggestType(b.Type))
+		return nil, nil, "", usageErr("agent %s: unknown backend type %q%s", a.ID, b.Type, suggestType(b.Type))
 	}
-	if b.Type == "sim" {
-		url := sims[simKey(a)]
-		return chatcompat.New(chatcompat.Options{Provider: "sim", BaseURL: url, APIKey: "sim", Model: simModel(a), Stream: b.Stream}), url, nil
-	}
-	if !spec.Native {
-		return nil, "", usageErr("agent %s: backend type %q is recognised but not supported by this version yet; "+
+	p, ok := llm.LookupProvider(b.Type)
+	if !ok || !spec.Native {
+		return nil, nil, "", usageErr("agent %s: backend type %q is recognised but not supported by this version yet; "+
 			"use an OpenAI-compatible type (openai, claude, gemini, grok, groq, openrouter, chatcompletion with base_url, …)", a.ID, b.Type)
 	}
-	// The environment override wins over the config: it is this run's choice.
-	base := cmp.Or(baseURLOverride(b.Type, getenv), b.BaseURL, spec.BaseURL)
-	if b.Type == "azure_openai" {
-		endpoint, _ := b.Params["azure_endpoint"].(string)
-		base = azureBase(cmp.Or(base, endpoint, getenv("AZURE_OPENAI_ENDPOINT")))
-		if base == "" {
-			return nil, "", usageErr("agent %s: backend azure_openai needs its endpoint: set AZURE_OPENAI_ENDPOINT "+
-				"(https://<resource>.openai.azure.com), or base_url in the config", a.ID)
+	lb := llm.Backend{Type: b.Type, Model: modelName(a), APIKey: b.APIKey, Stream: b.Stream, Params: requestParams(b), Getenv: getenv,
+		// The environment override wins over the config: it is this run's choice.
+		BaseURL: cmp.Or(baseURLOverride(b.Type, getenv), b.BaseURL, spec.BaseURL)}
+	if b.Type == "sim" {
+		lb.BaseURL = sims[simKey(a)] // the simulator this team started for it
+	}
+	if p.Prepare != nil {
+		if err := p.Prepare(&lb); err != nil {
+			return nil, nil, "", usageErr("agent %s: %v", a.ID, err)
 		}
 	}
-	if base == "" {
-		return nil, "", usageErr("agent %s: backend %s needs base_url (the endpoint of the OpenAI-compatible server)", a.ID, b.Type)
+	if lb.BaseURL == "" {
+		return nil, nil, "", usageErr("agent %s: backend %s needs base_url (the endpoint of the OpenAI-compatible server)", a.ID, b.Type)
 	}
-	key := b.APIKey
 	vars := provider.KeyEnv(b.Type, b.BaseURL)
 	for _, v := range vars {
-		if key == "" {
-			key = getenv(v)
+		if lb.APIKey == "" {
+			lb.APIKey = getenv(v)
 		}
 	}
-	if key == "" && len(vars) > 0 && !isLocal(base) {
-		return nil, "", usageErr("agent %s: backend %s needs an API key: set %s (in the environment or a .env file), or api_key in the config",
+	if lb.APIKey == "" && len(vars) > 0 && !isLocal(lb.BaseURL) {
+		return nil, nil, "", usageErr("agent %s: backend %s needs an API key: set %s (in the environment or a .env file), or api_key in the config",
 			a.ID, b.Type, strings.Join(vars, " or "))
 	}
-	return newModel(spec.Wire, b, base, key), base, nil
-}
-
-// azureBase turns an Azure OpenAI resource endpoint into the base URL of its
-// OpenAI-compatible v1 API. A URL that already has a path (a gateway, the
-// simulator, or .../openai/v1 itself) is used as given.
-func azureBase(endpoint string) string {
-	if endpoint == "" {
-		return ""
-	}
-	u, err := url.Parse(endpoint)
-	if err != nil || strings.Trim(u.Path, "/") != "" {
-		return strings.TrimRight(endpoint, "/")
-	}
-	return strings.TrimRight(endpoint, "/") + "/openai/v1"
-}
-
-// newModel picks the adapter for a wire API. Each adapter package speaks one
-// API on its official SDK; adding a provider of an existing wire is a line
-// in internal/provider, adding a wire is a case here.
-func newModel(wire provider.Wire, b config.Backend, base, key string) llm.Model {
-	switch wire {
-	case provider.WireResponses:
-		return openai.New(openai.Options{Provider: b.Type, BaseURL: base, APIKey: key, Model: b.Model})
-	case provider.WireAnthropic:
-		return anthropic.New(anthropic.Options{Provider: b.Type, BaseURL: base, APIKey: key, Model: b.Model})
-	case provider.WireGemini:
-		return gemini.New(gemini.Options{Provider: b.Type, BaseURL: base, APIKey: key, Model: b.Model})
-	}
-	var headers map[string]string
-	if b.Type == "azure_openai" {
-		headers = map[string]string{"api-key": key} // Azure's own header; its v1 API takes the bearer too
-	}
-	return chatcompat.New(chatcompat.Options{Provider: b.Type, BaseURL: base, APIKey: cmp.Or(key, "none"), Model: b.Model, Stream: b.Stream, Headers: headers})
+	return p.New(lb), lb.Params, lb.BaseURL, nil
 }
 
 // baseURLOverride reads MASSGEN_<TYPE>_BASE_URL, so a whole config can be
@@ -262,32 +144,19 @@ func isLocal(url string) bool {
 	return strings.Contains(url, "://localhost") || strings.Contains(url, "://127.0.0.1") || strings.Contains(url, "://[::1]")
 }
 
-// providerParams are the request parameters of a backend: its pass-through
-// keys plus the built-in tool flags its provider supports (the adapters turn
-// them into provider-side tools; Grok takes them as Live Search).
-func providerParams(b config.Backend) map[string]any {
+// requestParams are the request parameters of a backend before its
+// provider prepares them: its pass-through keys plus the built-in tool
+// flags its type supports (the adapters turn them into provider-side tools).
+func requestParams(b config.Backend) map[string]any {
 	spec, _ := provider.Lookup(b.Type)
-	out := map[string]any{}
-	for k, v := range b.Params {
-		out[k] = v
-	}
-	if b.Type == "azure_openai" {
-		// Connection settings, not request parameters. The v1 API has no
-		// api-version; the key is accepted and ignored.
-		delete(out, "azure_endpoint")
-		delete(out, "api_version")
+	out := maps.Clone(b.Params)
+	if out == nil {
+		out = map[string]any{}
 	}
 	for _, flag := range spec.Builtins {
-		if on, _ := b.Extra[flag].(bool); !on {
-			continue
+		if on, _ := b.Extra[flag].(bool); on {
+			out[flag] = true
 		}
-		if b.Type == "grok" {
-			if _, set := out["search_parameters"]; !set {
-				out["search_parameters"] = map[string]any{"mode": "auto"}
-			}
-			continue
-		}
-		out[flag] = true
 	}
 	return out
 }

@@ -6,6 +6,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/massgen/massgen/internal/config"
+	"github.com/massgen/massgen/internal/llm"
+	"github.com/massgen/massgen/internal/provider"
 )
 
 func TestBuiltinToolFlagsReachTheProviderAdapters(t *testing.T) {
@@ -22,28 +24,15 @@ func TestBuiltinToolFlagsReachTheProviderAdapters(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff(tt.want, providerParams(cfg.Agents[0].Backend)); diff != "" {
+		_, params, _, err := buildModel(cfg.Agents[0], func(string) string { return "key" }, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(tt.want, params); diff != "" {
 			t.Errorf("%s (-want +got):\n%s", tt.backend, diff)
 		}
 	}
 }
-
-
-func TestAzureEndpointBecomesItsV1Base(t *testing.T) {
-	tests := map[string]string{
-		"https://res.openai.azure.com":            "https://res.openai.azure.com/openai/v1",
-		"https://res.openai.azure.com/":           "https://res.openai.azure.com/openai/v1",
-		"https://res.openai.azure.com/openai/v1/": "https://res.openai.azure.com/openai/v1",
-		"http://127.0.0.1:8089/v1":                "http://127.0.0.1:8089/v1",
-		"":                                        "",
-	}
-	for in, want := range tests {
-		if got := azureBase(in); got != want {
-			t.Errorf("azureBase(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 
 func TestModelWithProviderPrefixSelectsTheProviderAndDropsThePrefix(t *testing.T) {
 	cfg, err := quickConfig(&Request{Model: "openrouter/openai/gpt-4o-mini"}, func(string) string { return "" })
@@ -55,3 +44,18 @@ func TestModelWithProviderPrefixSelectsTheProviderAndDropsThePrefix(t *testing.T
 	}
 }
 
+// Every backend type the catalogue says this build runs has a registered
+// provider, and every registered provider is in the catalogue.
+func TestEveryNativeBackendTypeIsRegistered(t *testing.T) {
+	for _, typ := range provider.Names() {
+		spec, _ := provider.Lookup(typ)
+		if _, ok := llm.LookupProvider(typ); ok != spec.Native {
+			t.Errorf("%s: registered %v, native %v", typ, ok, spec.Native)
+		}
+	}
+	for _, typ := range llm.Registered() {
+		if _, ok := provider.Lookup(typ); !ok {
+			t.Errorf("%s is registered but not in the provider catalogue", typ)
+		}
+	}
+}
