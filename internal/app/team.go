@@ -45,8 +45,13 @@ func buildTeam(cfg *config.Config, getenv func(string) string) (*team, error) {
 	}
 	breakers := map[string]*llm.Breaker{} // one per endpoint, shared by its agents
 	limiters := map[string]*llm.Limiter{} // one per endpoint and model
+	var problems []error
 	for _, a := range cfg.Agents {
 		m, params, endpoint, err := buildModel(a, getenv, sims)
+		if KindOf(err) == KindConfig {
+			problems = append(problems, err) // name them all: one fix-and-retry round, not one per agent
+			continue
+		}
 		if err != nil {
 			t.Close()
 			return nil, err
@@ -83,7 +88,23 @@ func buildTeam(cfg *config.Config, getenv func(string) string) (*team, error) {
 			Params: params, SystemMessage: a.SystemMessage, Simulated: a.Backend.Type == "sim", Cost: cost,
 		})
 	}
+	if len(problems) > 0 {
+		t.Close()
+		return nil, agentsErr(problems)
+	}
 	return t, nil
+}
+
+// agentsErr reports the agents that cannot start, all of them.
+func agentsErr(problems []error) error {
+	if len(problems) == 1 {
+		return problems[0]
+	}
+	lines := make([]string, len(problems))
+	for i, p := range problems {
+		lines[i] = "  " + p.Error()
+	}
+	return usageErr("%d agents cannot start:\n%s", len(problems), strings.Join(lines, "\n"))
 }
 
 func modelName(a config.Agent) string {
