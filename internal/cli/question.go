@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -26,6 +27,12 @@ func runQuestion(ctx context.Context, env *Env, rq app.Request, outputFile strin
 		d.run(sub)
 	}
 	rq.ObserveSkips = event.Deltas // the progress lines show no streamed text
+	if outputFile != "" {
+		// Found now, not after the run has spent its tokens.
+		if err := checkWritable(outputPath(env, outputFile)); err != nil {
+			return usageErr("cannot write --output-file: %v", err)
+		}
+	}
 	out, err := app.Execute(ctx, env.app(), rq)
 	if err != nil {
 		return err
@@ -36,13 +43,13 @@ func runQuestion(ctx context.Context, env *Env, rq app.Request, outputFile strin
 // finish prints the outcome and maps it to an exit code.
 func finish(env *Env, automation bool, outputFile string, out *app.Outcome) error {
 	res, answerFile := out.Result, out.AnswerFile
+	var writeErr error
 	if res.Status == orchestrator.Completed && outputFile != "" {
-		p := outputFile
-		if !filepath.IsAbs(p) {
-			p = filepath.Join(env.WorkDir, p)
-		}
-		if err := os.WriteFile(p, []byte(res.Final+"\n"), 0o644); err != nil {
-			return &exitError{code: ExitExecution, err: fmt.Errorf("cannot write --output-file: %w", err)}
+		writeErr = os.WriteFile(outputPath(env, outputFile), []byte(res.Final+"\n"), 0o644)
+		if writeErr != nil && automation && answerFile == "" {
+			// stdout holds only KEY: value lines, and no log keeps the
+			// answer: stderr is the one place left for it.
+			fmt.Fprintln(env.Stderr, res.Final)
 		}
 	}
 	if automation {
@@ -66,6 +73,9 @@ func finish(env *Env, automation bool, outputFile string, out *app.Outcome) erro
 	}
 	switch res.Status {
 	case orchestrator.Completed:
+		if writeErr != nil {
+			return &exitError{code: ExitExecution, err: fmt.Errorf("cannot write --output-file (the answer was printed instead): %w", writeErr)}
+		}
 		return nil
 	case orchestrator.TimedOut:
 		return &exitError{code: ExitTimeout, err: res.Err}
@@ -74,6 +84,28 @@ func finish(env *Env, automation bool, outputFile string, out *app.Outcome) erro
 	default:
 		return &exitError{code: ExitExecution, err: res.Err}
 	}
+}
+
+func outputPath(env *Env, p string) string {
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(env.WorkDir, p)
+	}
+	return p
+}
+
+// checkWritable tells whether path can be written, leaving an existing
+// file as it is and no new one behind.
+func checkWritable(path string) error {
+	_, statErr := os.Stat(path)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	f.Close()
+	if errors.Is(statErr, fs.ErrNotExist) {
+		return os.Remove(path)
+	}
+	return nil
 }
 
 // printUsage ends plain output with what the run spent, per agent.
