@@ -119,14 +119,14 @@ func modelName(a config.Agent) string {
 // provider prepared and the endpoint it talks to.
 func buildModel(a config.Agent, getenv func(string) string, sims map[string]string) (llm.Model, map[string]any, string, error) {
 	b := a.Backend
-	spec, ok := provider.Lookup(b.Type)
-	if !ok {
-		return nil, nil, "", usageErr("agent %s: unknown backend type %q%s", a.ID, b.Type, suggestType(b.Type))
+	// The verdict config validation gives, for teams built in code too.
+	if vd := provider.Judge(b.Type, b.Model, b.BaseURL); !vd.OK() {
+		return nil, nil, "", usageErr("agent %s: %s", a.ID, vd)
 	}
+	spec, _ := provider.Lookup(b.Type)
 	p, ok := llm.LookupProvider(b.Type)
-	if !ok || !spec.Native {
-		return nil, nil, "", usageErr("agent %s: backend type %q is recognised but not supported by this version yet; "+
-			"use an OpenAI-compatible type (openai, claude, gemini, grok, groq, openrouter, chatcompletion with base_url, …)", a.ID, b.Type)
+	if !ok {
+		return nil, nil, "", execErr("agent %s: no provider for backend type %q is linked into this program", a.ID, b.Type)
 	}
 	lb := llm.Backend{Type: b.Type, Model: modelName(a), APIKey: b.APIKey, Stream: b.Stream, Params: requestParams(b), Getenv: getenv,
 		// The environment override wins over the config: it is this run's choice.
