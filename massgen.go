@@ -9,27 +9,45 @@
 //	if err != nil { … }            // config or setup problem
 //	fmt.Println(res.Status, res.Answer)
 //
-// The command-line tool (cmd/massgen) is a thin layer over the same code.
+// The team can also be given as a value: MassGen YAML in memory
+// (Options.ConfigYAML) or agents described in code (Options.Agents). Stream
+// runs the same way and yields the run's events while it goes.
+//
+// This package is a thin face over internal/app, which the command-line
+// tool (cmd/massgen) and `massgen serve` use too. It links neither the
+// command line nor the HTTP server.
 package massgen
 
 import (
 	"context"
+	"fmt"
 	"io"
-	"os"
 	"time"
 
-	"github.com/massgen/massgen/internal/cli"
+	"github.com/massgen/massgen/internal/app"
+	"github.com/massgen/massgen/internal/config"
+	"github.com/massgen/massgen/internal/event"
 	"github.com/massgen/massgen/internal/llm"
+	"github.com/massgen/massgen/internal/orchestrator"
+	"github.com/massgen/massgen/internal/provider"
 )
 
 // Options choose the team and where the run keeps its logs.
 type Options struct {
-	// Config is a MassGen YAML/JSON file or "@examples/NAME". Empty means:
-	// Model if set, else ./.massgen/config.yaml, ~/.config/massgen/config.yaml,
-	// else a team built from the API keys found in the environment.
-	Config string
-	// Model runs a single agent on this model (backend inferred, or Backend).
+	// The team, given one way at most. Config is a MassGen YAML/JSON file or
+	// "@examples/NAME"; ConfigYAML is the same given as a value; Agents is a
+	// team described in code (the orchestrator's settings are MassGen's
+	// defaults); Model runs a single agent on this model (backend inferred,
+	// or Backend). None of them: ./.massgen/config.yaml,
+	// ~/.config/massgen/config.yaml, else a team built from the API keys
+	// found in the environment.
+	Config                                 string
+	ConfigYAML                             []byte
+	Agents                                 []AgentSpec
 	Model, Backend, BaseURL, SystemMessage string
+	// History holds the earlier turns of a conversation, oldest first;
+	// every agent sees them before the question.
+	History []Message
 	// Timeout overrides the config's whole-run timeout.
 	Timeout time.Duration
 	// NoLogs skips the log directory; LogDir changes its root
@@ -42,11 +60,49 @@ type Options struct {
 	WorkDir string
 	// Warnings receives config warnings (default discarded).
 	Warnings io.Writer
+	// OnEvent, when set, is called with each event of the run as it
+	// happens, in order, from one goroutine. The streamed-text events
+	// (text_delta, reasoning_delta, final_delta) may be skipped when OnEvent
+	// is slow; every other event is delivered. The run does not wait for
+	// OnEvent, but Run returns only once it has seen the last event.
+	OnEvent func(Event)
 }
 
-// Status is how a run ended: "completed", "timeout" (no answer before the
-// deadline), "failed" (every agent failed) or "interrupted" (ctx cancelled).
-type Status string
+// AgentSpec describes one agent of a team given in code.
+type AgentSpec struct {
+	ID string
+	// Backend is the backend type: openai, claude, gemini, grok,
+	// chatcompletion, groq, openrouter, sim, … ("" infers it from Model).
+	Backend string
+	Model   string
+	BaseURL string // for compatible endpoints; "" uses the backend's own
+	APIKey  string // "" reads the backend's variable (OPENAI_API_KEY, …)
+	// SystemMessage is the agent's own instructions.
+	SystemMessage string
+	// Params are provider parameters sent with every request
+	// (temperature, max_tokens, reasoning, …), as a config's backend keys.
+	Params map[string]any
+}
+
+// Message is one earlier turn of a conversation.
+type Message struct {
+	Role    string // "user" or "assistant"
+	Content string
+}
+
+// Status is how a run ended.
+type Status = orchestrator.Status
+
+// The ways a run ends.
+const (
+	Completed   = orchestrator.Completed   // a final answer was produced
+	TimedOut    = orchestrator.TimedOut    // the deadline passed with no answer at all
+	Failed      = orchestrator.Failed      // every agent failed
+	Interrupted = orchestrator.Interrupted // the context was cancelled
+)
+
+// Usage counts the tokens of an agent's requests.
+type Usage = llm.Usage
 
 // Result is what a run produced.
 type Result struct {
@@ -55,7 +111,8 @@ type Result struct {
 	Winner   string         // id of the agent whose answer won
 	How      string         // how the winner was chosen
 	Votes    map[string]int // votes per agent id in the final round
-	Usage    map[string]llm.Usage
+	Usage    map[string]Usage
+	CostUSD  float64 // the whole run, priced from the model catalogue
 	Duration time.Duration
 	LogDir   string // "" with NoLogs
 	Err      error  // why the run did not complete, if it did not
@@ -65,21 +122,60 @@ type Result struct {
 // the run starts (bad config, missing API key); how the run itself ended is
 // in Result.Status and Result.Err.
 func Run(ctx context.Context, question string, o Options) (*Result, error) {
-	env := &cli.Env{Getenv: o.Getenv, Stdout: io.Discard, Stderr: o.Warnings, WorkDir: o.WorkDir}
-	if env.Getenv == nil {
-		env.Getenv = os.Getenv
+	hist, err := history(o.History)
+	if err != nil {
+		return nil, err
 	}
-	if env.Stderr == nil {
-		env.Stderr = io.Discard
+	env := &app.Env{Getenv: o.Getenv, Stderr: o.Warnings, WorkDir: o.WorkDir}
+	rq := app.Request{
+		Question: question, Config: o.Config, ConfigYAML: o.ConfigYAML, Agents: agents(o.Agents),
+		Model: o.Model, Backend: o.Backend, BaseURL: o.BaseURL, SystemMessage: o.SystemMessage,
+		History: hist, Timeout: o.Timeout.Seconds(), NoLogs: o.NoLogs, LogDir: o.LogDir,
 	}
-	out, err := cli.Execute(ctx, env, cli.Request{
-		Question: question, Config: o.Config, Model: o.Model, Backend: o.Backend, BaseURL: o.BaseURL,
-		SystemMessage: o.SystemMessage, Timeout: o.Timeout.Seconds(), NoLogs: o.NoLogs, LogDir: o.LogDir,
-	})
+	if o.OnEvent != nil {
+		rq.Observe = func(sub *event.Subscription, _ []orchestrator.Agent, _ string) {
+			for {
+				e, ok := sub.Next(nil)
+				if !ok {
+					return
+				}
+				o.OnEvent(eventFrom(e))
+			}
+		}
+	}
+	out, err := app.Execute(ctx, env, rq)
 	if err != nil {
 		return nil, err
 	}
 	r := out.Result
-	return &Result{Status: Status(r.Status), Answer: r.Final, Winner: r.Winner, How: r.How, Votes: r.Tally,
-		Usage: r.Usage, Duration: r.Duration, LogDir: out.LogDir, Err: r.Err}, nil
+	return &Result{Status: r.Status, Answer: r.Final, Winner: r.Winner, How: r.How, Votes: r.Tally,
+		Usage: r.Usage, CostUSD: r.TotalCost(), Duration: r.Duration, LogDir: out.LogDir, Err: r.Err}, nil
+}
+
+// agents turns a team given in code into config agents, as the YAML
+// decoder would: the backend type is inferred from the model when absent.
+func agents(specs []AgentSpec) []config.Agent {
+	var out []config.Agent
+	for _, s := range specs {
+		b := config.Backend{Type: s.Backend, Model: s.Model, BaseURL: s.BaseURL, APIKey: s.APIKey, Stream: true, Params: s.Params}
+		if b.Type == "" {
+			b.Type = provider.InferType(s.Model)
+		}
+		if b.Type == "sim" {
+			b.Sim = &config.SimBackend{}
+		}
+		out = append(out, config.Agent{ID: s.ID, SystemMessage: s.SystemMessage, Backend: b})
+	}
+	return out
+}
+
+func history(ms []Message) ([]llm.Message, error) {
+	var out []llm.Message
+	for i, m := range ms {
+		if r := llm.Role(m.Role); r != llm.RoleUser && r != llm.RoleAssistant {
+			return nil, &app.Error{Kind: app.KindConfig, Err: fmt.Errorf("History[%d]: role %q, want \"user\" or \"assistant\"", i, m.Role)}
+		}
+		out = append(out, llm.Message{Role: llm.Role(m.Role), Content: m.Content})
+	}
+	return out, nil
 }

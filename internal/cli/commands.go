@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/massgen/massgen/examples"
+	"github.com/massgen/massgen/internal/app"
 	"github.com/massgen/massgen/internal/config"
 	"github.com/massgen/massgen/internal/llmsim"
 	"github.com/spf13/cobra"
@@ -24,11 +25,11 @@ version ignores (an upstream feature it does not implement yet, an unknown key),
 or one it reads with a caveat, means a run would not do exactly what the file asks.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			getenv, err := loadEnv(env)
+			getenv, err := app.LoadEnv(env.app())
 			if err != nil {
 				return err
 			}
-			cfg, err := loadConfigArg(env, args[0], getenv)
+			cfg, err := app.LoadConfig(env.app(), args[0], getenv)
 			var diags config.Diagnostics
 			ignored := []string{}
 			if cfg != nil {

@@ -3,6 +3,8 @@ package cli
 import (
 	"errors"
 	"fmt"
+
+	"github.com/massgen/massgen/internal/app"
 )
 
 // Exit codes, a contract with scripts that call massgen.
@@ -33,6 +35,12 @@ func codeOf(err error) int {
 	}
 	if e, ok := errors.AsType[*exitError](err); ok {
 		return e.code
+	}
+	switch app.KindOf(err) {
+	case app.KindConfig:
+		return ExitConfig
+	case app.KindExecution:
+		return ExitExecution
 	}
 	return ExitConfig // cobra's own flag and argument errors
 }

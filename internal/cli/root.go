@@ -8,10 +8,9 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-)
 
-// Version is set at build time with -ldflags "-X github.com/massgen/massgen/internal/cli.Version=…".
-var Version = "0.1.0-dev"
+	"github.com/massgen/massgen/internal/app"
+)
 
 // Env is the process environment as the CLI sees it; tests pass their own.
 type Env struct {
@@ -25,6 +24,12 @@ type Env struct {
 	// DotEnvLoaded says Getenv already includes the .env files, so Execute
 	// does not read them again (the server loads them once, at start).
 	DotEnvLoaded bool
+}
+
+// app is the part of env a run sees. It points at env's fields' values, so
+// the defaults a run fills in (WorkDir, Now) do not leak back.
+func (e *Env) app() *app.Env {
+	return &app.Env{Getenv: e.Getenv, Stderr: e.Stderr, Now: e.Now, WorkDir: e.WorkDir, DotEnvLoaded: e.DotEnvLoaded}
 }
 
 // Run executes the massgen command line and returns the process exit code.
@@ -48,8 +53,9 @@ func Run(ctx context.Context, args []string, env Env) int {
 }
 
 func newRoot(ctx context.Context, env *Env, argv []string) *cobra.Command {
-	rq := Request{Args: argv}
+	rq := app.Request{Args: argv}
 	var outputFile string
+	var up upstreamFlags
 	root := &cobra.Command{
 		Use:   `massgen [flags] "question"`,
 		Short: "Several LLM agents answer in parallel, refine each other's answers and vote; the best answer wins.",
@@ -60,13 +66,28 @@ presents the final answer, which is printed alone on stdout.
 
 Try it without any API key on the built-in simulator:
   massgen --config @examples/sim_three_agents "What is the capital of France?"`,
-		Args:          cobra.MaximumNArgs(1),
+		Args:          cobra.ArbitraryArgs, // checked in RunE, after command words
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Version:       Version,
+		Version:       app.Version,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 0 {
+			if done, err := up.mapped(cmd); done {
+				return err
+			}
+			if err := up.unavailable(); err != nil {
+				return err
+			}
+			// A command word after -- is a question.
+			if len(args) > 0 && cmd.ArgsLenAtDash() != 0 {
+				if err := commandWord(args[0]); err != nil {
+					return err
+				}
+			}
+			switch {
+			case len(args) == 0:
 				return usageErr("no question given: run massgen \"your question\" (interactive mode is not available yet)")
+			case len(args) > 1:
+				return usageErr("one question at a time: quote it, as in massgen \"%s\"", strings.Join(args, " "))
 			}
 			if cmd.Flags().Changed("orchestrator-timeout") && rq.Timeout <= 0 {
 				return usageErr("--orchestrator-timeout must be a positive number of seconds")
@@ -87,6 +108,7 @@ Try it without any API key on the built-in simulator:
 	fl.BoolVar(&rq.NoLogs, "no-logs", false, "do not write the log directory")
 	fl.StringVar(&rq.LogDir, "log-dir", "", "root of the log directories (default .massgen/massgen_logs)")
 	fl.BoolVar(&rq.Debug, "debug", false, "verbose logging to stderr and massgen.log")
+	up.register(root)
 	root.AddCommand(newConfigCmd(env), newSimCmd(env), newExamplesCmd(env), newServeCmd(env))
 	return root
 }

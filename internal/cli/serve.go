@@ -21,6 +21,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/massgen/massgen/examples"
+	"github.com/massgen/massgen/internal/app"
 	"github.com/massgen/massgen/internal/event"
 	"github.com/massgen/massgen/internal/orchestrator"
 	"github.com/massgen/massgen/internal/provider"
@@ -40,21 +41,26 @@ type ServeOptions struct {
 	Debug        bool   // each run's events to stderr, as --debug
 }
 
-// ServeRunner runs massgen serve's requests: each one is an Execute with
-// the usual logs, its events passed to the request's observer. Requests for
-// the same config share one team (teamCache). Close it once the server has
-// shut down.
+// ServeRunner runs massgen serve's requests: each one is an app.Execute
+// with the usual logs, its events passed to the request's observer.
+// Requests for the same config share one team (app.TeamCache). Close it
+// once the server has shut down.
+//
+// It lives here, not in internal/server, because it is a translation
+// between the two: server knows HTTP and its own RunRequest, app knows
+// runs, and neither needs the other (server's tests run on fake runners,
+// and app must not import server).
 type ServeRunner struct {
-	env   Env
+	env   app.Env
 	o     ServeOptions
-	teams *teamCache
+	teams *app.TeamCache
 }
 
 // NewServeRunner returns the server's runner. env is copied; its Stderr
 // (config warnings, --debug output) is shared by concurrent runs and is
 // serialised here.
 func NewServeRunner(env *Env, o ServeOptions) *ServeRunner {
-	base := *env
+	base := *env.app()
 	if base.WorkDir == "" {
 		base.WorkDir, _ = os.Getwd()
 	}
@@ -65,12 +71,11 @@ func NewServeRunner(env *Env, o ServeOptions) *ServeRunner {
 		base.Getenv = os.Getenv
 	}
 	// Read the .env files once, not on every request.
-	if getenv, err := loadEnv(&base); err == nil {
+	if getenv, err := app.LoadEnv(&base); err == nil {
 		base.Getenv, base.DotEnvLoaded = getenv, true
 	}
-	base.Stdout = cmp.Or[io.Writer](base.Stdout, io.Discard)
 	base.Stderr = &syncWriter{w: cmp.Or[io.Writer](base.Stderr, io.Discard)}
-	return &ServeRunner{env: base, o: o, teams: newTeamCache()}
+	return &ServeRunner{env: base, o: o, teams: app.NewTeamCache()}
 }
 
 // Close stops the shared teams (the in-process simulators of `type: sim`
@@ -80,8 +85,8 @@ func (s *ServeRunner) Close() { s.teams.Close() }
 // Run is a server.Runner.
 func (s *ServeRunner) Run(ctx context.Context, r server.RunRequest) (*server.RunResult, error) {
 	o := s.o
-	rq := Request{Question: r.Question, History: r.History, ClientTools: r.Tools,
-		NoLogs: o.NoLogs, LogDir: o.LogDir, Debug: o.Debug, Args: []string{"serve"}, prepare: s.teams.prepare}
+	rq := app.Request{Question: r.Question, History: r.History, ClientTools: r.Tools,
+		NoLogs: o.NoLogs, LogDir: o.LogDir, Debug: o.Debug, Args: []string{"serve"}, Teams: s.teams}
 	switch {
 	case r.Config != "":
 		rq.Config = r.Config
@@ -115,9 +120,9 @@ func (s *ServeRunner) Run(ctx context.Context, r server.RunRequest) (*server.Run
 		}
 	}
 	env := s.env
-	out, err := Execute(ctx, &env, rq)
+	out, err := app.Execute(ctx, &env, rq)
 	if err != nil {
-		if codeOf(err) == ExitConfig {
+		if app.KindOf(err) == app.KindConfig {
 			return nil, &server.Error{Status: http.StatusBadRequest, Code: "invalid_config", Message: err.Error(), Err: err}
 		}
 		return nil, err
@@ -256,7 +261,7 @@ func serve(cmd *cobra.Command, env *Env, f serveFlags) error {
 	if env.WorkDir == "" {
 		env.WorkDir, _ = os.Getwd()
 	}
-	getenv, err := loadEnv(env)
+	getenv, err := app.LoadEnv(env.app())
 	if err != nil {
 		return err
 	}
@@ -294,8 +299,8 @@ func serve(cmd *cobra.Command, env *Env, f serveFlags) error {
 	// Check the default config now, so that a typo fails at start rather
 	// than on every request. Discovery may legitimately find nothing (no
 	// key set): the massgen/<example> models still work, so only warn.
-	probe := Request{Config: f.config, Model: f.defaultModel}
-	if _, err := resolveConfig(env, &probe, getenv); err != nil {
+	probe := app.Request{Config: f.config, Model: f.defaultModel}
+	if _, err := app.ResolveConfig(env.app(), &probe, getenv); err != nil {
 		if f.config != "" || f.defaultModel != "" {
 			return err
 		}
@@ -312,7 +317,7 @@ func serve(cmd *cobra.Command, env *Env, f serveFlags) error {
 	defer runner.Close() // after Shutdown: no run uses the teams any more
 	srv := server.New(server.Deps{
 		Run:     runner.Run,
-		Configs: configs, Version: Version, APIKey: f.apiKey, CORSOrigins: splitList(f.cors),
+		Configs: configs, Version: app.Version, APIKey: f.apiKey, CORSOrigins: splitList(f.cors),
 		ListenHost: f.host, AllowedHosts: splitList(f.allowedHosts),
 		MaxConcurrent: f.maxConcurrent, MaxQueue: f.maxQueue, MaxBodyBytes: f.maxBody, Logger: logger,
 	})

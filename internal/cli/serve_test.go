@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/massgen/massgen/internal/app"
 )
 
 // serveBuffer is a stderr that the server and the test read concurrently.
@@ -117,7 +119,7 @@ func TestServeAnswersAndStopsOnCancel(t *testing.T) {
 	}
 	b, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if !strings.Contains(string(b), `"service":"massgen-server"`) || !strings.Contains(string(b), `"version":"`+Version+`"`) {
+	if !strings.Contains(string(b), `"service":"massgen-server"`) || !strings.Contains(string(b), `"version":"`+app.Version+`"`) {
 		t.Errorf("/health = %s", b)
 	}
 	code, body := p.post(t, "", `{"model":"massgen","messages":[{"role":"user","content":"What is 2+2?"}]}`)

@@ -49,6 +49,13 @@ func TestReferenceConfigsLoad(t *testing.T) {
 				}
 				return
 			}
+			if err != nil && strings.Contains(err.Error(), "is recognised but not supported by this version yet") {
+				// claude_code and ag2: one verdict with the run (provider.Judge).
+				if data, _ := os.ReadFile(path); !strings.Contains(string(data), "claude_code") && !strings.Contains(string(data), "ag2") {
+					t.Errorf("refused as unsupported, but names neither claude_code nor ag2: %v", err)
+				}
+				return
+			}
 			if err != nil {
 				t.Fatalf("does not load:\n%v", err)
 			}
@@ -101,6 +108,8 @@ func TestReferenceConfigKeysAreClassified(t *testing.T) {
 		cfg, diags := parse(data, path, envOf(nil))
 		for _, d := range diags {
 			switch {
+			case strings.Contains(d.Message, "is recognised but not supported by this version yet"):
+				// claude_code and ag2: the one verdict of provider.Judge, checked by TestReferenceConfigsLoad.
 			case strings.Contains(d.Key, ".backend.") && d.Severity == Error && !strings.HasSuffix(d.Key, ".model"):
 				t.Errorf("backend key rejected: %s", d)
 			case strings.Contains(d.Message, "not a parameter massgen knows"), strings.Contains(d.Message, "not a parameter the Gemini adapter knows"):

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strings"
 
 	"github.com/massgen/massgen/internal/provider"
 )
@@ -104,29 +103,9 @@ func (v *validator) agents() {
 }
 
 func (v *validator) backend(b Backend, path string) {
-	names := provider.Names()
-	typeKey, modelKey := join(path, "type"), join(path, "model")
-	spec, known := provider.Lookup(b.Type)
-	switch {
-	case b.Type == "" && b.Model != "":
-		v.errorf(typeKey, fmt.Sprintf("backend has no 'type' and it cannot be inferred from model '%s'", b.Model),
-			"add 'type:', one of: "+strings.Join(names, ", "))
-	case b.Type == "":
-		v.errorf(typeKey, "backend has no 'type'", "add 'type:', one of: "+strings.Join(names, ", "))
-	case !known:
-		sugg := didYouMean(b.Type, names)
-		switch {
-		case sugg != "" && strings.EqualFold(closest(b.Type, names), b.Type):
-			sugg += " (backend types are lowercase)"
-		case sugg == "":
-			sugg = "valid types: " + strings.Join(names, ", ")
-		}
-		v.errorf(typeKey, fmt.Sprintf("unknown backend type '%s'", b.Type), sugg)
-	case b.Model == "" && b.Type != "sim":
-		v.errorf(modelKey, "backend has no 'model'", fmt.Sprintf("add 'model:' with the name of a %s model", b.Type))
-	case spec.NeedsBaseURL && b.BaseURL == "":
-		v.errorf(join(path, "base_url"), fmt.Sprintf("backend type '%s' needs a 'base_url'", b.Type),
-			"add 'base_url:' with the endpoint's URL")
+	// One verdict on the backend kind, the same words as a run's.
+	if vd := provider.Judge(b.Type, b.Model, b.BaseURL); !vd.OK() {
+		v.errorf(join(path, vd.Key), vd.Problem, vd.Suggestion)
 	}
 	if s := b.Sim; s != nil {
 		if s.TTFTMillis < 0 {

@@ -15,6 +15,7 @@ const (
 	WireGemini    Wire = "gemini"     // Google genai
 	WireSim       Wire = "sim"        // the built-in simulator (Chat Completions over loopback)
 	WireCLI       Wire = "cli"        // an external agent program (claude_code)
+	WireExternal  Wire = "external"   // another agent framework (ag2)
 )
 
 // Spec describes one backend kind.
@@ -30,13 +31,15 @@ type Spec struct {
 	// provider-side tools.
 	Builtins []string
 	// Native reports whether massgen can talk to this kind in this build.
-	// Kinds that are recognised but not yet implemented load and validate,
-	// and fail with a clear message when a run needs them.
+	// Kinds that are recognised but not yet implemented get one verdict
+	// from Judge, in validation and at run time alike.
 	Native bool
+	// ModelOptional: the kind picks its own model when none is given.
+	ModelOptional bool
 }
 
 var catalog = []Spec{
-	{Type: "sim", Wire: WireSim, Native: true},
+	{Type: "sim", Wire: WireSim, Native: true, ModelOptional: true},
 	{Type: "chatcompletion", Wire: WireChat, BaseURL: "https://api.openai.com/v1", KeyEnv: []string{"OPENAI_API_KEY"}, Native: true},
 	{Type: "openai", Wire: WireResponses, BaseURL: "https://api.openai.com/v1", KeyEnv: []string{"OPENAI_API_KEY"}, Native: true,
 		Builtins: []string{"enable_web_search", "enable_code_interpreter"}},
@@ -51,7 +54,8 @@ var catalog = []Spec{
 	// deployment name. The endpoint comes from base_url, azure_endpoint or
 	// AZURE_OPENAI_ENDPOINT.
 	{Type: "azure_openai", Wire: WireChat, KeyEnv: []string{"AZURE_OPENAI_API_KEY"}, Native: true},
-	{Type: "claude_code", Wire: WireCLI, KeyEnv: []string{"ANTHROPIC_API_KEY"}},
+	{Type: "claude_code", Wire: WireCLI, KeyEnv: []string{"ANTHROPIC_API_KEY"}, ModelOptional: true},
+	{Type: "ag2", Wire: WireExternal, ModelOptional: true}, // its model is in its own agent_config
 	{Type: "zai", Wire: WireChat, BaseURL: "https://api.z.ai/api/paas/v4/", KeyEnv: []string{"ZAI_API_KEY"}, Native: true},
 	{Type: "cerebras", Wire: WireChat, BaseURL: "https://api.cerebras.ai/v1", KeyEnv: []string{"CEREBRAS_API_KEY"}, Native: true},
 	{Type: "together", Wire: WireChat, BaseURL: "https://api.together.xyz/v1", KeyEnv: []string{"TOGETHER_API_KEY"}, Native: true},

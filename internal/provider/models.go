@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"fmt"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -24,6 +25,9 @@ type ModelInfo struct {
 	// CacheWrite is USD per million input tokens written to a prompt cache
 	// (0: billed as input).
 	CacheWrite float64 `yaml:"cache_write"`
+	// Family: every model named ID-… is priced as this one (the
+	// simulator's sim-alpha, sim-beta, …).
+	Family bool `yaml:"family"`
 }
 
 // Cost prices one usage record. Cached reads and cache writes are part of
@@ -96,7 +100,10 @@ func parseCatalogue(data []byte, name string) (map[string]ModelInfo, error) {
 }
 
 // LookupModel finds a model in the catalogue: exact id first, then the
-// longest catalogue id that prefixes it; a "provider/" prefix is ignored.
+// longest catalogue id of which it is a snapshot (gpt-4o-2024-08-06,
+// claude-sonnet-4-5-latest) or a family member; a "provider/" prefix is
+// ignored. Any other name is not in the catalogue, even when a catalogue id
+// starts it: gpt-4o-mnii is a typo of gpt-4o-mini, not a gpt-4o.
 func LookupModel(model string, getenv func(string) string) (ModelInfo, bool, error) {
 	cat, err := loadCatalogue(getenv)
 	if err != nil {
@@ -110,8 +117,9 @@ func LookupModel(model string, getenv func(string) string) (ModelInfo, bool, err
 		return info, true, nil
 	}
 	best := ""
-	for id := range cat {
-		if strings.HasPrefix(m, id) && len(id) > len(best) {
+	for id, info := range cat {
+		rest, ok := strings.CutPrefix(m, id)
+		if ok && len(id) > len(best) && (snapshot.MatchString(rest) || info.Family && strings.HasPrefix(rest, "-")) {
 			best = id
 		}
 	}
@@ -120,6 +128,10 @@ func LookupModel(model string, getenv func(string) string) (ModelInfo, bool, err
 	}
 	return cat[best], true, nil
 }
+
+// snapshot matches what providers append to a model id for a dated or
+// pinned version of it: -2024-08-06, -20250929, -0613, -001, -latest.
+var snapshot = regexp.MustCompile(`^-(\d{4}-\d{2}-\d{2}|\d{3,8}|latest)$`)
 
 // SuggestModel returns the catalogue model closest to a name that is not in
 // the catalogue, for "did you mean" hints, or "".

@@ -7,7 +7,7 @@ import (
 	"github.com/massgen/massgen/internal/llm"
 )
 
-func TestLookupModelMatchesExactThenLongestPrefix(t *testing.T) {
+func TestLookupModelMatchesExactThenSnapshotsOfTheLongestPrefix(t *testing.T) {
 	getenv := func(string) string { return "" }
 	tests := []struct{ model, want string }{
 		{"gpt-4o", "gpt-4o"},
@@ -18,6 +18,12 @@ func TestLookupModelMatchesExactThenLongestPrefix(t *testing.T) {
 		{"Gemini-2.5-Flash", "gemini-2.5-flash"},
 		{"sim-alpha", "sim"},
 		{"totally-unknown-model", ""},
+		// A typo is not a snapshot: it must not take its prefix's price.
+		{"gpt-4o-mnii", ""},
+		{"gpt-4o-minix", ""},
+		{"claude-sonnet-4-5-latest", "claude-sonnet-4-5"},
+		{"gemini-2.5-flash-001", "gemini-2.5-flash"},
+		{"o3-mini-2025-01-31", "o3-mini"},
 	}
 	for _, tt := range tests {
 		m, ok, err := LookupModel(tt.model, getenv)

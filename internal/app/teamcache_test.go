@@ -1,7 +1,8 @@
-package cli
+package app
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,37 +11,66 @@ import (
 	"testing"
 
 	"github.com/massgen/massgen/internal/llmsim/simtest"
-	"github.com/massgen/massgen/internal/server"
 )
 
-// serveRunner returns a ServeRunner on config file c.yaml in a fresh
-// directory, its stderr, and the file's path.
-func serveRunner(t *testing.T, cfg string) (*ServeRunner, *bytes.Buffer, string) {
+// cachedRunner runs questions on config file c.yaml, in a fresh
+// directory, through one TeamCache, as massgen serve does.
+type cachedRunner struct {
+	env   Env
+	path  string
+	teams *TeamCache
+}
+
+// serveRunner returns a cachedRunner, its stderr, and the file's path.
+func serveRunner(t *testing.T, cfg string) (*cachedRunner, *syncBuffer, string) {
 	t.Helper()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "c.yaml")
 	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var stderr bytes.Buffer
-	env := &Env{Getenv: func(k string) string {
+	stderr := &syncBuffer{}
+	env := Env{Getenv: func(k string) string {
 		if k == "HOME" {
 			return dir
 		}
 		return ""
-	}, Stderr: &stderr, WorkDir: dir}
-	r := NewServeRunner(env, ServeOptions{Config: path, NoLogs: true})
-	t.Cleanup(r.Close)
-	return r, &stderr, path
+	}, Stderr: stderr, WorkDir: dir}
+	r := &cachedRunner{env: env, path: path, teams: NewTeamCache()}
+	t.Cleanup(r.teams.Close)
+	return r, stderr, path
 }
 
-func ask(t *testing.T, r *ServeRunner) *server.RunResult {
+func (r *cachedRunner) Run(ctx context.Context, question string) (*Outcome, error) {
+	env := r.env
+	return Execute(ctx, &env, Request{Question: question, Config: r.path, NoLogs: true, Teams: r.teams})
+}
+
+func ask(t *testing.T, r *cachedRunner) *Outcome {
 	t.Helper()
-	res, err := r.Run(t.Context(), server.RunRequest{Question: "What is 2+2?"})
-	if err != nil || res.Status != "completed" {
-		t.Fatalf("run: %+v, %v", res, err)
+	out, err := r.Run(t.Context(), "What is 2+2?")
+	if err != nil || out.Status != "completed" {
+		t.Fatalf("run: %+v, %v", out, err)
 	}
-	return res
+	return out
+}
+
+// syncBuffer is a stderr shared by concurrent runs.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 // Requests for one config share its team: the config is read once (its
@@ -103,7 +133,7 @@ func TestServeRereadsAChangedConfig(t *testing.T) {
 func TestServeReportsABrokenConfig(t *testing.T) {
 	r, _, _ := serveRunner(t, "agents: [\n")
 	for range 2 {
-		if _, err := r.Run(t.Context(), server.RunRequest{Question: "q"}); err == nil || codeOf(err) != ExitConfig {
+		if _, err := r.Run(t.Context(), "q"); err == nil || KindOf(err) != KindConfig {
 			t.Fatalf("err = %v, want a config error", err)
 		}
 	}
@@ -112,7 +142,7 @@ func TestServeReportsABrokenConfig(t *testing.T) {
 // The cache holds a bounded number of teams, evicting the least recently
 // used; an evicted team still serves the run that holds it.
 func TestTeamCacheEvictsTheLeastRecentlyUsed(t *testing.T) {
-	c := newTeamCache()
+	c := NewTeamCache()
 	defer c.Close()
 	env := &Env{Getenv: func(string) string { return "" }, Stderr: &bytes.Buffer{}, WorkDir: t.TempDir()}
 	_, held, err := c.prepare(env, &Request{Model: "sim-held"}, env.Getenv)
@@ -154,7 +184,7 @@ func TestServeTeamsUnderConcurrentRequestsAndEdits(t *testing.T) {
 	errs := make(chan error, 40)
 	for i := range 40 {
 		wg.Go(func() {
-			res, err := r.Run(t.Context(), server.RunRequest{Question: "q"})
+			res, err := r.Run(t.Context(), "q")
 			if err == nil && res.Status != "completed" {
 				err = fmt.Errorf("status %s: %v", res.Status, res.Err)
 			}
@@ -178,7 +208,7 @@ func TestServeTeamsUnderConcurrentRequestsAndEdits(t *testing.T) {
 // Requests for one config get the very same team: its models, and so its
 // rate limiters and circuit breakers, serve them all.
 func TestTeamCacheHandsOutOneTeamPerConfig(t *testing.T) {
-	c := newTeamCache()
+	c := NewTeamCache()
 	defer c.Close()
 	env := &Env{Getenv: func(k string) string {
 		if k == "OPENAI_API_KEY" {

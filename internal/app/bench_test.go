@@ -1,4 +1,4 @@
-package cli
+package app
 
 import (
 	"os"
@@ -13,7 +13,7 @@ import (
 // benchmark). Retries back off, the shared circuit breaker opens after three
 // failures and the agent's remaining turns fail at once. Target: under 2 s.
 //
-//	go test -run '^$' -bench DeadEndpoint -benchtime 3x ./internal/cli/
+//	go test -run '^$' -bench DeadEndpoint -benchtime 3x ./internal/app/
 func BenchmarkDeadEndpoint(b *testing.B) {
 	dir := b.TempDir()
 	write := func(name, body string) string {
@@ -32,7 +32,7 @@ func BenchmarkDeadEndpoint(b *testing.B) {
 			cfg string
 			sum *time.Duration
 		}{{alone, &base}, {withDead, &dead}} {
-			env := &Env{Getenv: func(string) string { return "" }, Stdout: discard{}, Stderr: discard{}, WorkDir: dir}
+			env := &Env{Getenv: func(string) string { return "" }, Stderr: discard{}, WorkDir: dir}
 			start := time.Now()
 			out, err := Execute(b.Context(), env, Request{Question: "q", Config: c.cfg, NoLogs: true})
 			if err != nil || out.Status != "completed" {
@@ -44,7 +44,3 @@ func BenchmarkDeadEndpoint(b *testing.B) {
 	b.ReportMetric(float64(base.Milliseconds())/float64(b.N), "healthy_ms/run")
 	b.ReportMetric(float64((dead-base).Milliseconds())/float64(b.N), "dead_endpoint_cost_ms/run")
 }
-
-type discard struct{}
-
-func (discard) Write(p []byte) (int, error) { return len(p), nil }

@@ -1,4 +1,4 @@
-package cli
+package app
 
 import (
 	"bytes"
@@ -15,7 +15,7 @@ import (
 // model id, and every single-model id is a team of its own.
 const teamCacheSize = 64
 
-// teamCache is massgen serve's preparer: one team per config, built on the
+// TeamCache is massgen serve's preparer: one team per config, built on the
 // first request for it and shared by every later one. Sharing spares each
 // request the config parse and team build, and it makes the team's rate
 // limits (requests_per_minute, tokens_per_minute) and circuit breakers
@@ -24,7 +24,7 @@ const teamCacheSize = 64
 // discovered file that appeared or went away) is read again on the next
 // request; runs in flight keep the team they started with. Teams with
 // `type: sim` agents are not shared (see prepare).
-type teamCache struct {
+type TeamCache struct {
 	mu      sync.Mutex
 	entries map[string]*cacheEntry
 	closed  bool
@@ -74,10 +74,11 @@ func (e *cacheEntry) observe(env *Env, getenv func(string) string) source {
 	return s
 }
 
-func newTeamCache() *teamCache { return &teamCache{entries: map[string]*cacheEntry{}} }
+// NewTeamCache returns an empty cache; Close it once its runs have ended.
+func NewTeamCache() *TeamCache { return &TeamCache{entries: map[string]*cacheEntry{}} }
 
-// cacheKey names what rq runs. It is only called for requests
-// NewServeRunner builds: a config, a single model, or discovery.
+// cacheKey names what rq runs. Only requests that name their team by a
+// config file, a single model or discovery are cached (see prepare).
 func cacheKey(rq *Request) string {
 	switch {
 	case rq.Config != "":
@@ -97,7 +98,10 @@ func cacheKey(rq *Request) string {
 // previous team keeps serving and the server says why on stderr, once per
 // version of the file: a running server does not start failing requests
 // because of an edit in progress.
-func (c *teamCache) prepare(env *Env, rq *Request, getenv func(string) string) (*prepared, func(), error) {
+func (c *TeamCache) prepare(env *Env, rq *Request, getenv func(string) string) (*prepared, func(), error) {
+	if rq.ConfigYAML != nil || len(rq.Agents) > 0 {
+		return prepareFresh(env, rq, getenv) // a value has no file to watch: nothing tells its versions apart
+	}
 	key := cacheKey(rq)
 	c.mu.Lock()
 	old := c.entries[key]
@@ -112,7 +116,7 @@ func (c *teamCache) prepare(env *Env, rq *Request, getenv func(string) string) (
 	p, _, err := prepareFresh(env, rq, getenv)
 	if err != nil {
 		c.mu.Lock()
-		if cur := c.entries[key]; cur != nil && codeOf(err) == ExitConfig {
+		if cur := c.entries[key]; cur != nil && KindOf(err) == KindConfig {
 			// old, or a team another request has built meanwhile.
 			if cur == old && old.seen != now {
 				old.seen = now
@@ -151,7 +155,7 @@ func (c *teamCache) prepare(env *Env, rq *Request, getenv func(string) string) (
 }
 
 // useLocked takes a reference to e for one run, and unlocks c.
-func (c *teamCache) useLocked(e *cacheEntry) (*prepared, func(), error) {
+func (c *TeamCache) useLocked(e *cacheEntry) (*prepared, func(), error) {
 	e.refs++
 	e.lastUsed = time.Now()
 	c.mu.Unlock()
@@ -168,7 +172,7 @@ func (e *cacheEntry) unchangedSince(cfg *config.Config) bool {
 	return err == nil && bytes.Equal(data, cfg.Raw)
 }
 
-func (c *teamCache) release(e *cacheEntry) {
+func (c *TeamCache) release(e *cacheEntry) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e.refs--
@@ -177,7 +181,7 @@ func (c *teamCache) release(e *cacheEntry) {
 	}
 }
 
-func (c *teamCache) evictLocked(key string, e *cacheEntry) {
+func (c *TeamCache) evictLocked(key string, e *cacheEntry) {
 	delete(c.entries, key)
 	e.evicted = true
 	if e.refs == 0 {
@@ -187,7 +191,7 @@ func (c *teamCache) evictLocked(key string, e *cacheEntry) {
 
 // makeRoomLocked evicts the least recently used entry when the cache is
 // full.
-func (c *teamCache) makeRoomLocked() {
+func (c *TeamCache) makeRoomLocked() {
 	if len(c.entries) < teamCacheSize {
 		return
 	}
@@ -202,7 +206,7 @@ func (c *teamCache) makeRoomLocked() {
 
 // Close closes every team once its runs have ended; teams built after
 // Close belong to their run alone.
-func (c *teamCache) Close() {
+func (c *TeamCache) Close() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.closed = true

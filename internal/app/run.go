@@ -1,8 +1,8 @@
-package cli
+package app
 
 import (
 	"context"
-	"errors"
+
 	"fmt"
 	"io"
 	"log/slog"
@@ -10,7 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
+
 	"strings"
 	"sync"
 	"time"
@@ -22,10 +22,19 @@ import (
 	"github.com/massgen/massgen/internal/runlog"
 )
 
-// Request is one run as the CLI flags (or the public Go API) describe it.
+// Request is one run as the CLI flags, a server request or the public Go
+// API describe it.
 type Request struct {
-	Question      string
-	Config        string // file or @examples/NAME; "" = discovery
+	Question string
+	// The team: at most one of Config, ConfigYAML, Agents and Model;
+	// none means discovery.
+	Config string // file or @examples/NAME
+	// ConfigYAML is a MassGen config given as a value; ConfigName names it
+	// in diagnostics (default "config.yaml").
+	ConfigYAML []byte
+	ConfigName string
+	// Agents is a team given in code, with the defaults of New for the rest.
+	Agents        []config.Agent
 	Model         string // quick single agent
 	Backend       string
 	BaseURL       string
@@ -51,8 +60,9 @@ type Request struct {
 	Observe func(sub *event.Subscription, agents []orchestrator.Agent, logDir string)
 	// ObserveSkips are the event types Observe's subscription leaves out.
 	ObserveSkips []event.Type
-
-	prepare preparer // nil: prepareFresh
+	// Teams, when set, shares one team per config across runs (massgen
+	// serve); nil builds a fresh team for this run.
+	Teams *TeamCache
 }
 
 // Outcome is what Execute produced.
@@ -75,19 +85,28 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 	if env.Now == nil {
 		env.Now = time.Now
 	}
+	if env.Getenv == nil {
+		env.Getenv = os.Getenv
+	}
+	if env.Stderr == nil {
+		env.Stderr = io.Discard
+	}
+	if strings.TrimSpace(rq.Question) == "" {
+		return nil, usageErr("the question is empty")
+	}
 	getenv := env.Getenv
 	if !env.DotEnvLoaded {
 		var err error
-		if getenv, err = loadEnv(env); err != nil {
+		if getenv, err = LoadEnv(env); err != nil {
 			return nil, err
 		}
 	}
 	if rq.Timeout < 0 {
 		return nil, usageErr("--orchestrator-timeout must be a positive number of seconds")
 	}
-	prepare := rq.prepare
-	if prepare == nil {
-		prepare = prepareFresh
+	prepare := prepareFresh
+	if rq.Teams != nil {
+		prepare = rq.Teams.prepare
 	}
 	p, release, err := prepare(env, &rq, getenv)
 	if err != nil {
@@ -113,7 +132,7 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 			root = filepath.Join(env.WorkDir, ".massgen", "massgen_logs")
 		}
 		if logs, err = runlog.New(root, env.Now(), metadata(cfg, rq)); err != nil {
-			return nil, &exitError{code: ExitExecution, err: fmt.Errorf("cannot create the log directory: %w", err)}
+			return nil, execErr("cannot create the log directory: %w", err)
 		}
 		logOut = io.MultiWriter(logOut, logs.LogWriter())
 	}
@@ -199,13 +218,12 @@ type prepared struct {
 }
 
 // preparer resolves the config of rq and builds its team, printing the
-// warnings of both; release is called when the run has ended. The CLI
-// prepares afresh for every run (prepareFresh); massgen serve reuses one
-// team per config (teamCache).
+// warnings of both; release is called when the run has ended. A run
+// prepares afresh (prepareFresh) unless it shares a TeamCache.
 type preparer func(env *Env, rq *Request, getenv func(string) string) (p *prepared, release func(), err error)
 
 func prepareFresh(env *Env, rq *Request, getenv func(string) string) (*prepared, func(), error) {
-	cfg, err := resolveConfig(env, rq, getenv)
+	cfg, err := ResolveConfig(env, rq, getenv)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -250,71 +268,7 @@ func presentation(enable *bool) orchestrator.Presentation {
 	return orchestrator.PresentNever
 }
 
-// runQuestion is the CLI's main job: Execute with a display, then print
-// the answer and map the outcome to an exit code.
-func runQuestion(ctx context.Context, env *Env, rq Request, outputFile string) error {
-	rq.Observe = func(sub *event.Subscription, agents []orchestrator.Agent, logDir string) {
-		d := newDisplay(env, rq.Automation, agents)
-		if logDir != "" {
-			d.logDir(logDir)
-		}
-		d.run(sub)
-	}
-	rq.ObserveSkips = event.Deltas // the progress lines show no streamed text
-	out, err := Execute(ctx, env, rq)
-	if err != nil {
-		return err
-	}
-	return finish(env, rq.Automation, outputFile, out)
-}
-
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
-
-// finish prints the outcome and maps it to an exit code.
-func finish(env *Env, automation bool, outputFile string, out *Outcome) error {
-	res, answerFile := out.Result, out.AnswerFile
-	if res.Status == orchestrator.Completed && outputFile != "" {
-		p := outputFile
-		if !filepath.IsAbs(p) {
-			p = filepath.Join(env.WorkDir, p)
-		}
-		if err := os.WriteFile(p, []byte(res.Final+"\n"), 0o644); err != nil {
-			return &exitError{code: ExitExecution, err: fmt.Errorf("cannot write --output-file: %w", err)}
-		}
-	}
-	if automation {
-		if res.Winner != "" {
-			fmt.Fprintf(env.Stdout, "WINNER: %s\n", res.Winner)
-		}
-		if answerFile != "" {
-			fmt.Fprintf(env.Stdout, "ANSWER_FILE: %s\n", answerFile)
-		}
-		fmt.Fprintf(env.Stdout, "DURATION: %.1fs\n", res.Duration.Seconds())
-		fmt.Fprintf(env.Stdout, "COST_USD: %.6f\n", res.TotalCost())
-		fmt.Fprintf(env.Stdout, "RESULT: %s\n", res.Status)
-		if len(out.IgnoredFeatures) > 0 {
-			fmt.Fprintf(env.Stdout, "WARNINGS: %s\n", strings.Join(out.IgnoredFeatures, ", "))
-		}
-		if res.Status == orchestrator.Completed {
-			fmt.Fprintf(env.Stdout, "COMPLETED: %d agents, %.1fs total\n", len(res.Usage), res.Duration.Seconds())
-		}
-	} else {
-		if res.Status == orchestrator.Completed {
-			fmt.Fprintln(env.Stdout, res.Final)
-		}
-		printUsage(env.Stderr, res)
-	}
-	switch res.Status {
-	case orchestrator.Completed:
-		return nil
-	case orchestrator.TimedOut:
-		return &exitError{code: ExitTimeout, err: res.Err}
-	case orchestrator.Interrupted:
-		return &exitError{code: ExitInterrupted, err: errors.New("interrupted; partial answers are kept in the log directory")}
-	default:
-		return &exitError{code: ExitExecution, err: res.Err}
-	}
-}
 
 func metadata(cfg *config.Config, rq Request) runlog.Metadata {
 	m := runlog.Metadata{Question: rq.Question, ConfigPath: cfg.Path, ConfigRaw: cfg.Raw, Version: Version,
@@ -374,21 +328,4 @@ func printWarnings(w io.Writer, ds []config.Diagnostic) {
 		}
 		fmt.Fprintf(w, "%s%s\n", d, more)
 	}
-}
-
-// printUsage ends plain output with what the run spent, per agent.
-func printUsage(w io.Writer, res *orchestrator.Result) {
-	ids := make([]string, 0, len(res.Usage))
-	for id := range res.Usage {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	var parts []string
-	for _, id := range ids {
-		u := res.Usage[id]
-		parts = append(parts, fmt.Sprintf("%s %d/%d $%.4f", id, u.InputTokens, u.OutputTokens, res.Cost[id]))
-	}
-	total := res.TotalUsage()
-	fmt.Fprintf(w, "usage: %d input + %d output tokens, $%.4f in %.1fs (%s)\n",
-		total.InputTokens, total.OutputTokens, res.TotalCost(), res.Duration.Seconds(), strings.Join(parts, ", "))
 }

@@ -1,6 +1,7 @@
-package cli
+package app
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -13,9 +14,9 @@ import (
 	"github.com/massgen/massgen/internal/provider"
 )
 
-// loadEnv returns a getenv that sees the real environment first, then the
+// LoadEnv returns a getenv that sees the real environment first, then the
 // .env files MassGen reads (./.env, then ~/.massgen/.env).
-func loadEnv(env *Env) (func(string) string, error) {
+func LoadEnv(env *Env) (func(string) string, error) {
 	var paths []string
 	paths = append(paths, filepath.Join(env.WorkDir, ".env"))
 	if home := env.Getenv("HOME"); home != "" {
@@ -28,15 +29,28 @@ func loadEnv(env *Env) (func(string) string, error) {
 	return config.Getenv(files, env.Getenv), nil
 }
 
-// resolveConfig finds the config to run, in MassGen's order: --config,
+// ResolveConfig finds the config to run, in MassGen's order: --config,
 // quick mode (--model/--backend), ./.massgen/config.yaml, the user's
 // ~/.config/massgen/config.yaml, then a team built from the API keys set.
-func resolveConfig(env *Env, f *Request, getenv func(string) string) (*config.Config, error) {
+func ResolveConfig(env *Env, f *Request, getenv func(string) string) (*config.Config, error) {
+	if err := oneTeam(f); err != nil {
+		return nil, err
+	}
 	switch {
-	case f.Config != "" && (f.Model != "" || f.Backend != ""):
-		return nil, usageErr("--config cannot be combined with --model or --backend: choose one")
 	case f.Config != "":
-		return loadConfigArg(env, f.Config, getenv)
+		return LoadConfig(env, f.Config, getenv)
+	case f.ConfigYAML != nil:
+		cfg, err := config.Parse(f.ConfigYAML, cmp.Or(f.ConfigName, "config.yaml"), getenv)
+		if err != nil {
+			return nil, configErr(err)
+		}
+		return cfg, nil
+	case len(f.Agents) > 0:
+		cfg := config.New(f.Agents...)
+		if err := cfg.Validate().Err(); err != nil {
+			return nil, configErr(err)
+		}
+		return cfg, nil
 	case f.Model != "" || f.Backend != "":
 		return quickConfig(f, getenv)
 	}
@@ -44,6 +58,24 @@ func resolveConfig(env *Env, f *Request, getenv func(string) string) (*config.Co
 		return loadFile(p, getenv)
 	}
 	return defaultTeam(getenv)
+}
+
+// oneTeam checks that a request names its team at most one way.
+func oneTeam(f *Request) error {
+	var ways []string
+	for _, w := range []struct {
+		set  bool
+		name string
+	}{{f.Config != "", "--config"}, {f.ConfigYAML != nil, "a config value"}, {len(f.Agents) > 0, "a team of agents"},
+		{f.Model != "" || f.Backend != "", "--model or --backend"}} {
+		if w.set {
+			ways = append(ways, w.name)
+		}
+	}
+	if len(ways) > 1 {
+		return usageErr("%s cannot be combined with %s: choose one", ways[0], strings.Join(ways[1:], " or "))
+	}
+	return nil
 }
 
 // discoverConfig is the config file a run without --config or --model
@@ -62,7 +94,9 @@ func discoverConfig(env *Env, getenv func(string) string) string {
 	return ""
 }
 
-func loadConfigArg(env *Env, arg string, getenv func(string) string) (*config.Config, error) {
+// LoadConfig loads the config a --config argument names: a file, an
+// example (@examples/NAME) or a name in ~/.config/massgen/agents/.
+func LoadConfig(env *Env, arg string, getenv func(string) string) (*config.Config, error) {
 	if name, ok := strings.CutPrefix(arg, "@examples/"); ok {
 		file, data, found := examples.Find(name)
 		if !found {
@@ -108,7 +142,7 @@ func configErr(err error) error {
 	if strings.Contains(strings.TrimSpace(err.Error()), "\n") {
 		sep = "\n"
 	}
-	return &exitError{code: ExitConfig, err: fmt.Errorf("invalid config:%s%w", sep, err)}
+	return &Error{Kind: KindConfig, Err: fmt.Errorf("invalid config:%s%w", sep, err)}
 }
 
 // quickConfig builds a one-agent config from --model/--backend.

@@ -1,0 +1,109 @@
+package massgen
+
+import (
+	"context"
+	"iter"
+	"sync"
+	"time"
+
+	"github.com/massgen/massgen/internal/event"
+)
+
+// Event is one thing that happened during a run, as coordination_events.json
+// records it. Type is one of run_started, turn_started, text_delta,
+// reasoning_delta, tool_called, new_answer, vote_cast, action_rejected,
+// restart, turn_failed, turn_ended, agent_failed, timeout, budget_exceeded,
+// winner_selected, final_started, final_delta, final_answer,
+// post_evaluation, orchestration_restart, run_finished.
+type Event struct {
+	Seq     uint64
+	Time    time.Time
+	Type    string
+	Attempt int    // orchestration attempt, from 1
+	Epoch   int    // accepted answers so far in this attempt
+	Agent   string // real agent id
+
+	Label       string   // an answer's label, e.g. "agent2.1"
+	Labels      []string // anonymous labels the agent was shown
+	Text        string   // answer, streamed text, final answer, question
+	Target      string   // the agent a vote is for, or whose answer caused a restart
+	TargetLabel string   // Target's anonymous label as the voter saw it
+	Reason      string
+	Err         string
+	Status      string // run_finished: how the run ended
+	Agents      []string
+	Votes       map[string]int
+	// The usage of the turn that ended with this event, if any.
+	InputTokens  int64
+	OutputTokens int64
+	CostUSD      float64
+}
+
+// eventFrom is the one mapping from the run's events to the public type.
+func eventFrom(e event.Event) Event {
+	return Event{
+		Seq: e.Seq, Time: e.Time, Type: string(e.Type), Attempt: e.Attempt, Epoch: e.Epoch, Agent: e.Agent,
+		Label: e.Label, Labels: e.Labels, Text: e.Text, Target: e.Target, TargetLabel: e.TargetLabel,
+		Reason: e.Reason, Err: e.Err, Status: e.Status, Agents: e.Agents, Votes: e.Votes,
+		InputTokens: e.InputTokens, OutputTokens: e.OutputTokens, CostUSD: e.CostUSD,
+	}
+}
+
+// Stream runs like Run and yields the run's events while it goes:
+//
+//	events, result := massgen.Stream(ctx, question, opts)
+//	for e := range events {
+//		…
+//	}
+//	res, err := result()
+//
+// The run starts when events is ranged over, and ranging ends when the run
+// has ended; breaking out of the loop early cancels the run. result waits
+// for the run and returns what Run would; called without ranging over
+// events, it runs the question with no events seen. A Stream runs its
+// question once: events yields nothing a second time. Options.OnEvent, if
+// set, is called too.
+func Stream(ctx context.Context, question string, o Options) (events iter.Seq[Event], result func() (*Result, error)) {
+	var (
+		once sync.Once
+		res  *Result
+		err  error
+	)
+	run := func(yield func(Event) bool) {
+		once.Do(func() {
+			ctx, cancel := context.WithCancel(ctx)
+			defer cancel()
+			ch := make(chan Event)
+			stopped := make(chan struct{})
+			user := o.OnEvent
+			o.OnEvent = func(e Event) {
+				if user != nil {
+					user(e)
+				}
+				select {
+				case ch <- e:
+				case <-stopped: // the caller stopped ranging: drop the rest
+				}
+			}
+			go func() {
+				defer close(ch)
+				res, err = Run(ctx, question, o)
+			}()
+			for e := range ch {
+				if !yield(e) {
+					close(stopped)
+					cancel()
+					for range ch { // until Run has returned
+					}
+					return
+				}
+			}
+		})
+	}
+	events = func(yield func(Event) bool) { run(yield) }
+	result = func() (*Result, error) {
+		run(func(Event) bool { return true })
+		return res, err
+	}
+	return events, result
+}

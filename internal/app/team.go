@@ -1,0 +1,188 @@
+package app
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"maps"
+	"strings"
+	"time"
+
+	"github.com/massgen/massgen/internal/config"
+	"github.com/massgen/massgen/internal/llm"
+	"github.com/massgen/massgen/internal/llmsim"
+	"github.com/massgen/massgen/internal/orchestrator"
+	"github.com/massgen/massgen/internal/provider"
+)
+
+// team is a ready-to-run set of agents plus what must be stopped afterwards.
+// Its models are safe to share: massgen serve runs many requests on one
+// team, so that they share its rate limiters and circuit breakers too.
+type team struct {
+	agents   []orchestrator.Agent
+	sims     []*llmsim.Server
+	warnings []string // for the user, once
+	notes    []string // for each run's log
+}
+
+func (t *team) Close() {
+	for _, s := range t.sims {
+		s.Close()
+	}
+}
+
+// buildTeam turns config agents into orchestrator agents: it resolves API
+// keys and base URLs, starts the in-process simulator for `type: sim`, and
+// wraps every model in the shared retry policy. It fails before any request
+// is made when a key is missing, naming the variable to set. Retries are
+// logged to the logger of the run that made the request (runLog).
+func buildTeam(cfg *config.Config, getenv func(string) string) (*team, error) {
+	t := &team{}
+	sims, err := t.startSims(cfg)
+	if err != nil {
+		t.Close()
+		return nil, err
+	}
+	breakers := map[string]*llm.Breaker{} // one per endpoint, shared by its agents
+	limiters := map[string]*llm.Limiter{} // one per endpoint and model
+	var problems []error
+	for _, a := range cfg.Agents {
+		m, params, endpoint, err := buildModel(a, getenv, sims)
+		if KindOf(err) == KindConfig {
+			problems = append(problems, err) // name them all: one fix-and-retry round, not one per agent
+			continue
+		}
+		if err != nil {
+			t.Close()
+			return nil, err
+		}
+		retries := llm.RetryPolicy{OnRetry: func(ctx context.Context, attempt int, err error, d time.Duration) {
+			runLog(ctx).Warn("retrying model request", "agent", a.ID, "attempt", attempt, "delay", d, "error", err)
+		}}
+		info, priced, err := provider.LookupModel(modelName(a), getenv)
+		if err != nil {
+			t.Close()
+			return nil, usageErr("%v", err)
+		}
+		var cost func(llm.Usage) float64
+		if priced {
+			cost = info.Cost
+		} else {
+			t.notes = append(t.notes, fmt.Sprintf("agent %s: model %q is not in the model catalogue: its cost is not counted", a.ID, modelName(a)))
+			if near := provider.SuggestModel(modelName(a), getenv); near != "" {
+				t.warnings = append(t.warnings, fmt.Sprintf("agent %s: model %q is not in the model catalogue — did you mean %q? (its cost is not counted)", a.ID, modelName(a), near))
+			}
+		}
+		b := breakers[endpoint]
+		if b == nil {
+			b = &llm.Breaker{Name: endpoint}
+			breakers[endpoint] = b
+		}
+		lkey := endpoint + "|" + modelName(a)
+		if _, ok := limiters[lkey]; !ok {
+			limiters[lkey] = llm.NewLimiter(a.Backend.RequestsPerMinute, a.Backend.TokensPerMinute)
+		}
+		m = llm.WithRetry(llm.WithBreaker(llm.WithRateLimit(m, limiters[lkey]), b, a.Backend.Type), retries)
+		t.agents = append(t.agents, orchestrator.Agent{
+			ID: a.ID, Backend: a.Backend.Type, ModelName: modelName(a), Model: m,
+			Params: params, SystemMessage: a.SystemMessage, Simulated: a.Backend.Type == "sim", Cost: cost,
+		})
+	}
+	if len(problems) > 0 {
+		t.Close()
+		return nil, agentsErr(problems)
+	}
+	return t, nil
+}
+
+// agentsErr reports the agents that cannot start, all of them.
+func agentsErr(problems []error) error {
+	if len(problems) == 1 {
+		return problems[0]
+	}
+	lines := make([]string, len(problems))
+	for i, p := range problems {
+		lines[i] = "  " + p.Error()
+	}
+	return usageErr("%d agents cannot start:\n%s", len(problems), strings.Join(lines, "\n"))
+}
+
+func modelName(a config.Agent) string {
+	if a.Backend.Type == "sim" {
+		return simModel(a)
+	}
+	return a.Backend.Model
+}
+
+// buildModel makes the llm.Model for one agent through the provider
+// registered for its backend type, and returns the request parameters its
+// provider prepared and the endpoint it talks to.
+func buildModel(a config.Agent, getenv func(string) string, sims map[string]string) (llm.Model, map[string]any, string, error) {
+	b := a.Backend
+	// The verdict config validation gives, for teams built in code too.
+	if vd := provider.Judge(b.Type, b.Model, b.BaseURL); !vd.OK() {
+		return nil, nil, "", usageErr("agent %s: %s", a.ID, vd)
+	}
+	spec, _ := provider.Lookup(b.Type)
+	p, ok := llm.LookupProvider(b.Type)
+	if !ok {
+		return nil, nil, "", execErr("agent %s: no provider for backend type %q is linked into this program", a.ID, b.Type)
+	}
+	lb := llm.Backend{Type: b.Type, Model: modelName(a), APIKey: b.APIKey, Stream: b.Stream, Params: requestParams(b), Getenv: getenv,
+		// The environment override wins over the config: it is this run's choice.
+		BaseURL: cmp.Or(baseURLOverride(b.Type, getenv), b.BaseURL, spec.BaseURL)}
+	if b.Type == "sim" {
+		lb.BaseURL = sims[simKey(a)] // the simulator this team started for it
+	}
+	if p.Prepare != nil {
+		if err := p.Prepare(&lb); err != nil {
+			return nil, nil, "", usageErr("agent %s: %v", a.ID, err)
+		}
+	}
+	if lb.BaseURL == "" {
+		return nil, nil, "", usageErr("agent %s: backend %s needs base_url (the endpoint of the OpenAI-compatible server)", a.ID, b.Type)
+	}
+	if b.APIKeyUnsetVar != "" {
+		// The config named its key; another one must not be billed instead.
+		return nil, nil, "", usageErr("agent %s: api_key refers to %s, which is not set: set it (in the environment or a .env file); "+
+			"massgen does not fall back to another key", a.ID, b.APIKeyUnsetVar)
+	}
+	vars := provider.KeyEnv(b.Type, b.BaseURL)
+	for _, v := range vars {
+		if lb.APIKey == "" {
+			lb.APIKey = getenv(v)
+		}
+	}
+	if lb.APIKey == "" && len(vars) > 0 && !isLocal(lb.BaseURL) {
+		return nil, nil, "", usageErr("agent %s: backend %s needs an API key: set %s (in the environment or a .env file), or api_key in the config",
+			a.ID, b.Type, strings.Join(vars, " or "))
+	}
+	return p.New(lb), lb.Params, lb.BaseURL, nil
+}
+
+// baseURLOverride reads MASSGEN_<TYPE>_BASE_URL, so a whole config can be
+// pointed at a local gateway (or the simulator) without editing it.
+func baseURLOverride(typ string, getenv func(string) string) string {
+	return getenv("MASSGEN_" + strings.ToUpper(typ) + "_BASE_URL")
+}
+
+func isLocal(url string) bool {
+	return strings.Contains(url, "://localhost") || strings.Contains(url, "://127.0.0.1") || strings.Contains(url, "://[::1]")
+}
+
+// requestParams are the request parameters of a backend before its
+// provider prepares them: its pass-through keys plus the built-in tool
+// flags its type supports (the adapters turn them into provider-side tools).
+func requestParams(b config.Backend) map[string]any {
+	spec, _ := provider.Lookup(b.Type)
+	out := maps.Clone(b.Params)
+	if out == nil {
+		out = map[string]any{}
+	}
+	for _, flag := range spec.Builtins {
+		if on, _ := b.Extra[flag].(bool); on {
+			out[flag] = true
+		}
+	}
+	return out
+}

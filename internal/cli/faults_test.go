@@ -1,0 +1,172 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/massgen/massgen/internal/app"
+	"github.com/massgen/massgen/internal/llmsim/simtest"
+	"github.com/massgen/massgen/internal/orchestrator"
+)
+
+// An upstream command word is never run as a question: `massgen logs`
+// would otherwise send "logs" to every agent of the team and bill it.
+func TestCommandWordsAreNeverRunAsAQuestion(t *testing.T) {
+	srv, url := simtest.Start(t, "")
+	cfg := map[string]string{"c.yaml": fmt.Sprintf("agent: {id: a, backend: {type: chatcompletion, model: m, base_url: %q}}\n", url)}
+	for _, args := range [][]string{{"logs"}, {"logs", "summary"}, {"export"}, {"shares", "list"}, {"viewer"}, {"Logs"}} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			r := massgen(t, t.Context(), cfg, nil, append([]string{"--config", "c.yaml"}, args...)...)
+			if r.code != ExitConfig || !strings.Contains(r.stderr, "massgen -- "+args[0]) || r.stdout != "" {
+				t.Fatalf("exit %d, stdout %q, stderr:\n%s", r.code, r.stdout, r.stderr)
+			}
+		})
+	}
+	if n := len(srv.Requests()); n != 0 {
+		t.Fatalf("%d model requests for command words, want none", n)
+	}
+	// After --, the word is a question.
+	r := massgen(t, t.Context(), cfg, nil, "--no-logs", "--config", "c.yaml", "--", "logs")
+	if r.code != 0 || len(srv.Requests()) == 0 {
+		t.Fatalf("massgen -- logs: exit %d, %d requests:\n%s", r.code, len(srv.Requests()), r.stderr)
+	}
+}
+
+func TestABlankQuestionIsAUsageError(t *testing.T) {
+	for _, q := range []string{"", "   ", "\n\t"} {
+		r := massgen(t, t.Context(), nil, nil, "--config", "@examples/sim_single_agent", q)
+		if r.code != ExitConfig || !strings.Contains(r.stderr, "question is empty") || r.stdout != "" {
+			t.Errorf("question %q: exit %d, stdout %q, stderr %s", q, r.code, r.stdout, r.stderr)
+		}
+	}
+}
+
+func TestUpstreamFlagsMapOrSayWhatToUse(t *testing.T) {
+	tests := []struct {
+		args   []string
+		code   int
+		stdout string // substring
+		stderr string // substring
+	}{
+		{args: []string{"--list-examples"}, stdout: "sim_three_agents"},
+		{args: []string{"--example", "sim_single_agent"}, stdout: "agent"},
+		{args: []string{"--example", "nope"}, code: 1, stderr: "no example matches"},
+		{args: []string{"--validate", "@examples/sim_three_agents"}, stdout: "valid"},
+		{args: []string{"--validate", "bad.yaml", "--json"}, code: 1, stdout: `"valid": false`},
+		{args: []string{"--strict"}, code: 1, stderr: "--strict goes with --validate FILE"},
+		{args: []string{"--no-display", "--no-logs", "--config", "@examples/sim_single_agent", "q"}, stdout: "Answer"},
+		{args: []string{"--continue"}, code: 1, stderr: "sessions are not available yet"},
+		{args: []string{"--session-id", "abc", "q"}, code: 1, stderr: "sessions are not available yet"},
+		{args: []string{"--list-sessions"}, code: 1, stderr: "sessions are not available yet"},
+		{args: []string{"--select"}, code: 1, stderr: "massgen examples"},
+		{args: []string{"--init"}, code: 1, stderr: "massgen examples"},
+		{args: []string{"--setup"}, code: 1, stderr: ".env"},
+		{args: []string{"--rate-limit", "q"}, code: 1, stderr: "requests_per_minute"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			r := massgen(t, t.Context(), map[string]string{"bad.yaml": "agents:\n  - {id: a, backend: {type: opena, model: x}}\n"}, nil, tt.args...)
+			if r.code != tt.code || !strings.Contains(r.stdout, tt.stdout) || !strings.Contains(r.stderr, tt.stderr) {
+				t.Fatalf("exit %d (want %d)\nstdout (want %q):\n%s\nstderr (want %q):\n%s", r.code, tt.code, tt.stdout, r.stdout, tt.stderr, r.stderr)
+			}
+			if strings.Contains(r.stderr, "unknown flag") {
+				t.Errorf("a bare unknown-flag error:\n%s", r.stderr)
+			}
+		})
+	}
+}
+
+func TestEveryMissingAPIKeyIsNamedAtOnce(t *testing.T) {
+	cfg := "agents:\n" +
+		"  - {id: a, backend: {type: groq, model: llama-3.3-70b-versatile}}\n" +
+		"  - {id: b, backend: {type: claude, model: claude-sonnet-4-5}}\n" +
+		"  - {id: c, backend: {type: openai, model: gpt-4o-mini}}\n" +
+		"  - {id: d, backend: {type: sim}}\n"
+	r := massgen(t, t.Context(), map[string]string{"c.yaml": cfg}, nil, "--config", "c.yaml", "q")
+	if r.code != ExitConfig {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	for _, want := range []string{"agent a", "GROQ_API_KEY", "agent b", "ANTHROPIC_API_KEY", "agent c", "OPENAI_API_KEY"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+		}
+	}
+}
+
+func TestAnUnwritableOutputFileIsFoundBeforeTheRun(t *testing.T) {
+	srv, url := simtest.Start(t, "")
+	cfg := map[string]string{"c.yaml": fmt.Sprintf("agent: {id: a, backend: {type: chatcompletion, model: m, base_url: %q}}\n", url)}
+	r := massgen(t, t.Context(), cfg, nil, "--no-logs", "--output-file", "no/such/dir/out.txt", "--config", "c.yaml", "q")
+	if r.code != ExitConfig || !strings.Contains(r.stderr, "--output-file") {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	if n := len(srv.Requests()); n != 0 {
+		t.Errorf("%d model requests before the --output-file check failed, want none", n)
+	}
+	// A writable path that did not exist is not left behind by the check
+	// when the run then fails to start.
+	r = massgen(t, t.Context(), map[string]string{"bad.yaml": "agents: [\n"}, nil, "--output-file", "out.txt", "--config", "bad.yaml", "q")
+	if _, err := os.Stat(filepath.Join(r.dir, "out.txt")); err == nil {
+		t.Error("the --output-file check left an empty file behind")
+	}
+}
+
+// When writing the answer fails after all, the answer still reaches stdout.
+func TestTheAnswerIsPrintedWhenTheOutputFileCannotBeWritten(t *testing.T) {
+	var out, errb strings.Builder
+	env := &Env{Stdout: &out, Stderr: &errb, WorkDir: t.TempDir()}
+	res := &app.Outcome{Result: &orchestrator.Result{Status: orchestrator.Completed, Final: "forty-two"}}
+	err := finish(env, false, filepath.Join(env.WorkDir, "gone", "out.txt"), res)
+	if codeOf(err) != ExitExecution || !strings.Contains(err.Error(), "--output-file") {
+		t.Errorf("err = %v, want an execution error naming --output-file", err)
+	}
+	if !strings.Contains(out.String(), "forty-two") {
+		t.Errorf("stdout %q lacks the answer", out.String())
+	}
+}
+
+// A mistyped model is not priced as the model its name starts with.
+func TestAMistypedModelIsNotPricedAsAnotherOne(t *testing.T) {
+	_, url := simtest.Start(t, "")
+	r := massgen(t, t.Context(), nil, map[string]string{"OPENAI_API_KEY": "k", "MASSGEN_OPENAI_BASE_URL": url},
+		"--no-logs", "--model", "gpt-4o-mnii", "q")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	if !strings.Contains(r.stderr, `"gpt-4o-mnii" is not in the model catalogue — did you mean "gpt-4o-mini"?`) {
+		t.Errorf("no warning about the unknown model:\n%s", r.stderr)
+	}
+	if !strings.Contains(r.stderr, "$0.0000 in") {
+		t.Errorf("the unknown model was priced:\n%s", r.stderr)
+	}
+}
+
+// `config validate` and a run give one verdict on a backend type, in the
+// same words.
+func TestValidateAndRunAgreeOnBackendTypes(t *testing.T) {
+	for _, tc := range []struct{ name, backend, want string }{
+		{"claude_code without a model (upstream allows it)", "{type: claude_code}", "backend type 'claude_code' is recognised but not supported by this version yet"},
+		{"claude_code with a model", "{type: claude_code, model: claude-sonnet-4-5}", "backend type 'claude_code' is recognised but not supported by this version yet"},
+		{"ag2", "{type: ag2}", "backend type 'ag2' is recognised but not supported by this version yet"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			files := map[string]string{"c.yaml": "agent: {id: a, backend: " + tc.backend + "}\n"}
+			v := massgen(t, t.Context(), files, nil, "config", "validate", "c.yaml")
+			run := massgen(t, t.Context(), files, map[string]string{"ANTHROPIC_API_KEY": "k"}, "--config", "c.yaml", "q")
+			if v.code != ExitConfig || !strings.Contains(v.stdout, tc.want) {
+				t.Errorf("validate: exit %d:\n%s%s", v.code, v.stdout, v.stderr)
+			}
+			if run.code != ExitConfig || !strings.Contains(run.stderr, tc.want) {
+				t.Errorf("run: exit %d:\n%s", run.code, run.stderr)
+			}
+		})
+	}
+	// Quick mode reaches the same verdict.
+	r := massgen(t, t.Context(), nil, map[string]string{"ANTHROPIC_API_KEY": "k"}, "--backend", "claude_code", "--model", "claude-sonnet-4-5", "q")
+	if r.code != ExitConfig || !strings.Contains(r.stderr, "backend type 'claude_code' is recognised but not supported by this version yet") {
+		t.Errorf("quick mode: exit %d:\n%s", r.code, r.stderr)
+	}
+}

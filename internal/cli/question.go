@@ -1,0 +1,129 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/massgen/massgen/internal/app"
+	"github.com/massgen/massgen/internal/event"
+	"github.com/massgen/massgen/internal/orchestrator"
+)
+
+// runQuestion is the CLI's main job: Execute with a display, then print
+// the answer and map the outcome to an exit code.
+func runQuestion(ctx context.Context, env *Env, rq app.Request, outputFile string) error {
+	rq.Observe = func(sub *event.Subscription, agents []orchestrator.Agent, logDir string) {
+		d := newDisplay(env, rq.Automation, agents)
+		if logDir != "" {
+			d.logDir(logDir)
+		}
+		d.run(sub)
+	}
+	rq.ObserveSkips = event.Deltas // the progress lines show no streamed text
+	if outputFile != "" {
+		// Found now, not after the run has spent its tokens.
+		if err := checkWritable(outputPath(env, outputFile)); err != nil {
+			return usageErr("cannot write --output-file: %v", err)
+		}
+	}
+	out, err := app.Execute(ctx, env.app(), rq)
+	if err != nil {
+		return err
+	}
+	return finish(env, rq.Automation, outputFile, out)
+}
+
+// finish prints the outcome and maps it to an exit code.
+func finish(env *Env, automation bool, outputFile string, out *app.Outcome) error {
+	res, answerFile := out.Result, out.AnswerFile
+	var writeErr error
+	if res.Status == orchestrator.Completed && outputFile != "" {
+		writeErr = os.WriteFile(outputPath(env, outputFile), []byte(res.Final+"\n"), 0o644)
+		if writeErr != nil && automation && answerFile == "" {
+			// stdout holds only KEY: value lines, and no log keeps the
+			// answer: stderr is the one place left for it.
+			fmt.Fprintln(env.Stderr, res.Final)
+		}
+	}
+	if automation {
+		if res.Winner != "" {
+			fmt.Fprintf(env.Stdout, "WINNER: %s\n", res.Winner)
+		}
+		if answerFile != "" {
+			fmt.Fprintf(env.Stdout, "ANSWER_FILE: %s\n", answerFile)
+		}
+		fmt.Fprintf(env.Stdout, "DURATION: %.1fs\n", res.Duration.Seconds())
+		fmt.Fprintf(env.Stdout, "COST_USD: %.6f\n", res.TotalCost())
+		fmt.Fprintf(env.Stdout, "RESULT: %s\n", res.Status)
+		if len(out.IgnoredFeatures) > 0 {
+			fmt.Fprintf(env.Stdout, "WARNINGS: %s\n", strings.Join(out.IgnoredFeatures, ", "))
+		}
+		if res.Status == orchestrator.Completed {
+			fmt.Fprintf(env.Stdout, "COMPLETED: %d agents, %.1fs total\n", len(res.Usage), res.Duration.Seconds())
+		}
+	} else {
+		if res.Status == orchestrator.Completed {
+			fmt.Fprintln(env.Stdout, res.Final)
+		}
+		printUsage(env.Stderr, res)
+	}
+	switch res.Status {
+	case orchestrator.Completed:
+		if writeErr != nil {
+			return &exitError{code: ExitExecution, err: fmt.Errorf("cannot write --output-file (the answer was printed instead): %w", writeErr)}
+		}
+		return nil
+	case orchestrator.TimedOut:
+		return &exitError{code: ExitTimeout, err: res.Err}
+	case orchestrator.Interrupted:
+		return &exitError{code: ExitInterrupted, err: errors.New("interrupted; partial answers are kept in the log directory")}
+	default:
+		return &exitError{code: ExitExecution, err: res.Err}
+	}
+}
+
+func outputPath(env *Env, p string) string {
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(env.WorkDir, p)
+	}
+	return p
+}
+
+// checkWritable tells whether path can be written, leaving an existing
+// file as it is and no new one behind.
+func checkWritable(path string) error {
+	_, statErr := os.Stat(path)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	f.Close()
+	if errors.Is(statErr, fs.ErrNotExist) {
+		return os.Remove(path)
+	}
+	return nil
+}
+
+// printUsage ends plain output with what the run spent, per agent.
+func printUsage(w io.Writer, res *orchestrator.Result) {
+	ids := make([]string, 0, len(res.Usage))
+	for id := range res.Usage {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	var parts []string
+	for _, id := range ids {
+		u := res.Usage[id]
+		parts = append(parts, fmt.Sprintf("%s %d/%d $%.4f", id, u.InputTokens, u.OutputTokens, res.Cost[id]))
+	}
+	total := res.TotalUsage()
+	fmt.Fprintf(w, "usage: %d input + %d output tokens, $%.4f in %.1fs (%s)\n",
+		total.InputTokens, total.OutputTokens, res.TotalCost(), res.Duration.Seconds(), strings.Join(parts, ", "))
+}

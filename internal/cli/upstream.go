@@ -1,0 +1,140 @@
+package cli
+
+import (
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// commandWords are upstream MassGen's subcommands that massgen does not
+// have (yet), with what to do instead. A question that is one of them is a
+// user typing a command, and running it would bill a whole team for the
+// word "logs".
+var commandWords = map[string]string{
+	"logs": "each run's logs are in .massgen/massgen_logs/log_<timestamp>/ (status.json, coordination_table.txt, " +
+		"final/<winner>/answer.txt; --automation prints LOG_DIR)",
+	"export": "the files of a run are in its log directory, .massgen/massgen_logs/log_<timestamp>/",
+	"shares": "sharing runs as gists is not available yet",
+	"viewer": "the log viewer is not available yet; a run's status.json and coordination_table.txt are in its log directory",
+}
+
+// commandWord reports whether a question is an upstream command word, and
+// the error that says what to run instead.
+func commandWord(q string) error {
+	w := strings.ToLower(strings.TrimSpace(q))
+	hint, ok := commandWords[w]
+	if !ok {
+		return nil
+	}
+	return usageErr("`massgen %s` is an upstream MassGen command that massgen does not have: %s.\n"+
+		"  To ask it as a question, put -- before it: massgen -- %s", w, hint, q)
+}
+
+// upstreamFlags are upstream MassGen's top-level flags (v0.1.12, reference
+// §5.1). Those massgen can honour map to its own commands; the others fail
+// with a message naming what to use instead, never a bare "unknown flag".
+type upstreamFlags struct {
+	listExamples, strict, asJSON, noDisplay                    bool
+	example, validate                                          string
+	sessionID                                                  string
+	cont, listSessions, all, selectCfg, init, setup, rate      bool
+	showSchema, skipValidation, strictValidation, listBackends bool
+}
+
+func (u *upstreamFlags) register(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	hide := func(names ...string) {
+		for _, n := range names {
+			_ = fl.MarkHidden(n)
+		}
+	}
+	fl.BoolVar(&u.listExamples, "list-examples", false, "list the shipped example configs (massgen examples)")
+	fl.StringVar(&u.example, "example", "", "print an example config (massgen examples NAME)")
+	fl.StringVar(&u.validate, "validate", "", "check a config file and exit (massgen config validate FILE)")
+	fl.BoolVar(&u.strict, "strict", false, "with --validate: treat ignored features as errors")
+	fl.BoolVar(&u.asJSON, "json", false, "with --validate: print the result as JSON")
+	fl.BoolVar(&u.noDisplay, "no-display", false, "plain progress lines (what massgen prints anyway)")
+	fl.BoolVar(&u.cont, "continue", false, "")
+	fl.StringVar(&u.sessionID, "session-id", "", "")
+	fl.BoolVar(&u.listSessions, "list-sessions", false, "")
+	fl.BoolVar(&u.all, "all", false, "")
+	fl.BoolVar(&u.selectCfg, "select", false, "")
+	fl.BoolVar(&u.init, "init", false, "")
+	fl.BoolVar(&u.setup, "setup", false, "")
+	fl.BoolVar(&u.rate, "rate-limit", false, "")
+	fl.BoolVar(&u.showSchema, "show-schema", false, "")
+	fl.BoolVar(&u.skipValidation, "skip-validation", false, "")
+	fl.BoolVar(&u.strictValidation, "strict-validation", false, "")
+	fl.BoolVar(&u.listBackends, "list-backends", false, "")
+	hide("list-examples", "example", "validate", "strict", "json", "no-display", "continue", "session-id", "list-sessions", "all",
+		"select", "init", "setup", "rate-limit", "show-schema", "skip-validation", "strict-validation", "list-backends")
+}
+
+// unavailable names, for each upstream flag massgen cannot honour yet, what
+// to use instead.
+func (u *upstreamFlags) unavailable() error {
+	sessions := "sessions are not available yet: each massgen run stands alone, and its logs are in .massgen/massgen_logs/"
+	for _, f := range []struct {
+		set      bool
+		flag, do string
+	}{
+		{u.cont, "--continue", sessions},
+		{u.sessionID != "", "--session-id", sessions},
+		{u.listSessions, "--list-sessions", sessions},
+		{u.selectCfg, "--select", "the interactive config picker is not available yet: list the configs with `massgen examples` and pass --config @examples/NAME"},
+		{u.init, "--init", "the config builder is not available yet: start from an example, e.g. `massgen examples sim_three_agents > config.yaml`"},
+		{u.setup, "--setup", "the API-key wizard is not available yet: put your keys (OPENAI_API_KEY=…) in ./.env or ~/.massgen/.env"},
+		{u.rate, "--rate-limit", "rate_limits.yaml is not read: set requests_per_minute and tokens_per_minute in an agent's backend instead"},
+		{u.showSchema, "--show-schema", "the schema printer is not available yet: the README's Configuration section lists the keys, and `massgen config validate FILE` checks a file"},
+		{u.skipValidation, "--skip-validation", "massgen always validates; its warnings never stop a run"},
+		{u.strictValidation, "--strict-validation", "check the config first with `massgen config validate --strict FILE`"},
+		{u.listBackends, "--list-backends", "the README's Providers section lists them; `massgen --backend TYPE --model NAME` runs one"},
+	} {
+		if f.set {
+			return usageErr("%s: %s", f.flag, f.do)
+		}
+	}
+	if u.all && !u.listSessions {
+		return usageErr("--all goes with --list-sessions (%s)", sessions)
+	}
+	return nil
+}
+
+// mapped runs the upstream flags massgen has an equivalent for, through the
+// very commands that equivalent names; done reports whether one ran.
+func (u *upstreamFlags) mapped(root *cobra.Command) (done bool, err error) {
+	switch {
+	case u.validate != "":
+		validate, _, err := root.Find([]string{"config", "validate"})
+		if err != nil {
+			return true, err
+		}
+		for name, on := range map[string]bool{"json": u.asJSON, "strict": u.strict} {
+			if !on {
+				continue
+			}
+			if validate.Flags().Lookup(name) == nil {
+				return true, usageErr("--validate does not support --%s yet", name)
+			}
+			if err := validate.Flags().Set(name, "true"); err != nil {
+				return true, err
+			}
+		}
+		return true, validate.RunE(validate, []string{u.validate})
+	case u.strict:
+		return true, usageErr("--strict goes with --validate FILE (or use `massgen config validate --strict FILE`)")
+	case u.asJSON:
+		return true, usageErr("--json goes with --validate FILE (or use `massgen config validate --json FILE`)")
+	case u.listExamples || u.example != "":
+		examples, _, err := root.Find([]string{"examples"})
+		if err != nil {
+			return true, err
+		}
+		var args []string
+		if u.example != "" {
+			args = []string{u.example}
+		}
+		return true, examples.RunE(examples, args)
+	}
+	return false, nil
+}
