@@ -181,6 +181,11 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 		Events:               broker,
 		Now:                  env.Now,
 	})
+	if open := t.guards.Open(); open != nil && out.Status == orchestrator.Failed && out.Err != nil {
+		// Say that the endpoints are held back, and until when (massgen
+		// serve answers 503 with Retry-After).
+		out.Err = fmt.Errorf("%w; %w", out.Err, open)
+	}
 	broker.Close()
 	wg.Wait()
 	if logs != nil {

@@ -20,6 +20,7 @@ import (
 // team, so that they share its rate limiters and circuit breakers too.
 type team struct {
 	agents   []orchestrator.Agent
+	guards   *llm.Guards // the agents' circuit breakers and rate limiters
 	sims     []*llmsim.Server
 	warnings []string // for the user, once
 	notes    []string // for each run's log
@@ -43,8 +44,9 @@ func buildTeam(cfg *config.Config, getenv func(string) string) (*team, error) {
 		t.Close()
 		return nil, err
 	}
-	breakers := map[string]*llm.Breaker{} // one per endpoint, shared by its agents
-	limiters := map[string]*llm.Limiter{} // one per endpoint and model
+	// One breaker and one rate limiter per endpoint and model, shared by
+	// the agents that use them.
+	t.guards = &llm.Guards{IdleTimeout: seconds(cfg.Orchestrator.StreamIdleTimeoutSeconds)}
 	var problems []error
 	for _, a := range cfg.Agents {
 		m, params, endpoint, err := buildModel(a, getenv, sims)
@@ -73,16 +75,8 @@ func buildTeam(cfg *config.Config, getenv func(string) string) (*team, error) {
 				t.warnings = append(t.warnings, fmt.Sprintf("agent %s: model %q is not in the model catalogue — did you mean %q? (its cost is not counted)", a.ID, modelName(a), near))
 			}
 		}
-		b := breakers[endpoint]
-		if b == nil {
-			b = &llm.Breaker{Name: endpoint}
-			breakers[endpoint] = b
-		}
-		lkey := endpoint + "|" + modelName(a)
-		if _, ok := limiters[lkey]; !ok {
-			limiters[lkey] = llm.NewLimiter(a.Backend.RequestsPerMinute, a.Backend.TokensPerMinute)
-		}
-		m = llm.WithRetry(llm.WithBreaker(llm.WithRateLimit(m, limiters[lkey]), b, a.Backend.Type), retries)
+		m = t.guards.Wrap(m, llm.Route{Provider: a.Backend.Type, Endpoint: endpoint, Model: modelName(a),
+			RequestsPerMinute: a.Backend.RequestsPerMinute, TokensPerMinute: a.Backend.TokensPerMinute}, retries)
 		t.agents = append(t.agents, orchestrator.Agent{
 			ID: a.ID, Backend: a.Backend.Type, ModelName: modelName(a), Model: m,
 			Params: params, SystemMessage: a.SystemMessage, Simulated: a.Backend.Type == "sim", Cost: cost,

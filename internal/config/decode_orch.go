@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"math"
 	"slices"
 )
 
@@ -28,6 +29,13 @@ func (d *decoder) timeoutSettings(p *pair) {
 			if v, ok := d.number(key, e, wantSeconds); ok {
 				o.AgentTurnTimeoutSeconds = v
 				d.cfg.src["AgentTurnTimeoutSeconds"] = key
+			}
+		case "stream_idle_timeout_seconds":
+			// 0 would read as "the default": say so rather than ignore it.
+			if v, ok := d.number(key, e, wantSeconds); ok && v > 0 && !math.IsInf(v, 0) {
+				o.StreamIdleTimeoutSeconds = v
+			} else if ok {
+				d.errorAt(d.cfg.loc[key], key, fmt.Sprintf("must be a positive number of seconds, got %g", v), "use e.g. 60, or leave it out for the default (60)")
 			}
 		default:
 			if slices.Contains(timeoutSettingsKeys, e.key) {

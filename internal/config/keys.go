@@ -42,7 +42,7 @@ var coordinationKeys = []string{
 }
 
 var timeoutSettingsKeys = []string{
-	"orchestrator_timeout_seconds", "agent_turn_timeout_seconds",
+	"orchestrator_timeout_seconds", "agent_turn_timeout_seconds", "stream_idle_timeout_seconds",
 	// later upstream per-round timeouts; accepted, not used
 	"initial_round_timeout_seconds", "subsequent_round_timeout_seconds", "round_timeout_grace_seconds",
 }

@@ -109,6 +109,10 @@ type Orchestrator struct {
 	FailureBudget          int // max_consecutive_failures, default 3
 	SkipCoordinationRounds bool
 	ContextPaths           []ContextPath
+	// StreamIdleTimeoutSeconds fails a model request whose response sends
+	// no byte for this long; from timeout_settings.stream_idle_timeout_seconds.
+	// 0 means the default, 60 (llm.DefaultIdleTimeout).
+	StreamIdleTimeoutSeconds float64
 	// Extra holds the other known upstream keys as plain values
 	// (snapshot_storage, agent_temporary_workspace, dspy, debug_final_answer,
 	// and the whole `coordination` map under "coordination").

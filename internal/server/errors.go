@@ -4,7 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
+	"strconv"
+	"time"
 )
 
 // Error is an HTTP error in OpenAI's JSON shape:
@@ -23,6 +26,9 @@ type Error struct {
 	// Collisions lists client tool names that collide with massgen's
 	// workflow tools (a 400 with code "tool_name_collision").
 	Collisions []string
+	// RetryAfter, when set, is sent as the Retry-After header (whole
+	// seconds, rounded up): when a retry may succeed.
+	RetryAfter time.Duration
 	Err        error // the underlying error, if any
 }
 
@@ -102,6 +108,9 @@ func writeError(w http.ResponseWriter, e *Error) {
 	h.Set("Content-Length", fmt.Sprint(len(b)+1))
 	if status == http.StatusUnauthorized {
 		h.Set("WWW-Authenticate", `Bearer realm="massgen"`)
+	}
+	if e.RetryAfter > 0 {
+		h.Set("Retry-After", strconv.Itoa(int(math.Ceil(e.RetryAfter.Seconds()))))
 	}
 	w.WriteHeader(status)
 	_, _ = w.Write(append(b, '\n'))

@@ -68,7 +68,9 @@ type RunResult struct {
 	LogDir    string
 	ToolCalls []llm.ToolCall // client tool calls made by the winner
 	Usage     llm.Usage      // summed over agents
-	Err       error          // why the run did not complete
+	// Err says why the run did not complete. A failed run whose Err holds
+	// an *llm.CircuitOpenError is answered 503 with Retry-After.
+	Err error
 }
 
 // Runner runs one orchestration. It returns an error only when the run
@@ -571,6 +573,13 @@ func (s *Server) runFailure(ctx context.Context, res *RunResult) *Error {
 	switch res.Status {
 	case "completed":
 		return nil
+	case "failed":
+		// The team's circuit breakers hold its models back: say when a
+		// trial goes through rather than blame the server.
+		if open, ok := errors.AsType[*llm.CircuitOpenError](res.Err); ok {
+			return &Error{Status: http.StatusServiceUnavailable, Code: "circuit_open", RetryAfter: max(open.Wait, time.Second),
+				Message: "The run failed and its model endpoints are held back by an open circuit breaker; retry later: " + why, Err: res.Err}
+		}
 	case "timeout":
 		return &Error{Status: http.StatusGatewayTimeout, Code: "run_timeout", Message: "The run timed out without an answer: " + why, Err: res.Err}
 	case "interrupted":

@@ -134,7 +134,9 @@ func (m *model) streaming(ctx context.Context, modelName string, params openai.C
 // in the order a stream would have produced them.
 func (m *model) complete(ctx context.Context, modelName string, params openai.ChatCompletionNewParams, yield func(llm.Chunk, error) bool) {
 	probe := &wireProbe{}
-	res, err := m.svc.New(ctx, params, option.WithJSONSet("stream", false), option.WithMiddleware(probe.middleware))
+	// The headers come with the whole answer: however long the model
+	// writes, that is not a stall.
+	res, err := m.svc.New(llm.WholeResponse(ctx), params, option.WithJSONSet("stream", false), option.WithMiddleware(probe.middleware))
 	if err != nil {
 		if probe.ok() && ctx.Err() == nil {
 			// A 2xx whose body could not be read or decoded: a broken
