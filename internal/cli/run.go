@@ -98,6 +98,10 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 		c.Orchestrator.TimeoutSeconds = rq.Timeout
 		cfg = &c
 	}
+	settings, err := cfg.Settings()
+	if err != nil {
+		return nil, &exitError{code: ExitConfig, err: err}
+	}
 	level, logOut := slog.LevelInfo, io.Discard
 	if rq.Debug {
 		level, logOut = slog.LevelDebug, env.Stderr
@@ -137,27 +141,13 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 		sub := broker.Subscribe(rq.ObserveSkips...)
 		wg.Go(func() { rq.Observe(sub, agents, out.LogDir) })
 	}
-	o := cfg.Orchestrator
 	out.Result = orchestrator.Run(ctx, rq.Question, orchestrator.Options{
-		Agents:               agents,
-		VotingSensitivity:    o.VotingSensitivity,
-		Novelty:              o.AnswerNovelty,
-		MaxAnswers:           o.MaxNewAnswersPerAgent,
-		Inject:               o.RestartPolicy == "inject",
-		DependentFirstAnswer: !o.IndependentFirstAnswer,
-		Eager:                !o.WaitForFirstAnswers,
-		FailureBudget:        o.FailureBudget,
-		Timeout:              seconds(o.TimeoutSeconds),
-		TurnTimeout:          seconds(o.AgentTurnTimeoutSeconds),
-		MaxRestarts:          o.MaxOrchestrationRestarts,
-		Presentation:         presentation(cfg.UI.EnableFinalPresentation),
-		Direct:               !cfg.UI.UseOrchestratorForSingleAgent,
-		MaxCostUSD:           o.MaxCostUSD,
-		MaxTokens:            o.MaxTotalTokens,
-		History:              rq.History,
-		ClientTools:          rq.ClientTools,
-		Events:               broker,
-		Now:                  env.Now,
+		Agents:      agents,
+		Settings:    settings,
+		History:     rq.History,
+		ClientTools: rq.ClientTools,
+		Events:      broker,
+		Now:         env.Now,
 	})
 	broker.Close()
 	wg.Wait()
@@ -235,18 +225,6 @@ func runLog(ctx context.Context) *slog.Logger {
 	return discardLog
 }
 
-// presentation maps ui.enable_final_presentation to the orchestrator's
-// choice: unset leaves it to the team's size.
-func presentation(enable *bool) orchestrator.Presentation {
-	switch {
-	case enable == nil:
-		return orchestrator.PresentAuto
-	case *enable:
-		return orchestrator.PresentAlways
-	}
-	return orchestrator.PresentNever
-}
-
 // runQuestion is the CLI's main job: Execute with a display, then print
 // the answer and map the outcome to an exit code.
 func runQuestion(ctx context.Context, env *Env, rq Request, outputFile string) error {
@@ -264,8 +242,6 @@ func runQuestion(ctx context.Context, env *Env, rq Request, outputFile string) e
 	}
 	return finish(env, rq.Automation, outputFile, out)
 }
-
-func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
 // finish prints the outcome and maps it to an exit code.
 func finish(env *Env, automation bool, outputFile string, out *Outcome) error {

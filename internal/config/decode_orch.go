@@ -29,6 +29,10 @@ func (d *decoder) timeoutSettings(p *pair) {
 				o.AgentTurnTimeoutSeconds = v
 				d.cfg.src["AgentTurnTimeoutSeconds"] = key
 			}
+		case "presentation_grace_seconds":
+			if v, ok := d.number(key, e, wantSeconds); ok {
+				o.PresentationGraceSeconds = v
+			}
 		default:
 			if slices.Contains(timeoutSettingsKeys, e.key) {
 				d.number(key, e, wantSeconds)

@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"errors"
 	"fmt"
 	"time"
 )
@@ -46,3 +47,9 @@ func (e *Error) RetryAfter() time.Duration { return e.After }
 func RetryableStatus(status int) bool {
 	return status == 408 || status == 409 || status == 429 || status >= 500
 }
+
+// ErrCircuitOpen is the cause of a request refused because the circuit
+// breaker of its provider model is open: errors.Is(err, ErrCircuitOpen).
+// Such a failure says nothing about the agent (nothing was sent), so the
+// coordinator does not count it against the agent's failure budget.
+var ErrCircuitOpen = errors.New("circuit open")
