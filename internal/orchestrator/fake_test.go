@@ -35,13 +35,14 @@ type fakeModel struct {
 
 // fakeReply is one scripted response.
 type fakeReply struct {
-	when   string        // "" any call, or turn|presentation|evaluation|direct
-	answer string        // new_answer content
-	vote   string        // vote label
-	text   string        // plain text (presentation)
-	err    error         // fail after the delay
-	hang   bool          // never answer: wait for cancellation
-	delay  time.Duration // before the response
+	when    string        // "" any call, or turn|presentation|evaluation|direct
+	answer  string        // new_answer content
+	vote    string        // vote label
+	text    string        // plain text (presentation)
+	restart string        // restart_orchestration reason (evaluation)
+	err     error         // fail after the delay
+	hang    bool          // never answer: wait for cancellation
+	delay   time.Duration // before the response
 }
 
 // fakeCall is what the model saw and how the call ended.
@@ -165,6 +166,8 @@ func (f *fakeModel) reply(kind string, r fakeReply, req *llm.Request) []llm.Chun
 		call(coord.ToolNewAnswer, map[string]string{"content": r.answer})
 	case r.vote != "":
 		call(coord.ToolVote, map[string]string{"agent_id": r.vote, "reason": "scripted"})
+	case r.restart != "":
+		call(coord.ToolRestart, map[string]string{"reason": r.restart, "instructions": "address: " + r.restart})
 	case r.text != "":
 		out = append(out, llm.Chunk{Kind: llm.ChunkText, Text: r.text})
 	case kind == "turn" && len(req.Tools) > 1:

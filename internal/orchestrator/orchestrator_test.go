@@ -78,10 +78,17 @@ func (r *recorder) of(typ event.Type) []event.Event {
 
 func run(t *testing.T, agents []Agent, o Options) (*Result, *recorder) {
 	t.Helper()
+	return runWithin(t, 30*time.Second, agents, o)
+}
+
+// runWithin is run with a limit other than 30 s: under synctest, time is
+// virtual, and a run that backs off for minutes takes no real time.
+func runWithin(t *testing.T, limit time.Duration, agents []Agent, o Options) (*Result, *recorder) {
+	t.Helper()
 	o.Agents = agents
 	o.Events = event.NewBroker()
 	rec := record(o.Events)
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), limit)
 	defer cancel()
 	res := Run(ctx, "What is the capital of France?", o)
 	o.Events.Close()

@@ -96,10 +96,10 @@ type liveTurn struct {
 type inboxMsg struct {
 	agent  string
 	turn   coord.TurnID
-	submit *submission   // a proposed action awaiting its Reply
-	result *turnResult   // the turn ended
-	call   *callResult   // the presentation, evaluation or direct call ended
-	timer  coord.Timer   // a timer fired
+	submit *submission // a proposed action awaiting its Reply
+	result *turnResult // the turn ended
+	call   *callResult // the presentation, evaluation or direct call ended
+	timer  coord.Timer // a timer fired
 }
 
 type submission struct {
