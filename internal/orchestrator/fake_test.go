@@ -144,7 +144,7 @@ func (f *fakeModel) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.
 			yield(llm.Chunk{}, r.err)
 			return
 		}
-		for _, c := range f.reply(kind, r, req) {
+		for _, c := range f.reply(i, kind, r, req) {
 			if !yield(c, nil) {
 				ended(true)
 				return
@@ -155,11 +155,11 @@ func (f *fakeModel) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.
 
 // reply builds the response chunks: the scripted content, or the default
 // policy for the call's kind.
-func (f *fakeModel) reply(kind string, r fakeReply, req *llm.Request) []llm.Chunk {
+func (f *fakeModel) reply(n int, kind string, r fakeReply, req *llm.Request) []llm.Chunk {
 	var out []llm.Chunk
 	call := func(name string, args any) {
 		b, _ := json.Marshal(args)
-		out = append(out, llm.Chunk{Kind: llm.ChunkToolCall, ToolCall: &llm.ToolCall{ID: fmt.Sprintf("call_%s_%d", f.id, len(f.calls)), Name: name, Arguments: string(b)}})
+		out = append(out, llm.Chunk{Kind: llm.ChunkToolCall, ToolCall: &llm.ToolCall{ID: fmt.Sprintf("call_%s_%d", f.id, n), Name: name, Arguments: string(b)}})
 	}
 	switch {
 	case r.answer != "":
