@@ -90,7 +90,7 @@ func (s Settings) WithDefaults() Settings {
 	return s
 }
 
-// Level is the shared scale of voting_sensitivity and
+// level is the shared scale of voting_sensitivity and
 // answer_novelty_requirement.
 type level int
 
