@@ -120,6 +120,10 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 		c.Orchestrator.TimeoutSeconds = rq.Timeout
 		cfg = &c
 	}
+	settings, err := cfg.Settings()
+	if err != nil {
+		return nil, configErr(err)
+	}
 	level, logOut := slog.LevelInfo, io.Discard
 	if rq.Debug {
 		level, logOut = slog.LevelDebug, env.Stderr
@@ -159,27 +163,13 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 		sub := broker.Subscribe(rq.ObserveSkips...)
 		wg.Go(func() { rq.Observe(sub, agents, out.LogDir) })
 	}
-	o := cfg.Orchestrator
 	out.Result = orchestrator.Run(ctx, rq.Question, orchestrator.Options{
-		Agents:               agents,
-		VotingSensitivity:    o.VotingSensitivity,
-		Novelty:              o.AnswerNovelty,
-		MaxAnswers:           o.MaxNewAnswersPerAgent,
-		Inject:               o.RestartPolicy == "inject",
-		DependentFirstAnswer: !o.IndependentFirstAnswer,
-		Eager:                !o.WaitForFirstAnswers,
-		FailureBudget:        o.FailureBudget,
-		Timeout:              seconds(o.TimeoutSeconds),
-		TurnTimeout:          seconds(o.AgentTurnTimeoutSeconds),
-		MaxRestarts:          o.MaxOrchestrationRestarts,
-		Presentation:         presentation(cfg.UI.EnableFinalPresentation),
-		Direct:               !cfg.UI.UseOrchestratorForSingleAgent,
-		MaxCostUSD:           o.MaxCostUSD,
-		MaxTokens:            o.MaxTotalTokens,
-		History:              rq.History,
-		ClientTools:          rq.ClientTools,
-		Events:               broker,
-		Now:                  env.Now,
+		Agents:      agents,
+		Settings:    settings,
+		History:     rq.History,
+		ClientTools: rq.ClientTools,
+		Events:      broker,
+		Now:         env.Now,
 	})
 	if open := t.guards.Open(); open != nil && out.Status == orchestrator.Failed && out.Err != nil {
 		// Say that the endpoints are held back, and until when (massgen
@@ -259,18 +249,6 @@ func runLog(ctx context.Context) *slog.Logger {
 		return l
 	}
 	return discardLog
-}
-
-// presentation maps ui.enable_final_presentation to the orchestrator's
-// choice: unset leaves it to the team's size.
-func presentation(enable *bool) orchestrator.Presentation {
-	switch {
-	case enable == nil:
-		return orchestrator.PresentAuto
-	case *enable:
-		return orchestrator.PresentAlways
-	}
-	return orchestrator.PresentNever
 }
 
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }

@@ -37,6 +37,10 @@ func (d *decoder) timeoutSettings(p *pair) {
 			} else if ok {
 				d.errorAt(d.cfg.loc[key], key, fmt.Sprintf("must be a positive number of seconds, got %g", v), "use e.g. 60, or leave it out for the default (60)")
 			}
+		case "presentation_grace_seconds":
+			if v, ok := d.number(key, e, wantSeconds); ok {
+				o.PresentationGraceSeconds = v
+			}
 		default:
 			if slices.Contains(timeoutSettingsKeys, e.key) {
 				if _, ok := d.number(key, e, wantSeconds); ok {

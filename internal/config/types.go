@@ -1,5 +1,11 @@
 package config
 
+import (
+	"time"
+
+	"github.com/massgen/massgen/internal/coord"
+)
+
 // Config is a loaded, validated MassGen configuration.
 type Config struct {
 	Path         string // file it was loaded from ("" when built in code)
@@ -94,7 +100,11 @@ type Orchestrator struct {
 	// AgentTurnTimeoutSeconds bounds one turn (default 600); from
 	// timeout_settings.agent_turn_timeout_seconds, overridden by
 	// orchestrator.agent_turn_timeout_seconds.
-	AgentTurnTimeoutSeconds  float64
+	AgentTurnTimeoutSeconds float64
+	// PresentationGraceSeconds is how long the final presentation may run
+	// past the run deadline (timeout_settings.presentation_grace_seconds);
+	// 0 means coord.DefaultPresentationGrace.
+	PresentationGraceSeconds float64
 	MaxOrchestrationRestarts int    // coordination.max_orchestration_restarts, default 0
 	RestartPolicy            string // restart (default) | inject
 	IndependentFirstAnswer   bool   // default true
@@ -141,11 +151,11 @@ type UI struct {
 const (
 	DefaultSensitivity        = "lenient"
 	DefaultNovelty            = "lenient"
-	DefaultMaxNewAnswers      = 5 // DESIGN.md: bounded so a rewriting team converges
-	DefaultTimeoutSeconds     = 1800.0
-	DefaultTurnTimeoutSeconds = 600.0
+	DefaultMaxNewAnswers      = coord.DefaultMaxAnswers // DESIGN.md: bounded so a rewriting team converges
+	DefaultTimeoutSeconds     = float64(coord.DefaultTimeout / time.Second)
+	DefaultTurnTimeoutSeconds = float64(coord.DefaultTurnTimeout / time.Second)
 	DefaultRestartPolicy      = "restart"
-	DefaultFailureBudget      = 3
+	DefaultFailureBudget      = coord.DefaultFailureBudget
 	DefaultDisplayType        = "rich_terminal"
 	DefaultSingleAgentID      = "agent"
 	DefaultSimModel           = "sim"

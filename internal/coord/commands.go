@@ -1,15 +1,29 @@
 package coord
 
-// Command is something the orchestrator must do. It is one of the types below.
+import "time"
+
+// Command is something the orchestrator must do. It is one of the types
+// below; like inputs, commands encode to JSON (MarshalCommand).
 type Command interface{ command() }
 
+// Reply answers a Proposed input: the turn waiting for it goes on (a
+// rejection: retry with the message) or ends.
+type Reply struct {
+	Agent   string
+	Turn    TurnID
+	Verdict Verdict
+}
+
 // StartTurn asks for a new turn of Agent that sees Answers (the answer set of
-// Epoch). Vote is offered only when Answers is non-empty.
+// Epoch). Vote is offered only when Answers is non-empty. Delay is how long
+// to wait before the request goes out: the backoff after failed turns.
 type StartTurn struct {
 	Agent   string
 	Turn    TurnID
+	Attempt int
 	Epoch   int
 	Answers []Answer
+	Delay   time.Duration `json:",omitempty"`
 }
 
 // CancelTurn aborts an in-flight turn at once (restart policy): its request
@@ -18,7 +32,7 @@ type CancelTurn struct {
 	Agent  string
 	Turn   TurnID
 	Reason string // e.g. "new answer from agent2"
-	Cause  string // real id whose answer caused it
+	Cause  string `json:",omitempty"` // real id whose answer caused it
 }
 
 // Inject delivers new answers to an in-flight turn (inject policy): the turn
@@ -35,9 +49,12 @@ type AgentFailed struct {
 	Agent    string
 	Failures int
 	Err      string
+	Reason   string // e.g. "3 consecutive failed turns"
 }
 
-// Present ends coordination: Winner writes the final answer.
+// Present ends coordination: Winner's answer won. Unless Skip says why not,
+// the orchestrator now has Winner write the final presentation and reports
+// it back with Presented.
 type Present struct {
 	Winner  string
 	Answer  Answer         // the winner's stored answer (the fallback)
@@ -45,20 +62,92 @@ type Present struct {
 	Tally   map[string]int // real id → votes in the final epoch
 	Votes   []Vote         // the counted votes, in config order of voters
 	How     string         // "plurality", "tie broken by config order", "no votes: first answer in config order", "timeout: …"
+	Skip    string         `json:",omitempty"` // why there is no presentation; the stored answer is final
 }
 
-// Fail ends the run without a winner.
-type Fail struct {
-	Reason  string
-	Timeout bool // the run deadline passed with no answer at all
+// AnswerDirect has Agent answer the question in one plain call, without
+// workflow tools (Settings.Direct); it is reported back with Presented.
+type AnswerDirect struct{ Agent string }
+
+// Final is the final answer of the current attempt: the presentation's
+// text, or the winner's stored answer (Fallback says so, Reason says why).
+type Final struct {
+	Agent    string
+	Text     string
+	Reason   string // "presentation", or why the stored answer is final
+	Fallback bool   `json:",omitempty"`
 }
 
-func (StartTurn) command()   {}
-func (CancelTurn) command()  {}
-func (Inject) command()      {}
-func (AgentFailed) command() {}
-func (Present) command()     {}
-func (Fail) command()        {}
+// Evaluate has Agent check the final answer (post-evaluation); it is
+// reported back with Evaluated.
+type Evaluate struct {
+	Agent string
+	Final string
+}
+
+// Restart begins attempt Attempt after the winner's post-evaluation asked
+// for it: every agent sees Reason and Instructions (with the rejected
+// Final) as feedback. StartTurn commands follow.
+type Restart struct {
+	Attempt      int
+	Agent        string // the winner that asked
+	Reason       string
+	Instructions string
+	Final        string
+}
+
+// CancelCall aborts the presentation, evaluation or direct call in flight.
+type CancelCall struct{ Reason string }
+
+// Timer names a timer of the run.
+type Timer string
+
+const (
+	TimerDeadline Timer = "deadline" // fires DeadlinePassed
+	TimerGrace    Timer = "grace"    // fires GraceExpired
+)
+
+// SetTimer starts Timer; when After has passed, the orchestrator feeds its
+// input (DeadlinePassed, GraceExpired). Timers end with the run.
+type SetTimer struct {
+	Timer Timer
+	After time.Duration
+}
+
+// Finish ends the run. Everything still running is cancelled; the result
+// is what the fields say.
+type Finish struct {
+	Status  RunStatus
+	Winner  string `json:",omitempty"`
+	How     string `json:",omitempty"`
+	Final   string `json:",omitempty"` // the final answer (empty unless completed, or interrupted during the presentation)
+	Reason  string `json:",omitempty"` // why the run did not complete
+	Attempt int
+	// Fallback says why the winner's stored answer is the final answer
+	// ("" when the presentation made it).
+	Fallback string `json:",omitempty"`
+	// Deadline is true when the run deadline cut coordination short.
+	Deadline bool `json:",omitempty"`
+	// GraceExpired is true when the presentation did not end by the deadline
+	// plus the presentation grace, so the stored answer is final.
+	GraceExpired bool           `json:",omitempty"`
+	Tally        map[string]int `json:",omitempty"`
+	Answers      []Answer       `json:",omitempty"`
+}
+
+func (Reply) command()        {}
+func (StartTurn) command()    {}
+func (CancelTurn) command()   {}
+func (Inject) command()       {}
+func (AgentFailed) command()  {}
+func (Present) command()      {}
+func (AnswerDirect) command() {}
+func (Final) command()        {}
+func (Evaluate) command()     {}
+func (Restart) command()      {}
+func (CancelCall) command()   {}
+func (SetTimer) command()     {}
+func (Finish) command()       {}
 
 // Vote is one counted vote.
 type Vote struct {

@@ -1,29 +1,28 @@
 package coord
 
-import (
-	"fmt"
-	"slices"
-)
+import "fmt"
 
-// Config holds the rules a Machine enforces.
+// Config is what a Machine is built from: the team, the rules, and the one
+// fact about the caller the rules depend on.
 type Config struct {
 	Agents []string // real ids in config order
-	// MaxAnswers caps new answers per agent; 0 means unlimited.
-	MaxAnswers int
-	// Novelty is lenient, balanced or strict (answer_novelty_requirement).
-	Novelty string
-	// Inject selects restart_policy: inject; false means restart (cancel and start over).
-	Inject bool
-	// IndependentFirstAnswer keeps an agent working on its first answer from
-	// being interrupted by others' answers (default true in config).
-	IndependentFirstAnswer bool
-	// FailureBudget is how many consecutive failed turns remove an agent; 0 means 3.
-	FailureBudget int
-	// Hold keeps agents idle while another agent's independent first answer
-	// is in flight (restart policy only): that answer is certain to come and
-	// to cancel any turn started before it, so starting one only burns tokens.
-	Hold bool
+	Settings
+	// ClientTools is true when an API client brought its own tools: only
+	// the final presentation offers them, so the winner always presents.
+	ClientTools bool
 }
+
+// phase is where the run stands.
+type phase int
+
+const (
+	phaseNew          phase = iota // before Start
+	phaseCoordinating              // agents are answering and voting
+	phasePresenting                // the winner writes the final answer
+	phaseEvaluating                // the winner checks the final answer
+	phaseDirect                    // the only agent answers in one plain call
+	phaseDone                      // Finish was issued
+)
 
 type agent struct {
 	id        string
@@ -32,26 +31,39 @@ type agent struct {
 	firstTurn bool   // the in-flight turn started before this agent had an answer
 	answers   []string
 	vote      *Vote // vote in the current epoch
-	failures  int   // consecutive
-	lastErr   string
+	failures  int   // consecutive failed turns that count against the budget
+	// circuitWaits counts consecutive failures caused by an open circuit
+	// breaker: they do not spend the budget, up to MaxCircuitWaits.
+	circuitWaits int
+	lastErr      string
 }
 
-// Machine is the coordination state of one orchestration attempt.
-// It is not safe for concurrent use: one goroutine feeds it.
+// Machine is the coordination state of one whole run: its attempts, each
+// attempt's epochs and votes, the final presentation, post-evaluation, the
+// budget and the deadline. It is not safe for concurrent use: one
+// goroutine feeds it.
 type Machine struct {
 	cfg    Config
 	agents []*agent
 	byID   map[string]*agent
-	epoch  int
+	phase  phase
 	turns  TurnID
-	done   bool
+
+	attempt int
+	epoch   int
+	win     *Present // the current attempt's decision, once made
+	final   *Final   // the current attempt's final answer, once known
+
+	deadline     bool   // the run deadline has passed
+	cut          bool   // ... and it decided coordination
+	graceExpired bool   // the presentation ran out of grace
+	budget       string // why the budget stopped the run, once spent
 }
 
 // New returns a machine for the given team. Agent ids must be unique.
+// Zero settings take their defaults (Settings.WithDefaults).
 func New(cfg Config) *Machine {
-	if cfg.FailureBudget <= 0 {
-		cfg.FailureBudget = 3
-	}
+	cfg.Settings = cfg.Settings.WithDefaults()
 	m := &Machine{cfg: cfg, byID: map[string]*agent{}}
 	for _, id := range cfg.Agents {
 		a := &agent{id: id}
@@ -61,16 +73,50 @@ func New(cfg Config) *Machine {
 	return m
 }
 
-// Epoch is the number of answers accepted so far.
+// Step feeds one input to the machine and returns what to do about it, in
+// order. Inputs that no longer apply (a result of a cancelled turn, a timer
+// after the run moved on) return nothing, except that every Proposed gets
+// its Reply.
+func (m *Machine) Step(in Input) []Command {
+	switch in := in.(type) {
+	case Start:
+		return m.start()
+	case Proposed:
+		return m.propose(in)
+	case TurnFailed:
+		return m.turnFailed(in)
+	case DeadlinePassed:
+		return m.deadlinePassed()
+	case BudgetSpent:
+		return m.budgetSpent(in)
+	case Presented:
+		return m.presented(in)
+	case Evaluated:
+		return m.evaluated(in)
+	case GraceExpired:
+		return m.graceExpiredInput()
+	case Interrupted:
+		return m.interrupted()
+	}
+	panic(fmt.Sprintf("coord: unknown input %T", in))
+}
+
+// Epoch is the number of answers accepted so far in this attempt.
 func (m *Machine) Epoch() int { return m.epoch }
 
-// Done reports whether the machine issued Present or Fail.
-func (m *Machine) Done() bool { return m.done }
+// Attempt is the current attempt, from 1 (0 before Start).
+func (m *Machine) Attempt() int { return m.attempt }
+
+// Done reports whether the machine issued Finish.
+func (m *Machine) Done() bool { return m.phase == phaseDone }
+
+// Settings returns the rules in force, defaults applied.
+func (m *Machine) Settings() Settings { return m.cfg.Settings }
 
 // Status returns an agent's status.
 func (m *Machine) Status(id string) Status { return m.byID[id].status }
 
-// AnswerCount returns how many answers an agent has given.
+// AnswerCount returns how many answers an agent has given in this attempt.
 func (m *Machine) AnswerCount(id string) int { return len(m.byID[id].answers) }
 
 // Answers returns the current answer set with its labels, in config order.
@@ -89,266 +135,22 @@ func (m *Machine) Answers() []Answer {
 	return out
 }
 
-// Start begins the attempt: every agent starts its first turn in parallel.
-func (m *Machine) Start() []Command {
-	var cmds []Command
+// start begins the run: the deadline, then every agent's first turn in
+// parallel (or the one direct call).
+func (m *Machine) start() []Command {
+	if m.phase != phaseNew {
+		return nil
+	}
+	m.attempt = 1
+	cmds := []Command{SetTimer{Timer: TimerDeadline, After: m.cfg.Timeout}}
+	if m.cfg.Direct && len(m.agents) == 1 {
+		m.phase = phaseDirect
+		m.win = &Present{Winner: m.agents[0].id, How: "single agent, no coordination"}
+		return append(cmds, AnswerDirect{Agent: m.agents[0].id})
+	}
+	m.phase = phaseCoordinating
 	for _, a := range m.agents {
 		cmds = append(cmds, m.startTurn(a))
 	}
 	return cmds
-}
-
-func (m *Machine) startTurn(a *agent) StartTurn {
-	m.turns++
-	a.status = Working
-	a.turn = m.turns
-	a.firstTurn = len(a.answers) == 0
-	return StartTurn{Agent: a.id, Turn: a.turn, Epoch: m.epoch, Answers: m.Answers()}
-}
-
-// release starts a turn for every idle agent, unless Hold applies: then
-// idle agents wait until no independent first answer is in flight. An idle
-// agent that is itself still owed its first answer always starts.
-func (m *Machine) release() []Command {
-	holding := false
-	if m.cfg.Hold && !m.cfg.Inject && m.cfg.IndependentFirstAnswer {
-		for _, a := range m.agents {
-			pendingFirst := a.status == Working && a.firstTurn || a.status == Idle && len(a.answers) == 0
-			if pendingFirst {
-				holding = true
-			}
-		}
-	}
-	var cmds []Command
-	for _, a := range m.agents {
-		if a.status == Idle && (!holding || len(a.answers) == 0) {
-			cmds = append(cmds, m.startTurn(a))
-		}
-	}
-	return cmds
-}
-
-// current reports whether turn is the in-flight turn of agent id.
-func (m *Machine) current(id string, turn TurnID) (*agent, bool) {
-	a, ok := m.byID[id]
-	if !ok || m.done || a.status != Working || a.turn != turn {
-		return a, false
-	}
-	return a, true
-}
-
-// Submit judges the action a turn proposes. seen is the epoch of the answer
-// set the model saw when it decided (a vote decided on an older set is never
-// counted). Rejections leave the turn in flight so it can retry.
-func (m *Machine) Submit(id string, turn TurnID, seen int, act Action) (Verdict, []Command) {
-	a, ok := m.current(id, turn)
-	if !ok {
-		return Verdict{Outcome: Stale, Message: "this turn was superseded"}, nil
-	}
-	switch act.Kind {
-	case ActVote:
-		return m.vote(a, seen, act)
-	default:
-		return m.answer(a, act)
-	}
-}
-
-func (m *Machine) vote(a *agent, seen int, act Action) (Verdict, []Command) {
-	answers := m.Answers()
-	if len(answers) == 0 {
-		return Verdict{Outcome: Rejected, Message: "Cannot vote: no answers exist yet. Use new_answer to give your own answer."}, nil
-	}
-	if seen != m.epoch {
-		// The vote was decided on an answer set that has since changed: it is
-		// never counted. The agent goes back to work with the current set.
-		return Verdict{Outcome: Stale, Message: "the answers changed while you decided; vote discarded"}, []Command{m.startTurn(a)}
-	}
-	i := slices.IndexFunc(answers, func(x Answer) bool { return x.Label == act.Label })
-	if i < 0 {
-		return Verdict{Outcome: Rejected, Message: fmt.Sprintf("Invalid agent_id %q. Valid agents: %s. Call vote again with one of them.", act.Label, labelList(answers))}, nil
-	}
-	target := answers[i]
-	a.vote = &Vote{Voter: a.id, Target: target.Agent, Label: target.Label, Reason: act.Reason}
-	a.status = Voted
-	a.failures = 0
-	v := Verdict{Outcome: Accepted, Label: target.Label, Target: target.Agent}
-	if cmds := m.release(); len(cmds) > 0 {
-		return v, cmds
-	}
-	return v, m.checkConsensus("")
-}
-
-func (m *Machine) answer(a *agent, act Action) (Verdict, []Command) {
-	content := normalise(act.Content)
-	if content == "" {
-		return Verdict{Outcome: Rejected, Message: "new_answer needs non-empty content: put your complete answer in the content argument."}, nil
-	}
-	if m.cfg.MaxAnswers > 0 && len(a.answers) >= m.cfg.MaxAnswers {
-		return Verdict{Outcome: Rejected, Message: fmt.Sprintf("You have reached the maximum of %d new answers. Do not call new_answer again: call vote for the best existing answer.", m.cfg.MaxAnswers)}, nil
-	}
-	for _, other := range m.Answers() {
-		if normalise(other.Content) == content {
-			return Verdict{Outcome: Rejected, Message: fmt.Sprintf("This answer is identical to %s's answer. Vote for %s instead, or give a genuinely different answer.", other.Label, other.Label)}, nil
-		}
-		if limit, strict := noveltyLimit(m.cfg.Novelty); strict && jaccard(content, other.Content) > limit {
-			return Verdict{Outcome: Rejected, Message: fmt.Sprintf("This answer is too similar to %s's answer (word overlap above %.0f%%, answer_novelty_requirement: %s). Give a substantially different answer, or vote for %s.", other.Label, limit*100, m.cfg.Novelty, other.Label)}, nil
-		}
-	}
-	a.answers = append(a.answers, content)
-	a.failures = 0
-	m.epoch++
-	label := ""
-	for _, x := range m.Answers() {
-		if x.Agent == a.id {
-			label = x.Label
-		}
-	}
-	var cmds []Command
-	for _, o := range m.agents {
-		o.vote = nil // a new answer invalidates every vote
-		switch {
-		case o.status == Failed:
-		case o == a:
-			o.status = Idle
-		case o.status == Working:
-			if m.cfg.IndependentFirstAnswer && o.firstTurn {
-				continue // let its first answer be its own work
-			}
-			if m.cfg.Inject {
-				cmds = append(cmds, Inject{Agent: o.id, Turn: o.turn, Epoch: m.epoch, Answers: m.Answers()})
-				continue
-			}
-			cmds = append(cmds, CancelTurn{Agent: o.id, Turn: o.turn, Reason: "new answer from " + a.id, Cause: a.id})
-			o.status = Idle
-		default: // voted: back to work with the new answer set
-			o.status = Idle
-		}
-	}
-	cmds = append(cmds, m.release()...)
-	return Verdict{Outcome: Accepted, Label: label}, cmds
-}
-
-// TurnFailed records that a turn ended without an accepted action (provider
-// error, turn timeout, or three invalid attempts). The agent retries with a
-// fresh turn until its failure budget is spent; then it leaves the run so it
-// cannot block consensus.
-func (m *Machine) TurnFailed(id string, turn TurnID, err string) []Command {
-	a, ok := m.current(id, turn)
-	if !ok {
-		return nil
-	}
-	a.failures++
-	a.lastErr = err
-	if a.failures < m.cfg.FailureBudget {
-		a.status = Idle
-		return m.release()
-	}
-	a.status = Failed
-	a.vote = nil
-	cmds := []Command{AgentFailed{Agent: a.id, Failures: a.failures, Err: err}}
-	if more := m.release(); len(more) > 0 {
-		return append(cmds, more...)
-	}
-	return append(cmds, m.checkConsensus("")...)
-}
-
-// Timeout ends the attempt at the run deadline: the votes of the current
-// epoch decide among the existing answers.
-func (m *Machine) Timeout() []Command { return m.Stop("timeout", true) }
-
-// Stop ends the attempt early (run deadline, budget spent): in-flight turns
-// are cancelled and the votes of the current epoch decide among the
-// existing answers. With no answer at all the run fails; timeout marks that
-// failure as a timeout.
-func (m *Machine) Stop(reason string, timeout bool) []Command {
-	if m.done {
-		return nil
-	}
-	var cmds []Command
-	for _, a := range m.agents {
-		if a.status == Working {
-			cmds = append(cmds, CancelTurn{Agent: a.id, Turn: a.turn, Reason: "run stopped: " + reason})
-			a.status = Idle
-		}
-	}
-	if len(m.Answers()) == 0 {
-		m.done = true
-		what := "the run stopped (" + reason + ")"
-		if timeout {
-			what = "the run timed out"
-		}
-		return append(cmds, Fail{Reason: what + " before any agent gave an answer", Timeout: timeout})
-	}
-	return append(cmds, m.decide(reason+": "))
-}
-
-// checkConsensus presents once every live agent has voted in this epoch.
-func (m *Machine) checkConsensus(prefix string) []Command {
-	for _, a := range m.agents {
-		if a.status != Failed && a.status != Voted {
-			return nil
-		}
-	}
-	if len(m.Answers()) == 0 {
-		m.done = true
-		return []Command{Fail{Reason: "every agent failed before giving an answer:" + m.failureSummary()}}
-	}
-	return []Command{m.decide(prefix)}
-}
-
-func (m *Machine) failureSummary() string {
-	s := ""
-	for _, a := range m.agents {
-		if a.lastErr != "" {
-			s += fmt.Sprintf("\n  %s: %s", a.id, a.lastErr)
-		}
-	}
-	return s
-}
-
-// decide picks the winner: plurality of current-epoch votes, ties to the
-// author earliest in config order; with no votes, the first agent in config
-// order that has an answer.
-func (m *Machine) decide(prefix string) Present {
-	m.done = true
-	answers := m.Answers()
-	tally := map[string]int{}
-	var votes []Vote
-	for _, a := range m.agents {
-		if a.vote != nil {
-			tally[a.vote.Target]++
-			votes = append(votes, *a.vote)
-		}
-	}
-	p := Present{Answers: answers, Tally: tally, Votes: votes}
-	if len(votes) == 0 {
-		p.Winner, p.Answer, p.How = answers[0].Agent, answers[0], prefix+"no votes: first answer in config order"
-		return p
-	}
-	best, tied := -1, 0
-	for _, ans := range answers { // config order
-		switch n := tally[ans.Agent]; {
-		case n > best:
-			best, tied = n, 1
-			p.Winner, p.Answer = ans.Agent, ans
-		case n == best:
-			tied++
-		}
-	}
-	p.How = prefix + "plurality"
-	if tied > 1 {
-		p.How = prefix + "tie broken by config order"
-	}
-	return p
-}
-
-func labelList(answers []Answer) string {
-	s := ""
-	for i, a := range answers {
-		if i > 0 {
-			s += ", "
-		}
-		s += a.Label
-	}
-	return s
 }

@@ -7,11 +7,11 @@ func normalise(s string) string { return strings.TrimSpace(s) }
 
 // noveltyLimit returns the word-set Jaccard similarity above which a new
 // answer counts as a near-duplicate, and whether the check applies at all.
-func noveltyLimit(level string) (float64, bool) {
-	switch level {
-	case "balanced":
+func noveltyLimit(n Novelty) (float64, bool) {
+	switch n {
+	case NoveltyBalanced:
 		return 0.70, true
-	case "strict":
+	case NoveltyStrict:
 		return 0.50, true
 	}
 	return 0, false

@@ -10,24 +10,36 @@ import (
 	"strings"
 	"testing"
 	"text/scanner"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden transcripts in testdata/")
 
 // TestTranscripts replays every testdata/*.script through a Machine and
-// compares the command log with the .golden file beside it. A script line is
-// one input:
+// compares the command log with the .golden file beside it. Every input and
+// command also goes through its JSON form on the way (the replay log's
+// encoding), so a transcript proves the codec as well. A script line is one
+// input, or a config line before the first input:
 //
-//	config agents=a,b,c max=5 novelty=balanced policy=inject first=false budget=2 hold=true
+//	config agents=a,b,c max=5 novelty=balanced policy=inject first=false hold=true budget=2
+//	       presentation=always restarts=1 direct=true tools=true timeout=10m grace=30s
 //	start
 //	answer AGENT TURN "content"          (seen epoch is irrelevant for answers)
 //	vote AGENT TURN SEEN LABEL "reason"
-//	fail AGENT TURN "error"
-//	timeout
-//	stop REASON                          (budget spent and the like)
+//	fail AGENT TURN "error" [circuit]    (circuit: the failure came from an open breaker)
+//	timeout                              (the run deadline passed)
+//	budget "reason"                      (max_cost_usd / max_total_tokens spent)
+//	presented "text" [calls=N]           (the presentation or direct call ended)
+//	presentation-failed "error"
+//	evaluated submit | evaluated restart "reason" "instructions"
+//	grace                                (the presentation grace expired)
+//	interrupt
 //
+// The transcripts' agents start eagerly (hold=true selects the default,
+// FirstAnswersHold) and may give any number of answers unless max= says.
 // Run `go test ./internal/coord -update` to rewrite the golden files after a
 // deliberate change, then read the diff.
 func TestTranscripts(t *testing.T) {
@@ -63,7 +75,7 @@ func TestTranscripts(t *testing.T) {
 
 func replay(t *testing.T, src string) string {
 	var out strings.Builder
-	cfg := Config{Agents: []string{"a", "b", "c"}, IndependentFirstAnswer: true}
+	cfg := Config{Agents: []string{"a", "b", "c"}, Settings: Settings{FirstAnswers: FirstAnswersEager, MaxAnswers: Unlimited}}
 	var m *Machine
 	for n, line := range strings.Split(src, "\n") {
 		line = strings.TrimSpace(line)
@@ -73,63 +85,197 @@ func replay(t *testing.T, src string) string {
 		}
 		f := fields(line)
 		fmt.Fprintf(&out, "> %s\n", line)
-		if f[0] != "config" && m == nil {
+		if f[0] == "config" {
+			configure(t, &cfg, f[1:], n+1)
+			continue
+		}
+		if m == nil {
 			m = New(cfg)
 		}
-		var cmds []Command
-		switch f[0] {
-		case "config":
-			for _, kv := range f[1:] {
-				k, v, _ := strings.Cut(kv, "=")
-				switch k {
-				case "agents":
-					cfg.Agents = strings.Split(v, ",")
-				case "max":
-					cfg.MaxAnswers = atoi(t, v)
-				case "novelty":
-					cfg.Novelty = v
-				case "policy":
-					cfg.Inject = v == "inject"
-				case "first":
-					cfg.IndependentFirstAnswer = v == "true"
-				case "hold":
-					cfg.Hold = v == "true"
-				case "budget":
-					cfg.FailureBudget = atoi(t, v)
-				default:
-					t.Fatalf("line %d: unknown config key %q", n+1, k)
-				}
-			}
-			continue
-		case "start":
-			cmds = m.Start()
-		case "answer":
-			v, c := m.Submit(f[1], TurnID(atoi(t, f[2])), m.Epoch(), Action{Kind: ActNewAnswer, Content: f[3]})
-			writeVerdict(&out, v)
-			cmds = c
-		case "vote":
-			v, c := m.Submit(f[1], TurnID(atoi(t, f[2])), atoi(t, f[3]), Action{Kind: ActVote, Label: f[4], Reason: f[5]})
-			writeVerdict(&out, v)
-			cmds = c
-		case "fail":
-			cmds = m.TurnFailed(f[1], TurnID(atoi(t, f[2])), f[3])
-		case "timeout":
-			cmds = m.Timeout()
-		case "stop":
-			cmds = m.Stop(f[1], false)
-		default:
-			t.Fatalf("line %d: unknown input %q", n+1, f[0])
-		}
-		for _, c := range cmds {
-			out.WriteString("  " + describe(c) + "\n")
+		in := parseInput(t, f, n+1)
+		for _, c := range m.Step(roundTrip(t, in, MarshalInput, UnmarshalInput)) {
+			out.WriteString("  " + describe(roundTrip(t, c, MarshalCommand, UnmarshalCommand)) + "\n")
 		}
 		fmt.Fprintf(&out, "  = epoch %d; %s\n", m.Epoch(), statuses(m))
 	}
 	return out.String()
 }
 
-func writeVerdict(out *strings.Builder, v Verdict) {
-	s := "  verdict " + v.Outcome.String()
+func configure(t *testing.T, cfg *Config, kvs []string, line int) {
+	for _, kv := range kvs {
+		k, v, _ := strings.Cut(kv, "=")
+		var err error
+		switch k {
+		case "agents":
+			cfg.Agents = strings.Split(v, ",")
+		case "max":
+			cfg.MaxAnswers = atoi(t, v)
+		case "novelty":
+			cfg.Novelty, err = ParseNovelty(v)
+		case "policy":
+			cfg.RestartPolicy, err = ParseRestartPolicy(v)
+		case "first":
+			if v == "false" {
+				cfg.FirstAnswers = FirstAnswersInterruptible
+			}
+		case "hold":
+			if v == "true" {
+				cfg.FirstAnswers = FirstAnswersHold
+			}
+		case "budget":
+			cfg.FailureBudget = atoi(t, v)
+		case "presentation":
+			cfg.Presentation = map[string]Presentation{"auto": PresentAuto, "always": PresentAlways, "never": PresentNever}[v]
+		case "restarts":
+			cfg.MaxRestarts = atoi(t, v)
+		case "direct":
+			cfg.Direct = v == "true"
+		case "tools":
+			cfg.ClientTools = v == "true"
+		case "timeout":
+			cfg.Timeout, err = time.ParseDuration(v)
+		case "grace":
+			cfg.PresentationGrace, err = time.ParseDuration(v)
+		default:
+			t.Fatalf("line %d: unknown config key %q", line, k)
+		}
+		if err != nil {
+			t.Fatalf("line %d: %v", line, err)
+		}
+	}
+}
+
+func parseInput(t *testing.T, f []string, line int) Input {
+	arg := func(i int) string {
+		if i >= len(f) {
+			t.Fatalf("line %d: %s needs more arguments", line, f[0])
+		}
+		return f[i]
+	}
+	switch f[0] {
+	case "start":
+		return Start{}
+	case "answer":
+		return Proposed{Agent: arg(1), Turn: TurnID(atoi(t, arg(2))), Action: Action{Kind: ActNewAnswer, Content: arg(3)}}
+	case "vote":
+		return Proposed{Agent: arg(1), Turn: TurnID(atoi(t, arg(2))), Seen: atoi(t, arg(3)), Action: Action{Kind: ActVote, Label: arg(4), Reason: arg(5)}}
+	case "fail":
+		return TurnFailed{Agent: arg(1), Turn: TurnID(atoi(t, arg(2))), Err: arg(3), CircuitOpen: len(f) > 4 && f[4] == "circuit"}
+	case "timeout":
+		return DeadlinePassed{}
+	case "budget":
+		return BudgetSpent{Reason: arg(1)}
+	case "presented":
+		p := Presented{Text: arg(1)}
+		if len(f) > 2 {
+			p.ToolCalls = atoi(t, strings.TrimPrefix(f[2], "calls="))
+		}
+		return p
+	case "presentation-failed":
+		return Presented{Err: arg(1)}
+	case "evaluated":
+		if arg(1) == "restart" {
+			return Evaluated{Restart: true, Reason: arg(2), Instructions: arg(3)}
+		}
+		return Evaluated{}
+	case "grace":
+		return GraceExpired{}
+	case "interrupt":
+		return Interrupted{Reason: "context canceled"}
+	}
+	t.Fatalf("line %d: unknown input %q", line, f[0])
+	return nil
+}
+
+// roundTrip encodes v and decodes it again, failing the test when the
+// result differs: what the machine sees in a transcript is exactly what a
+// replay log would give it.
+func roundTrip[T any](t *testing.T, v T, enc func(T) ([]byte, error), dec func([]byte) (T, error)) T {
+	t.Helper()
+	b, err := enc(v)
+	if err != nil {
+		t.Fatalf("encoding %#v: %v", v, err)
+	}
+	got, err := dec(b)
+	if err != nil {
+		t.Fatalf("decoding %s: %v", b, err)
+	}
+	if diff := cmp.Diff(v, got, cmpopts.EquateEmpty()); diff != "" {
+		t.Fatalf("%s does not decode to what was encoded (-want +got):\n%s", b, diff)
+	}
+	return got
+}
+
+func describe(c Command) string {
+	switch c := c.(type) {
+	case Reply:
+		return verdict(c.Verdict)
+	case StartTurn:
+		s := fmt.Sprintf("start %s turn=%d epoch=%d answers=%s", c.Agent, c.Turn, c.Epoch, answerList(c.Answers))
+		if c.Attempt > 1 {
+			s += fmt.Sprintf(" attempt=%d", c.Attempt)
+		}
+		if c.Delay > 0 {
+			s += fmt.Sprintf(" after=%s", c.Delay)
+		}
+		return s
+	case CancelTurn:
+		return fmt.Sprintf("cancel %s turn=%d (%s)", c.Agent, c.Turn, c.Reason)
+	case Inject:
+		return fmt.Sprintf("inject %s turn=%d epoch=%d answers=%s", c.Agent, c.Turn, c.Epoch, answerList(c.Answers))
+	case AgentFailed:
+		return fmt.Sprintf("agent-failed %s after %d failures: %s", c.Agent, c.Failures, c.Err)
+	case Present:
+		s := fmt.Sprintf("present winner=%s (%s) answer=%q tally={%s}", c.Winner, c.How, c.Answer.Content, tally(c.Tally))
+		if c.Skip != "" {
+			s += fmt.Sprintf(" skip=%q", c.Skip)
+		}
+		return s
+	case AnswerDirect:
+		return "answer-direct " + c.Agent
+	case Final:
+		s := fmt.Sprintf("final %s %q (%s)", c.Agent, c.Text, c.Reason)
+		if c.Fallback {
+			s += " fallback"
+		}
+		return s
+	case Evaluate:
+		return fmt.Sprintf("evaluate %s final=%q", c.Agent, c.Final)
+	case Restart:
+		return fmt.Sprintf("restart attempt=%d asked by %s: %q, %q", c.Attempt, c.Agent, c.Reason, c.Instructions)
+	case CancelCall:
+		return fmt.Sprintf("cancel-call (%s)", c.Reason)
+	case SetTimer:
+		return fmt.Sprintf("timer %s after=%s", c.Timer, c.After)
+	case Finish:
+		s := fmt.Sprintf("finish %s attempt=%d", c.Status, c.Attempt)
+		if c.Winner != "" {
+			s += fmt.Sprintf(" winner=%s (%s) tally={%s}", c.Winner, c.How, tally(c.Tally))
+		}
+		if c.Final != "" {
+			s += fmt.Sprintf(" final=%q", c.Final)
+		}
+		for _, flag := range []struct {
+			on   bool
+			name string
+		}{{c.Deadline, "deadline"}, {c.GraceExpired, "grace-expired"}} {
+			if flag.on {
+				s += " " + flag.name
+			}
+		}
+		if c.Fallback != "" {
+			s += fmt.Sprintf(" fallback=%q", c.Fallback)
+		}
+		if c.Reason != "" {
+			s += ": " + c.Reason
+		}
+		return s
+	}
+	return fmt.Sprintf("%#v", c)
+}
+
+func verdict(v Verdict) string {
+	s := "verdict " + v.Outcome.String()
 	if v.Label != "" {
 		s += " label=" + v.Label
 	}
@@ -139,34 +285,20 @@ func writeVerdict(out *strings.Builder, v Verdict) {
 	if v.Message != "" {
 		s += fmt.Sprintf(" msg=%q", v.Message)
 	}
-	out.WriteString(s + "\n")
+	return s
 }
 
-func describe(c Command) string {
-	switch c := c.(type) {
-	case StartTurn:
-		return fmt.Sprintf("start %s turn=%d epoch=%d answers=%s", c.Agent, c.Turn, c.Epoch, answerList(c.Answers))
-	case CancelTurn:
-		return fmt.Sprintf("cancel %s turn=%d (%s)", c.Agent, c.Turn, c.Reason)
-	case Inject:
-		return fmt.Sprintf("inject %s turn=%d epoch=%d answers=%s", c.Agent, c.Turn, c.Epoch, answerList(c.Answers))
-	case AgentFailed:
-		return fmt.Sprintf("agent-failed %s after %d failures: %s", c.Agent, c.Failures, c.Err)
-	case Present:
-		var ids []string
-		for id := range c.Tally {
-			ids = append(ids, id)
-		}
-		sort.Strings(ids)
-		var tally []string
-		for _, id := range ids {
-			tally = append(tally, fmt.Sprintf("%s:%d", id, c.Tally[id]))
-		}
-		return fmt.Sprintf("present winner=%s (%s) answer=%q tally={%s}", c.Winner, c.How, c.Answer.Content, strings.Join(tally, " "))
-	case Fail:
-		return fmt.Sprintf("fail timeout=%v: %s", c.Timeout, c.Reason)
+func tally(t map[string]int) string {
+	var ids []string
+	for id := range t {
+		ids = append(ids, id)
 	}
-	return fmt.Sprintf("%#v", c)
+	sort.Strings(ids)
+	var parts []string
+	for _, id := range ids {
+		parts = append(parts, fmt.Sprintf("%s:%d", id, t[id]))
+	}
+	return strings.Join(parts, " ")
 }
 
 func answerList(as []Answer) string {

@@ -1,5 +1,7 @@
 package coord
 
+import "fmt"
+
 // TurnID identifies one turn of one agent. IDs increase over a Machine's
 // life, so a stale result (from a turn that was cancelled or superseded) is
 // recognised by its ID alone.
@@ -50,6 +52,22 @@ func (k ActionKind) String() string {
 	return "new_answer"
 }
 
+// MarshalText writes the kind by its tool name, so logged inputs read well.
+func (k ActionKind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
+
+// UnmarshalText reads a kind written by MarshalText.
+func (k *ActionKind) UnmarshalText(b []byte) error {
+	switch string(b) {
+	case "vote":
+		*k = ActVote
+	case "new_answer":
+		*k = ActNewAnswer
+	default:
+		return fmt.Errorf("unknown action %q", b)
+	}
+	return nil
+}
+
 // Verdict is the machine's answer to a proposed action.
 type Verdict struct {
 	Outcome Outcome
@@ -60,6 +78,9 @@ type Verdict struct {
 	Label string
 	// Target is the real id a vote was for.
 	Target string
+	// Rev is the accepted answer's revision: the author's answer count, this
+	// answer included (0 for votes).
+	Rev int `json:",omitempty"`
 }
 
 // Outcome classifies a Verdict.
@@ -74,3 +95,29 @@ const (
 func (o Outcome) String() string {
 	return [...]string{"accepted", "rejected", "stale"}[o]
 }
+
+// MarshalText writes the outcome by name, so logged commands read well.
+func (o Outcome) MarshalText() ([]byte, error) { return []byte(o.String()), nil }
+
+// UnmarshalText reads an outcome written by MarshalText.
+func (o *Outcome) UnmarshalText(b []byte) error {
+	for i, n := range [...]string{"accepted", "rejected", "stale"} {
+		if n == string(b) {
+			*o = Outcome(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("unknown outcome %q", b)
+}
+
+// RunStatus is how a run ended. The library, the server, the logs and the
+// CLI all use this one type (orchestrator.Status and massgen.Status are
+// aliases of it).
+type RunStatus string
+
+const (
+	RunCompleted   RunStatus = "completed"
+	RunTimedOut    RunStatus = "timeout"     // the deadline passed with no answer at all
+	RunFailed      RunStatus = "failed"      // every agent failed
+	RunInterrupted RunStatus = "interrupted" // the caller cancelled the run
+)

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/massgen/massgen/internal/coord"
 	"github.com/massgen/massgen/internal/event"
 	"github.com/massgen/massgen/internal/llm"
 	"github.com/massgen/massgen/internal/llmsim"
@@ -128,7 +129,7 @@ func benchRun(b *testing.B, n int, eager bool) benchFigures {
 	broker := event.NewBroker()
 	rec := record(broker)
 	b.StartTimer()
-	res := Run(context.Background(), "Benchmark question: what is the capital of France?", Options{Agents: agents, Events: broker, Eager: eager})
+	res := Run(context.Background(), "Benchmark question: what is the capital of France?", Options{Agents: agents, Events: broker, Settings: benchSettings(eager)})
 	b.StopTimer()
 	broker.Close()
 	<-rec.done
@@ -322,4 +323,11 @@ func BenchmarkInterrupt(b *testing.B) {
 	}
 	b.ReportMetric(float64(worst.Microseconds())/1000, "all_cancelled_max_ms")
 	b.ReportMetric(float64(returned.Microseconds())/1000, "run_returned_max_ms")
+}
+
+func benchSettings(eager bool) coord.Settings {
+	if eager {
+		return coord.Settings{FirstAnswers: coord.FirstAnswersEager}
+	}
+	return coord.Settings{}
 }

@@ -3,28 +3,29 @@ package orchestrator
 import (
 	"strings"
 	"testing"
+	"testing/synctest"
+	"time"
 
+	"github.com/massgen/massgen/internal/coord"
 	"github.com/massgen/massgen/internal/event"
 	"github.com/massgen/massgen/internal/llm"
 )
 
 func TestSpentBudgetStopsCoordinationAndPresentsTheBestAnswerSoFar(t *testing.T) {
-	srv, agents := simTeam(t, `
-models:
-  sim-b:
-    steps:
-      - answer: "slow answer from b"
-        ttft_ms: 5000
-`, "a", "b")
-	res, rec := run(t, agents, Options{MaxTokens: 1})
-	if res.Status != Completed || res.Winner != "a" || !strings.HasPrefix(res.How, "budget") {
-		t.Fatalf("status=%s winner=%s how=%q (%v), want a's answer presented after the budget stop", res.Status, res.Winner, res.How, res.Err)
-	}
-	stops := rec.of(event.BudgetExceeded)
-	if len(stops) != 1 || !strings.Contains(stops[0].Reason, "max_total_tokens") {
-		t.Fatalf("budget events = %+v", stops)
-	}
-	waitCancelled(t, srv, "sim-b")
+	synctest.Test(t, func(t *testing.T) {
+		b := fake("b", fakeReply{answer: "slow answer from b", delay: 5 * time.Second})
+		res, rec := run(t, fakeTeam(fake("a"), b), Options{Settings: coord.Settings{MaxTokens: 1}})
+		if res.Status != Completed || res.Winner != "a" || !strings.HasPrefix(res.How, "budget") {
+			t.Fatalf("status=%s winner=%s how=%q (%v), want a's answer presented after the budget stop", res.Status, res.Winner, res.How, res.Err)
+		}
+		stops := rec.of(event.BudgetExceeded)
+		if len(stops) != 1 || !strings.Contains(stops[0].Reason, "max_total_tokens") {
+			t.Fatalf("budget events = %+v", stops)
+		}
+		if calls := b.record(); len(calls) != 1 || !calls[0].cancelled {
+			t.Errorf("b's calls = %+v, want its slow first answer cancelled", calls)
+		}
+	})
 }
 
 func TestCostIsPricedPerAgentAndCarriedByEvents(t *testing.T) {

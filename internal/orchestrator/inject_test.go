@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/massgen/massgen/internal/coord"
 	"github.com/massgen/massgen/internal/event"
 	"github.com/massgen/massgen/internal/llm"
 	"github.com/massgen/massgen/internal/llmsim"
@@ -80,7 +81,7 @@ models:
 		})
 	}}
 
-	res, rec := run(t, agents, Options{Inject: true, Eager: true})
+	res, rec := run(t, agents, Options{Settings: coord.Settings{RestartPolicy: coord.RestartInject, FirstAnswers: coord.FirstAnswersEager}})
 	if res.Status != Completed {
 		t.Fatalf("status = %s (%v)", res.Status, res.Err)
 	}

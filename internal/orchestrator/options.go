@@ -25,35 +25,11 @@ type Agent struct {
 	Tools *tool.Set
 }
 
-// Options configure a run. Zero values take the defaults of DESIGN.md §2.
+// Options configure a run. The rules are coord.Settings, whose zero values
+// take the defaults of DESIGN.md §2 (coord.Settings.WithDefaults).
 type Options struct {
-	Agents            []Agent
-	VotingSensitivity string // lenient|balanced|strict
-	Novelty           string // lenient|balanced|strict
-	MaxAnswers        int    // per agent; 0 = unlimited
-	Inject            bool   // restart_policy: inject (default restart)
-	// DependentFirstAnswer lets others' answers interrupt an agent's first
-	// turn (independent_first_answer: false). The default keeps first
-	// answers independent.
-	DependentFirstAnswer bool
-	// Eager starts an agent's next turn at once even while another agent's
-	// independent first answer is in flight (wait_for_first_answers: false).
-	// By default such turns wait: that answer would cancel them anyway.
-	Eager         bool
-	FailureBudget int           // consecutive failed turns before an agent leaves; default 3
-	Timeout       time.Duration // whole run; default 30 min
-	TurnTimeout   time.Duration // per turn; 0 = none
-	// PresentationGrace bounds the final presentation when the run deadline
-	// has passed or is near; default 60 s.
-	PresentationGrace time.Duration
-	MaxRestarts       int // max_orchestration_restarts; > 0 enables post-evaluation
-	// Presentation chooses whether the winner writes a final presentation
-	// after consensus (default PresentAuto).
-	Presentation Presentation
-	// Direct runs a one-agent team as a single plain model call, without
-	// the workflow tools (use_orchestrator_for_single_agent: false). It is
-	// ignored for a team of several agents.
-	Direct bool
+	Agents []Agent
+	coord.Settings
 	// History holds the earlier user/assistant turns of a conversation;
 	// every agent sees them before the question.
 	History []llm.Message
@@ -61,45 +37,31 @@ type Options struct {
 	// the winner may call them in its final presentation, and the run then
 	// ends with Result.ToolCalls for the client to execute.
 	ClientTools []llm.ToolDef
-	// MaxCostUSD and MaxTokens stop coordination once the run has spent
-	// that much (0 = no limit); the best answer so far is then presented.
-	MaxCostUSD float64
-	MaxTokens  int64
-	Events     *event.Broker // where events go; nil means none are kept
-	Now        func() time.Time
+	Events      *event.Broker // where events go; nil means none are kept
+	Now         func() time.Time
+	// Trace, when set, is called with every input the run feeds its
+	// coordination machine and the commands it got back, in order, from the
+	// run's loop goroutine. The inputs are the run's replay log (coord.Log).
+	Trace func(coord.Input, []coord.Command)
 }
 
-// Presentation is whether the winner presents after consensus. Upstream
-// MassGen always does, and a one-agent team then pays for a call that
-// restates the answer it has just voted for.
-type Presentation int
+// Status is how a run ended (one type for library, server, logs and CLI).
+type Status = coord.RunStatus
 
 const (
-	// PresentAuto presents unless the team is a single agent: with no other
-	// answers to combine, its winning answer is already the final answer.
-	PresentAuto Presentation = iota
-	// PresentAlways always presents (ui.enable_final_presentation: true).
-	PresentAlways
-	// PresentNever makes the winning answer the final answer
-	// (ui.enable_final_presentation: false).
-	PresentNever
-)
-
-// Status is how a run ended.
-type Status string
-
-const (
-	Completed   Status = "completed"
-	TimedOut    Status = "timeout"     // the deadline passed with no answer at all
-	Failed      Status = "failed"      // every agent failed
-	Interrupted Status = "interrupted" // the caller cancelled the context
+	Completed   = coord.RunCompleted
+	TimedOut    = coord.RunTimedOut    // the deadline passed with no answer at all
+	Failed      = coord.RunFailed      // every agent failed
+	Interrupted = coord.RunInterrupted // the caller cancelled the context
 )
 
 // Result is what a run produced. A run that did not complete still carries
 // every answer it had.
 type Result struct {
 	Status Status
-	Final  string // the final answer (empty unless Status is Completed)
+	// Final is the final answer: empty unless Status is Completed, or
+	// Interrupted during the presentation (then the winner's stored answer).
+	Final string
 	// ToolCalls are calls of Options.ClientTools made by the winner's
 	// presentation, for the client to execute.
 	ToolCalls []llm.ToolCall
@@ -110,13 +72,17 @@ type Result struct {
 	Fallback string
 	// Deadline is true when the run deadline cut coordination short.
 	Deadline bool
-	Tally    map[string]int
-	Answers  []coord.Answer
-	Usage    map[string]llm.Usage // per agent, all turns
-	Cost     map[string]float64   // USD per agent, from the model catalogue
-	Attempts int
-	Duration time.Duration
-	Err      error // why the run failed, when it did
+	// GraceExpired is true when the final presentation did not end by the
+	// run deadline plus Settings.PresentationGrace: it was cancelled and the
+	// winner's stored answer is Final (Fallback says so too).
+	GraceExpired bool
+	Tally        map[string]int
+	Answers      []coord.Answer
+	Usage        map[string]llm.Usage // per agent, all turns
+	Cost         map[string]float64   // USD per agent, from the model catalogue
+	Attempts     int
+	Duration     time.Duration
+	Err          error // why the run failed, when it did
 }
 
 // TotalCost sums cost over agents.
@@ -138,12 +104,7 @@ func (r *Result) TotalUsage() llm.Usage {
 }
 
 func (o *Options) defaults() {
-	if o.Timeout <= 0 {
-		o.Timeout = 30 * time.Minute
-	}
-	if o.PresentationGrace <= 0 {
-		o.PresentationGrace = 60 * time.Second
-	}
+	o.Settings = o.Settings.WithDefaults()
 	if o.Now == nil {
 		o.Now = time.Now
 	}

@@ -5,11 +5,14 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"go.uber.org/goleak"
 
+	"github.com/massgen/massgen/internal/coord"
 	"github.com/massgen/massgen/internal/event"
+	"github.com/massgen/massgen/internal/llm"
 	"github.com/massgen/massgen/internal/llm/chatcompat"
 	"github.com/massgen/massgen/internal/llmsim"
 	"github.com/massgen/massgen/internal/llmsim/simtest"
@@ -75,10 +78,17 @@ func (r *recorder) of(typ event.Type) []event.Event {
 
 func run(t *testing.T, agents []Agent, o Options) (*Result, *recorder) {
 	t.Helper()
+	return runWithin(t, 30*time.Second, agents, o)
+}
+
+// runWithin is run with a limit other than 30 s: under synctest, time is
+// virtual, and a run that backs off for minutes takes no real time.
+func runWithin(t *testing.T, limit time.Duration, agents []Agent, o Options) (*Result, *recorder) {
+	t.Helper()
 	o.Agents = agents
 	o.Events = event.NewBroker()
 	rec := record(o.Events)
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), limit)
 	defer cancel()
 	res := Run(ctx, "What is the capital of France?", o)
 	o.Events.Close()
@@ -140,7 +150,7 @@ models:
       - answer: "The capital of France is Paris, on the Seine."
         ttft_ms: 300
 `, "a", "b")
-	res, rec := run(t, agents, Options{Eager: true})
+	res, rec := run(t, agents, Options{Settings: coord.Settings{FirstAnswers: coord.FirstAnswersEager}})
 	if res.Status != Completed {
 		t.Fatalf("status = %s (%v)", res.Status, res.Err)
 	}
@@ -200,69 +210,73 @@ models:
 }
 
 func TestPermanentlyFailingAgentDoesNotBlockConsensus(t *testing.T) {
-	_, agents := simTeam(t, `
-models:
-  sim-c:
-    always: {fault: "401"}
-`, "a", "b", "c")
-	res, rec := run(t, agents, Options{})
-	if res.Status != Completed {
-		t.Fatalf("status = %s (%v), want completed without c", res.Status, res.Err)
-	}
-	failed := rec.of(event.AgentFailed)
-	if len(failed) != 1 || failed[0].Agent != "c" || !strings.Contains(failed[0].Err, "401") {
-		t.Fatalf("want c failed with its 401, got %+v", failed)
-	}
-	if res.Tally["c"] != 0 || res.Winner == "c" {
-		t.Errorf("failed agent counted: %+v", res)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		c := fakeAlways("c", fakeReply{err: &llm.Error{Provider: "fake", Status: 401, Message: "bad key"}})
+		res, rec := run(t, fakeTeam(fake("a"), fake("b"), c), Options{})
+		if res.Status != Completed {
+			t.Fatalf("status = %s (%v), want completed without c", res.Status, res.Err)
+		}
+		failed := rec.of(event.AgentFailed)
+		if len(failed) != 1 || failed[0].Agent != "c" || !strings.Contains(failed[0].Err, "401") {
+			t.Fatalf("want c failed with its 401, got %+v", failed)
+		}
+		if res.Tally["c"] != 0 || res.Winner == "c" {
+			t.Errorf("failed agent counted: %+v", res)
+		}
+		if n := len(c.record()); n != coord.DefaultFailureBudget {
+			t.Errorf("c was called %d times, want %d (its failure budget)", n, coord.DefaultFailureBudget)
+		}
+	})
 }
 
 func TestAllAgentsFailingEndsTheRunWithTheirErrors(t *testing.T) {
-	_, agents := simTeam(t, `
-models:
-  sim-a: {always: {fault: "401"}}
-  sim-b: {always: {fault: "500"}}
-`, "a", "b")
-	res, _ := run(t, agents, Options{FailureBudget: 2})
-	if res.Status != Failed {
-		t.Fatalf("status = %s, want failed", res.Status)
-	}
-	for _, want := range []string{"a:", "401", "b:", "500"} {
-		if !strings.Contains(res.Err.Error(), want) {
-			t.Errorf("error %q does not mention %q", res.Err, want)
+	synctest.Test(t, func(t *testing.T) {
+		a := fakeAlways("a", fakeReply{err: &llm.Error{Provider: "fake", Status: 401, Message: "bad key"}})
+		b := fakeAlways("b", fakeReply{err: &llm.Error{Provider: "fake", Status: 500, Message: "boom"}})
+		res, _ := run(t, fakeTeam(a, b), Options{Settings: coord.Settings{FailureBudget: 2}})
+		if res.Status != Failed {
+			t.Fatalf("status = %s, want failed", res.Status)
 		}
-	}
+		for _, want := range []string{"a:", "401", "b:", "500"} {
+			if !strings.Contains(res.Err.Error(), want) {
+				t.Errorf("error %q does not mention %q", res.Err, want)
+			}
+		}
+	})
 }
 
 func TestTimeoutWithAnswersPresentsTheBestAnswer(t *testing.T) {
-	_, agents := simTeam(t, `
-models:
-  sim-b: {always: {fault: hang}}
-`, "a", "b")
-	res, rec := run(t, agents, Options{Timeout: 700 * time.Millisecond})
-	if res.Status != Completed || !res.Deadline {
-		t.Fatalf("status = %s deadline=%v (%v), want completed at the deadline", res.Status, res.Deadline, res.Err)
-	}
-	if res.Winner != "a" || !strings.HasPrefix(res.How, "timeout") {
-		t.Errorf("winner = %s (%s), want a chosen at timeout", res.Winner, res.How)
-	}
-	if len(rec.of(event.Timeout)) == 0 {
-		t.Error("no timeout event")
-	}
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		res, rec := run(t, fakeTeam(fake("a"), fakeAlways("b", fakeReply{hang: true})), Options{Settings: coord.Settings{Timeout: 700 * time.Millisecond}})
+		if res.Status != Completed || !res.Deadline {
+			t.Fatalf("status = %s deadline=%v (%v), want completed at the deadline", res.Status, res.Deadline, res.Err)
+		}
+		if res.Winner != "a" || !strings.HasPrefix(res.How, "timeout") {
+			t.Errorf("winner = %s (%s), want a chosen at timeout", res.Winner, res.How)
+		}
+		if len(rec.of(event.Timeout)) == 0 {
+			t.Error("no timeout event")
+		}
+		if d := time.Since(start); d != 700*time.Millisecond {
+			t.Errorf("the run took %s, want it to end at its deadline (the presentation takes no time)", d)
+		}
+	})
 }
 
 func TestTimeoutWithoutAnswersIsATimeout(t *testing.T) {
-	srv, agents := simTeam(t, `
-defaults:
-  always: {fault: hang}
-models: {}
-`, "a", "b")
-	res, _ := run(t, agents, Options{Timeout: 300 * time.Millisecond})
-	if res.Status != TimedOut {
-		t.Fatalf("status = %s, want timeout", res.Status)
-	}
-	waitAllCancelled(t, srv)
+	synctest.Test(t, func(t *testing.T) {
+		a, b := fakeAlways("a", fakeReply{hang: true}), fakeAlways("b", fakeReply{hang: true})
+		res, _ := run(t, fakeTeam(a, b), Options{Settings: coord.Settings{Timeout: 300 * time.Millisecond}})
+		if res.Status != TimedOut {
+			t.Fatalf("status = %s, want timeout", res.Status)
+		}
+		for _, m := range []*fakeModel{a, b} {
+			if calls := m.record(); len(calls) != 1 || !calls[0].cancelled {
+				t.Errorf("%s's calls = %+v, want its one call cancelled", m.id, calls)
+			}
+		}
+	})
 }
 
 // settled waits until the simulator has recorded the end of every request:
@@ -341,7 +355,7 @@ models:
       - fault: "500"
         when: presentation
 `, "a")
-	res, _ := run(t, agents, Options{Presentation: PresentAlways})
+	res, _ := run(t, agents, Options{Settings: coord.Settings{Presentation: coord.PresentAlways}})
 	if res.Status != Completed || res.Fallback == "" || !strings.Contains(res.Final, "[sim model sim-a]") {
 		t.Fatalf("want the stored answer as fallback, got status=%s fallback=%q final=%q", res.Status, res.Fallback, res.Final)
 	}
@@ -358,7 +372,7 @@ models:
       - restart: "it misses the population"
         reason: "mention the population"
 `, "a")
-	res, rec := run(t, agents, Options{MaxRestarts: 1, Presentation: PresentAlways})
+	res, rec := run(t, agents, Options{Settings: coord.Settings{MaxRestarts: 1, Presentation: coord.PresentAlways}})
 	if res.Status != Completed || res.Attempts != 2 {
 		t.Fatalf("status=%s attempts=%d, want completed in 2 attempts", res.Status, res.Attempts)
 	}
@@ -416,7 +430,7 @@ models:
 		})
 		cancel()
 	}()
-	res := Run(ctx, "q", Options{Agents: agents, Presentation: PresentAlways})
+	res := Run(ctx, "q", Options{Agents: agents, Settings: coord.Settings{Presentation: coord.PresentAlways}})
 	if res.Status != Interrupted || res.Final != "Paris." || res.Winner != "a" {
 		t.Fatalf("status=%s final=%q winner=%q, want interrupted with the stored answer kept", res.Status, res.Final, res.Winner)
 	}

@@ -1,7 +1,6 @@
 package orchestrator
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"sort"
@@ -13,87 +12,70 @@ import (
 	"github.com/massgen/massgen/internal/llm"
 )
 
-// presentFinal has the winner write the final answer, falling back to its
-// stored answer when it cannot, or makes its stored answer the final
-// answer when a presentation would add nothing (see skipPresentation).
-func (r *runner) presentFinal(ctx context.Context, res *Result, p *coord.Present) {
+// startCall runs the presentation, evaluation or direct call of agent id in
+// its own goroutine; its result comes back to the loop. The machine bounds
+// it (the deadline, the presentation grace) with CancelCall, not a context
+// deadline, so that the rule lives in one place.
+func (r *runner) startCall(ctx context.Context, id string, call func(context.Context) callResult) {
+	cctx, cancel := context.WithCancelCause(ctx)
+	r.call = cancel
+	r.wg.Go(func() {
+		defer cancel(nil)
+		res := call(cctx)
+		res.cost = r.addUsage(id, res.usage)
+		r.send(inboxMsg{agent: id, call: &res})
+	})
+}
+
+// startPresentation has the winner write the final answer.
+func (r *runner) startPresentation(ctx context.Context, p coord.Present) {
 	a := r.byID[p.Winner]
-	res.Final = p.Answer.Content
-	if why := r.skipPresentation(); why != "" {
-		r.publish(event.Event{Type: event.FinalAnswer, Agent: p.Winner, Text: res.Final, Reason: why})
-		return
-	}
-	if r.m.Status(p.Winner) == coord.Failed {
-		res.Fallback = "the winner had failed, so its stored answer is the final answer"
-		r.publish(event.Event{Type: event.FinalAnswer, Agent: p.Winner, Text: res.Final, Reason: res.Fallback})
-		return
-	}
-	pctx, cancel := r.presentationContext(ctx)
-	defer cancel()
 	system := agent.PresentationSystem(a.SystemMessage)
 	user := agent.HistoryBlock(r.o.History) + agent.PresentationUser(r.question, p.Winner, voteSummary(p.Winner, p.Tally, p.How, p.Votes), p.Answers)
 	r.publish(event.Event{Type: event.FinalStarted, Agent: p.Winner, Text: system + "\n\n" + user, Status: "presentation"})
-	text, calls, usage, err := agent.PresentWithTools(pctx, a.Model, llm.Request{Model: a.ModelName, Params: a.Params}, system, user,
-		r.o.ClientTools, deltas{b: r.o.Events, agent: p.Winner, typ: event.FinalDelta, attempt: r.attempt, epoch: r.epoch})
-	if err == nil {
-		res.ToolCalls = calls
-	}
-	cost := r.addUsage(p.Winner, usage)
-	switch {
-	case err != nil:
-		res.Fallback = fmt.Sprintf("the presentation failed (%v), so the winner's stored answer is the final answer", err)
-	case text == "" && len(calls) > 0:
-		res.Final = "" // the answer is the tool calls; the client runs them
-	case text == "":
-		res.Fallback = "the presentation was empty, so the winner's stored answer is the final answer"
-	default:
-		res.Final = text
-	}
-	r.publish(event.Event{Type: event.FinalAnswer, Agent: p.Winner, Text: res.Final, Reason: cmp.Or(res.Fallback, "presentation"),
-		InputTokens: usage.InputTokens, OutputTokens: usage.OutputTokens, CostUSD: cost})
+	emit := deltas{b: r.o.Events, agent: p.Winner, typ: event.FinalDelta, attempt: r.attempt, epoch: r.epoch}
+	r.startCall(ctx, p.Winner, func(ctx context.Context) callResult {
+		text, calls, usage, err := agent.PresentWithTools(ctx, a.Model, llm.Request{Model: a.ModelName, Params: a.Params}, system, user, r.o.ClientTools, emit)
+		return presented(text, calls, usage, err)
+	})
 }
 
-// skipPresentation says why the winner's answer is final as it stands, or
-// "" when the winner presents. Client tools need the presentation: it is
-// the only call that offers them.
-func (r *runner) skipPresentation() string {
-	if len(r.o.ClientTools) > 0 {
-		return ""
-	}
-	switch {
-	case r.o.Presentation == PresentNever:
-		return "the winning answer is the final answer (final presentation disabled)"
-	case r.o.Presentation == PresentAuto && len(r.o.Agents) == 1:
-		return "the winning answer is the final answer (a single agent has no other answers to combine)"
-	}
-	return ""
+// startDirect has the only agent answer in one plain call (Settings.Direct):
+// no workflow tools, no vote, no presentation. The answer streams as the
+// final answer.
+func (r *runner) startDirect(ctx context.Context, c coord.AnswerDirect) {
+	a := r.byID[c.Agent]
+	user := agent.HistoryBlock(r.o.History) + r.question
+	r.publish(event.Event{Type: event.FinalStarted, Agent: a.ID, Text: strings.TrimSpace(a.SystemMessage + "\n\n" + user), Status: "direct"})
+	emit := deltas{b: r.o.Events, agent: a.ID, typ: event.FinalDelta, attempt: r.attempt}
+	r.startCall(ctx, a.ID, func(ctx context.Context) callResult {
+		text, calls, usage, err := agent.PresentWithTools(ctx, a.Model, llm.Request{Model: a.ModelName, Params: a.Params}, a.SystemMessage, user, r.o.ClientTools, emit)
+		return presented(text, calls, usage, err)
+	})
 }
 
-// presentationContext bounds the presentation by the run deadline, but
-// never by less than the grace period: a run that reached consensus just
-// before its deadline still gets to present.
-func (r *runner) presentationContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	d := r.deadline.Sub(r.o.Now())
-	if d < r.o.PresentationGrace {
-		d = r.o.PresentationGrace
+func presented(text string, calls []llm.ToolCall, usage llm.Usage, err error) callResult {
+	in := coord.Presented{Text: text, ToolCalls: len(calls)}
+	if err != nil {
+		in, calls = coord.Presented{Err: err.Error()}, nil
 	}
-	return context.WithTimeout(ctx, d)
+	return callResult{in: in, calls: calls, usage: usage}
 }
 
-func (r *runner) postEvaluate(ctx context.Context, res *Result) agent.Evaluation {
-	a := r.byID[res.Winner]
-	pctx, cancel := r.presentationContext(ctx)
-	defer cancel()
-	ev := agent.PostEvaluate(pctx, a.Model, llm.Request{Model: a.ModelName, Params: a.Params},
-		agent.PresentationSystem(a.SystemMessage), agent.PostEvalUser(r.question, res.Final), nil)
-	cost := r.addUsage(res.Winner, ev.Usage)
-	verdict := "submit"
-	if ev.Restart {
-		verdict = "restart"
-	}
-	r.publish(event.Event{Type: event.PostEvaluation, Agent: res.Winner, Text: verdict, Reason: ev.Reason,
-		InputTokens: ev.Usage.InputTokens, OutputTokens: ev.Usage.OutputTokens, CostUSD: cost})
-	return ev
+// startEvaluation has the winner check the final answer.
+func (r *runner) startEvaluation(ctx context.Context, c coord.Evaluate) {
+	a := r.byID[c.Agent]
+	r.startCall(ctx, c.Agent, func(ctx context.Context) callResult {
+		ev := agent.PostEvaluate(ctx, a.Model, llm.Request{Model: a.ModelName, Params: a.Params},
+			agent.PresentationSystem(a.SystemMessage), agent.PostEvalUser(r.question, c.Final), nil)
+		return callResult{in: coord.Evaluated{Restart: ev.Restart, Reason: ev.Reason, Instructions: ev.Instructions}, usage: ev.Usage}
+	})
+}
+
+// agentFeedback is what every agent of the next attempt reads about the
+// rejected one.
+func agentFeedback(c coord.Restart) string {
+	return agent.FeedbackBlock(c.Reason, c.Instructions, c.Final)
 }
 
 // voteSummary is the sentence the presenter reads about its votes.

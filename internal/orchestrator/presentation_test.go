@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/massgen/massgen/internal/coord"
 	"github.com/massgen/massgen/internal/event"
 	"github.com/massgen/massgen/internal/llm"
 	"github.com/massgen/massgen/internal/llmsim"
@@ -45,7 +46,7 @@ func TestSingleAgentSkipsThePresentation(t *testing.T) {
 
 func TestPresentNeverMakesTheWinningAnswerFinal(t *testing.T) {
 	srv, agents := simTeam(t, "", "a", "b")
-	res, rec := run(t, agents, Options{Presentation: PresentNever})
+	res, rec := run(t, agents, Options{Settings: coord.Settings{Presentation: coord.PresentNever}})
 	if res.Status != Completed || res.Winner != "a" {
 		t.Fatalf("status=%s winner=%s err=%v", res.Status, res.Winner, res.Err)
 	}
@@ -68,7 +69,7 @@ func TestPresentNeverMakesTheWinningAnswerFinal(t *testing.T) {
 
 func TestPresentAlwaysPresentsForASingleAgent(t *testing.T) {
 	srv, agents := simTeam(t, "", "a")
-	res, _ := run(t, agents, Options{Presentation: PresentAlways})
+	res, _ := run(t, agents, Options{Settings: coord.Settings{Presentation: coord.PresentAlways}})
 	if got := steps(srv); !slices.Equal(got, []string{"answer", "vote", "text"}) {
 		t.Errorf("model calls = %v, want [answer vote text]", got)
 	}
@@ -92,7 +93,7 @@ func TestClientToolsKeepThePresentation(t *testing.T) {
 func TestDirectSingleAgentIsOnePlainCall(t *testing.T) {
 	srv, agents := simTeam(t, "", "a")
 	agents[0].SystemMessage = "Be brief."
-	res, rec := run(t, agents, Options{Direct: true, History: []llm.Message{
+	res, rec := run(t, agents, Options{Settings: coord.Settings{Direct: true}, History: []llm.Message{
 		{Role: llm.RoleUser, Content: "Hi"}, {Role: llm.RoleAssistant, Content: "Hello!"}}})
 	if res.Status != Completed || res.Winner != "a" || res.Final == "" {
 		t.Fatalf("status=%s winner=%s final=%q err=%v", res.Status, res.Winner, res.Final, res.Err)
@@ -123,7 +124,7 @@ func TestDirectSingleAgentIsOnePlainCall(t *testing.T) {
 
 func TestDirectIsIgnoredForATeam(t *testing.T) {
 	srv, agents := simTeam(t, "", "a", "b")
-	res, _ := run(t, agents, Options{Direct: true})
+	res, _ := run(t, agents, Options{Settings: coord.Settings{Direct: true}})
 	if res.Status != Completed || len(srv.Requests()) < 4 {
 		t.Fatalf("status=%s calls=%v: a team of two must coordinate", res.Status, steps(srv))
 	}
@@ -140,7 +141,7 @@ defaults:
   always: {fault: "401"}
 models: {}
 `, "a")
-	res, rec := run(t, agents, Options{Direct: true})
+	res, rec := run(t, agents, Options{Settings: coord.Settings{Direct: true}})
 	if res.Status != Failed || res.Err == nil || !strings.Contains(res.Err.Error(), "agent a") || !strings.Contains(res.Err.Error(), "401") {
 		t.Fatalf("status=%s err=%v, want failed naming the agent and the status", res.Status, res.Err)
 	}
@@ -161,7 +162,7 @@ models: {}
 		cancel()
 	}()
 	b := event.NewBroker()
-	res := Run(ctx, "q", Options{Agents: agents, Direct: true, Events: b})
+	res := Run(ctx, "q", Options{Agents: agents, Settings: coord.Settings{Direct: true}, Events: b})
 	b.Close()
 	if res.Status != Interrupted {
 		t.Fatalf("status = %s, want interrupted", res.Status)

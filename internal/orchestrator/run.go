@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/massgen/massgen/internal/agent"
 	"github.com/massgen/massgen/internal/coord"
 	"github.com/massgen/massgen/internal/event"
 	"github.com/massgen/massgen/internal/llm"
@@ -18,28 +17,30 @@ import (
 // started has ended.
 func Run(ctx context.Context, question string, o Options) *Result {
 	o.defaults()
-	r := &runner{o: o, question: question, byID: map[string]*Agent{}, usage: map[string]*llm.Usage{}, cost: map[string]float64{}}
+	ids := make([]string, len(o.Agents))
+	for i, a := range o.Agents {
+		ids[i] = a.ID
+	}
+	r := &runner{
+		o: o, question: question, byID: map[string]*Agent{},
+		m:        coord.New(coord.Config{Agents: ids, Settings: o.Settings, ClientTools: len(o.ClientTools) > 0}),
+		inbox:    make(chan inboxMsg),
+		loopDone: make(chan struct{}),
+		live:     map[coord.TurnID]*liveTurn{},
+		replies:  map[coord.TurnID]chan coord.Verdict{},
+		timers:   map[coord.Timer]*time.Timer{},
+		usage:    map[string]*llm.Usage{}, cost: map[string]float64{},
+	}
 	for i := range o.Agents {
 		a := &o.Agents[i]
 		r.byID[a.ID] = a
 		r.usage[a.ID] = &llm.Usage{}
 	}
 	start := o.Now()
-	r.deadline = start.Add(o.Timeout)
-	ids := make([]string, len(o.Agents))
-	for i, a := range o.Agents {
-		ids[i] = a.ID
-	}
 	r.publish(event.Event{Type: event.RunStarted, Text: question, Agents: ids})
-	var res *Result
-	if o.Direct && len(o.Agents) == 1 {
-		res = r.direct(ctx)
-	} else {
-		res = r.attempts(ctx)
-	}
+	res := r.drive(ctx)
 	r.wg.Wait()
 	res.Duration = o.Now().Sub(start)
-	res.Attempts = r.attempt
 	res.Usage, res.Cost = map[string]llm.Usage{}, map[string]float64{}
 	r.mu.Lock()
 	for id, u := range r.usage {
@@ -55,19 +56,29 @@ func Run(ctx context.Context, question string, o Options) *Result {
 	return res
 }
 
+// runner drives one run: its loop goroutine owns the machine and every
+// field below the line; turns and calls run in their own goroutines and
+// talk to the loop only through inbox.
 type runner struct {
 	o        Options
 	question string
 	byID     map[string]*Agent
-	deadline time.Time
 	wg       sync.WaitGroup
+	inbox    chan inboxMsg
+	loopDone chan struct{} // closed when the loop has ended: sends give up
 
 	// Owned by the loop goroutine.
-	m        *coord.Machine
-	attempt  int
-	epoch    int
-	feedback string
-	live     map[coord.TurnID]*liveTurn
+	m         *coord.Machine
+	attempt   int
+	epoch     int
+	feedback  string
+	live      map[coord.TurnID]*liveTurn
+	replies   map[coord.TurnID]chan coord.Verdict // turns waiting for a Reply
+	call      context.CancelCauseFunc             // the presentation, evaluation or direct call in flight
+	lastCall  *callResult                         // the call that ended last, for the final answer's usage
+	toolCalls []llm.ToolCall                      // client tool calls of the last presentation that succeeded
+	timers    map[coord.Timer]*time.Timer
+	budgetHit bool
 
 	mu    sync.Mutex // guards usage and cost: turns add to them as they end
 	usage map[string]*llm.Usage
@@ -81,12 +92,14 @@ type liveTurn struct {
 	updates chan coord.StartTurn // inject policy only
 }
 
-// inboxMsg is how a turn goroutine talks to the loop.
+// inboxMsg is how a turn, a call or a timer talks to the loop.
 type inboxMsg struct {
 	agent  string
 	turn   coord.TurnID
-	submit *submission   // a proposed action awaiting a verdict
-	result *agent.Result // the turn ended
+	submit *submission // a proposed action awaiting its Reply
+	result *turnResult // the turn ended
+	call   *callResult // the presentation, evaluation or direct call ended
+	timer  coord.Timer // a timer fired
 }
 
 type submission struct {
@@ -95,8 +108,21 @@ type submission struct {
 	reply chan coord.Verdict
 }
 
+type turnResult struct{ err error }
+
+// callResult is a finished presentation, evaluation or direct call: the
+// input it makes for the machine, and what only the orchestrator keeps.
+type callResult struct {
+	in    coord.Input
+	calls []llm.ToolCall
+	usage llm.Usage
+	cost  float64
+}
+
 var errSuperseded = errors.New("turn superseded by a newer answer")
 
+// publish stamps an event with the attempt and epoch it belongs to and
+// hands it to the broker. Every event of the loop goes through here.
 func (r *runner) publish(e event.Event) {
 	if e.Attempt == 0 {
 		e.Attempt = r.attempt
@@ -105,30 +131,28 @@ func (r *runner) publish(e event.Event) {
 	r.o.Events.Publish(e)
 }
 
-// attempts runs orchestration attempts until one is accepted by
-// post-evaluation (or there is nothing to evaluate).
-func (r *runner) attempts(ctx context.Context) *Result {
-	for {
-		r.attempt++
-		res, present := r.coordinate(ctx)
-		if present == nil {
-			return res
-		}
-		r.presentFinal(ctx, res, present)
-		if ctx.Err() != nil {
-			// Interrupted while presenting: the winner's stored answer is
-			// kept (res.Final, and in the logs), but the run did not finish.
-			res.Status, res.Err = Interrupted, fmt.Errorf("interrupted during the final presentation: %w", context.Cause(ctx))
-			return res
-		}
-		if r.o.MaxRestarts == 0 || r.attempt > r.o.MaxRestarts || r.overBudget() != "" {
-			return res
-		}
-		ev := r.postEvaluate(ctx, res)
-		if !ev.Restart {
-			return res
-		}
-		r.feedback = agent.FeedbackBlock(ev.Reason, ev.Instructions, res.Final)
-		r.publish(event.Event{Type: event.RunRestarted, Agent: res.Winner, Reason: ev.Reason, Text: ev.Instructions})
+// send delivers a message to the loop, unless the loop has ended.
+func (r *runner) send(m inboxMsg) bool {
+	select {
+	case r.inbox <- m:
+		return true
+	case <-r.loopDone:
+		return false
 	}
+}
+
+// result turns the machine's Finish into the run's Result.
+func (r *runner) result(ctx context.Context, f coord.Finish) *Result {
+	res := &Result{Status: f.Status, Final: f.Final, Winner: f.Winner, How: f.How, Fallback: f.Fallback,
+		Deadline: f.Deadline, GraceExpired: f.GraceExpired, Tally: f.Tally, Answers: f.Answers, Attempts: f.Attempt}
+	if f.Status == Completed && f.Fallback == "" {
+		res.ToolCalls = r.toolCalls
+	}
+	switch {
+	case f.Status == Interrupted:
+		res.Err = fmt.Errorf("%s: %w", f.Reason, context.Cause(ctx))
+	case f.Reason != "":
+		res.Err = errors.New(f.Reason)
+	}
+	return res
 }

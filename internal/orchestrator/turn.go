@@ -13,11 +13,11 @@ import (
 	"github.com/massgen/massgen/internal/tool"
 )
 
-func (r *runner) startTurn(ctx context.Context, c coord.StartTurn, inbox chan inboxMsg, loopDone chan struct{}) {
+func (r *runner) startTurn(ctx context.Context, c coord.StartTurn) {
 	a, attempt := r.byID[c.Agent], r.attempt
 	tctx, cancel := context.WithCancelCause(ctx)
 	lt := &liveTurn{agent: c.Agent, cancel: cancel}
-	if r.o.Inject {
+	if r.o.RestartPolicy == coord.RestartInject {
 		lt.updates = make(chan coord.StartTurn, 1)
 	}
 	r.live[c.Turn] = lt
@@ -26,19 +26,15 @@ func (r *runner) startTurn(ctx context.Context, c coord.StartTurn, inbox chan in
 	for i, x := range c.Answers {
 		labels[i] = x.Label
 	}
-	r.publish(event.Event{Type: event.TurnStarted, Agent: c.Agent, Text: user, Labels: labels})
-	send := func(m inboxMsg) bool {
-		select {
-		case inbox <- m:
-			return true
-		case <-loopDone:
-			return false
-		}
+	started := event.Event{Type: event.TurnStarted, Agent: c.Agent, Text: user, Labels: labels}
+	if c.Delay > 0 {
+		started.Reason = fmt.Sprintf("retry after %s (backoff after failed turns)", c.Delay)
 	}
+	r.publish(started)
 	turn := &agent.Turn{
 		Model:   a.Model,
 		Request: llm.Request{Model: a.ModelName, Params: a.Params},
-		System:  agent.SystemPrompt(a.SystemMessage, r.o.VotingSensitivity, r.o.Novelty, r.o.Now()) + agent.ToolsSection(r.o.ClientTools),
+		System:  agent.SystemPrompt(a.SystemMessage, r.o.VotingSensitivity.String(), r.o.Novelty.String(), r.o.Now()) + agent.ToolsSection(r.o.ClientTools),
 		User:    user,
 		Answers: c.Answers,
 		Epoch:   c.Epoch,
@@ -54,10 +50,15 @@ func (r *runner) startTurn(ctx context.Context, c coord.StartTurn, inbox chan in
 		},
 		Judge: func(seen int, act coord.Action) coord.Verdict {
 			reply := make(chan coord.Verdict, 1)
-			if !send(inboxMsg{agent: c.Agent, turn: c.Turn, submit: &submission{seen: seen, act: act, reply: reply}}) {
+			if !r.send(inboxMsg{agent: c.Agent, turn: c.Turn, submit: &submission{seen: seen, act: act, reply: reply}}) {
 				return coord.Verdict{Outcome: coord.Stale, Message: "coordination ended"}
 			}
-			return <-reply
+			select {
+			case v := <-reply:
+				return v
+			case <-r.loopDone:
+				return coord.Verdict{Outcome: coord.Stale, Message: "coordination ended"}
+			}
 		},
 		OnReject: func(reason string) {
 			r.o.Events.Publish(event.Event{Type: event.ActionRejected, Agent: c.Agent, Reason: reason, Attempt: attempt, Epoch: c.Epoch})
@@ -66,23 +67,44 @@ func (r *runner) startTurn(ctx context.Context, c coord.StartTurn, inbox chan in
 	timeout := r.o.TurnTimeout
 	r.wg.Go(func() {
 		defer cancel(nil)
-		runCtx := tctx
-		if timeout > 0 {
-			var stop context.CancelFunc
-			runCtx, stop = context.WithTimeout(tctx, timeout)
-			defer stop()
-		}
-		res := turn.Run(runCtx)
-		if res.Err != nil && errors.Is(res.Err, context.DeadlineExceeded) && tctx.Err() == nil {
-			res.Err = fmt.Errorf("turn timed out after %s: %w", timeout, context.DeadlineExceeded)
+		var res agent.Result
+		if wait(tctx, c.Delay) {
+			runCtx := tctx
+			if timeout > 0 {
+				var stop context.CancelFunc
+				runCtx, stop = context.WithTimeout(tctx, timeout)
+				defer stop()
+			}
+			res = turn.Run(runCtx)
+			if res.Err != nil && errors.Is(res.Err, context.DeadlineExceeded) && tctx.Err() == nil {
+				res.Err = fmt.Errorf("turn timed out after %s: %w", timeout, context.DeadlineExceeded)
+			}
+		} else {
+			res.Err = context.Cause(tctx) // cancelled while waiting: no request was made
 		}
 		cost := r.addUsage(c.Agent, res.Usage)
 		// Usage is published as the turn ends, cancelled turns included, so
 		// the logs count every token that was paid for.
 		r.o.Events.Publish(event.Event{Type: event.TurnEnded, Agent: c.Agent, Attempt: attempt, Epoch: c.Epoch,
 			InputTokens: res.Usage.InputTokens, OutputTokens: res.Usage.OutputTokens, CostUSD: cost})
-		send(inboxMsg{agent: c.Agent, turn: c.Turn, result: &res})
+		r.send(inboxMsg{agent: c.Agent, turn: c.Turn, result: &turnResult{err: res.Err}})
 	})
+}
+
+// wait sleeps for d (a retry backoff) unless ctx ends first; it reports
+// whether the turn should go ahead.
+func wait(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 // addUsage records a finished request's usage and returns its cost.

@@ -1,0 +1,88 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/massgen/massgen/internal/coord"
+)
+
+// Settings converts the coordination keys of c into coord.Settings, the one
+// vocabulary the orchestrator and the coordination machine use. It is the
+// only place where a config key becomes a rule: YAML names and polarities
+// (independent_first_answer, wait_for_first_answers, null for unlimited)
+// are translated here, once. Values the rules do not know are errors, never
+// a silent default: Validate reports them with file:line first, and this
+// guards configs built in code.
+func (c *Config) Settings() (coord.Settings, error) {
+	o := c.Orchestrator
+	var s coord.Settings
+	var errs []error
+	check := func(err error) {
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	var err error
+	s.VotingSensitivity, err = coord.ParseVotingSensitivity(o.VotingSensitivity)
+	check(err)
+	s.Novelty, err = coord.ParseNovelty(o.AnswerNovelty)
+	check(err)
+	s.RestartPolicy, err = coord.ParseRestartPolicy(o.RestartPolicy)
+	check(err)
+
+	switch {
+	case o.UnlimitedAnswers:
+		s.MaxAnswers = coord.Unlimited
+	case o.MaxNewAnswersPerAgent < 0:
+		check(fmt.Errorf("max_new_answers_per_agent must be a positive integer, or null for no limit, got %d", o.MaxNewAnswersPerAgent))
+	default:
+		s.MaxAnswers = o.MaxNewAnswersPerAgent
+	}
+	switch {
+	case !o.IndependentFirstAnswer:
+		s.FirstAnswers = coord.FirstAnswersInterruptible
+	case !o.WaitForFirstAnswers:
+		s.FirstAnswers = coord.FirstAnswersEager
+	default:
+		s.FirstAnswers = coord.FirstAnswersHold
+	}
+	if o.FailureBudget < 0 {
+		check(fmt.Errorf("max_consecutive_failures must be a positive integer, got %d", o.FailureBudget))
+	}
+	s.FailureBudget = o.FailureBudget
+
+	s.Timeout, err = duration("orchestrator_timeout_seconds", o.TimeoutSeconds)
+	check(err)
+	s.TurnTimeout, err = duration("agent_turn_timeout_seconds", o.AgentTurnTimeoutSeconds)
+	check(err)
+	s.PresentationGrace, err = duration("presentation_grace_seconds", o.PresentationGraceSeconds)
+	check(err)
+
+	if o.MaxOrchestrationRestarts < 0 {
+		check(fmt.Errorf("max_orchestration_restarts must be 0 or more, got %d", o.MaxOrchestrationRestarts))
+	}
+	s.MaxRestarts = o.MaxOrchestrationRestarts
+	s.MaxCostUSD, s.MaxTokens = o.MaxCostUSD, o.MaxTotalTokens
+
+	switch p := c.UI.EnableFinalPresentation; {
+	case p == nil:
+		s.Presentation = coord.PresentAuto
+	case *p:
+		s.Presentation = coord.PresentAlways
+	default:
+		s.Presentation = coord.PresentNever
+	}
+	s.Direct = !c.UI.UseOrchestratorForSingleAgent
+	return s, errors.Join(errs...)
+}
+
+// duration converts a seconds key; 0 (unset) stays 0, the rule's default.
+func duration(key string, secs float64) (time.Duration, error) {
+	if secs < 0 || math.IsNaN(secs) || math.IsInf(secs, 0) {
+		return 0, fmt.Errorf("%s must be a positive number of seconds, got %g", key, secs)
+	}
+	return time.Duration(secs * float64(time.Second)), nil
+}

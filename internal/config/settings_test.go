@@ -1,0 +1,98 @@
+package config
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/massgen/massgen/internal/coord"
+)
+
+// A config that sets nothing runs by the same rules as coord's defaults:
+// each default is defined once, in coord.
+func TestDefaultConfigGivesTheDefaultSettings(t *testing.T) {
+	s, err := New().Settings()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(coord.Settings{}.WithDefaults(), s.WithDefaults()); diff != "" {
+		t.Errorf("settings of an empty config differ from the defaults (-want +got):\n%s", diff)
+	}
+}
+
+func TestSettingsTranslateEveryKey(t *testing.T) {
+	always := true
+	c := New()
+	c.Orchestrator = Orchestrator{
+		VotingSensitivity: "strict", AnswerNovelty: "balanced", UnlimitedAnswers: true, RestartPolicy: "inject",
+		IndependentFirstAnswer: true, WaitForFirstAnswers: false, FailureBudget: 4,
+		TimeoutSeconds: 90, AgentTurnTimeoutSeconds: 30.5, PresentationGraceSeconds: 15,
+		MaxOrchestrationRestarts: 2, MaxCostUSD: 0.5, MaxTotalTokens: 1000,
+	}
+	c.UI = UI{EnableFinalPresentation: &always, UseOrchestratorForSingleAgent: false}
+	got, err := c.Settings()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := coord.Settings{
+		VotingSensitivity: coord.VotingStrict, Novelty: coord.NoveltyBalanced, MaxAnswers: coord.Unlimited,
+		RestartPolicy: coord.RestartInject, FirstAnswers: coord.FirstAnswersEager, FailureBudget: 4,
+		Timeout: 90 * time.Second, TurnTimeout: 30500 * time.Millisecond, PresentationGrace: 15 * time.Second,
+		MaxRestarts: 2, MaxCostUSD: 0.5, MaxTokens: 1000, Presentation: coord.PresentAlways, Direct: true,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+func TestFirstAnswerKeysJoinInOneRule(t *testing.T) {
+	for _, tt := range []struct {
+		independent, wait bool
+		want              coord.FirstAnswers
+	}{
+		{true, true, coord.FirstAnswersHold},
+		{true, false, coord.FirstAnswersEager},
+		{false, true, coord.FirstAnswersInterruptible},
+		{false, false, coord.FirstAnswersInterruptible},
+	} {
+		c := New()
+		c.Orchestrator.IndependentFirstAnswer, c.Orchestrator.WaitForFirstAnswers = tt.independent, tt.wait
+		s, err := c.Settings()
+		if err != nil || s.FirstAnswers != tt.want {
+			t.Errorf("independent=%v wait=%v: got %v (%v), want %v", tt.independent, tt.wait, s.FirstAnswers, err, tt.want)
+		}
+	}
+}
+
+func TestUnknownValuesAreErrorsNotDefaults(t *testing.T) {
+	c := New()
+	c.Orchestrator.AnswerNovelty = "lenientt"
+	c.Orchestrator.RestartPolicy = "cancel"
+	c.Orchestrator.VotingSensitivity = "harsh"
+	c.Orchestrator.PresentationGraceSeconds = -1
+	_, err := c.Settings()
+	if err == nil {
+		t.Fatal("unknown values were accepted")
+	}
+	for _, want := range []string{`answer_novelty_requirement "lenientt"`, `restart_policy "cancel"`, `voting_sensitivity "harsh"`, "presentation_grace_seconds"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not mention %s", err, want)
+		}
+	}
+}
+
+func TestPresentationGraceIsReadFromTimeoutSettings(t *testing.T) {
+	c, err := Parse([]byte("agents:\n  - id: a\n    backend: {type: sim}\ntimeout_settings:\n  presentation_grace_seconds: 12\n"), "x.yaml", func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Warnings) != 0 {
+		t.Errorf("warnings: %v", c.Warnings)
+	}
+	s, err := c.Settings()
+	if err != nil || s.PresentationGrace != 12*time.Second {
+		t.Errorf("grace = %v (%v), want 12s", s.PresentationGrace, err)
+	}
+}

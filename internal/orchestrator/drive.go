@@ -1,0 +1,219 @@
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/massgen/massgen/internal/coord"
+	"github.com/massgen/massgen/internal/event"
+	"github.com/massgen/massgen/internal/llm"
+)
+
+// drive is the run's loop: it feeds the machine one input at a time and
+// carries out the commands it returns, until Finish.
+func (r *runner) drive(ctx context.Context) *Result {
+	defer r.stopAll()
+	cmds := r.step(coord.Start{})
+	for {
+		if fin := r.exec(ctx, coord.Coalesce(cmds)); fin != nil {
+			return r.result(ctx, *fin)
+		}
+		select {
+		case <-ctx.Done():
+			cmds = r.step(coord.Interrupted{Reason: context.Cause(ctx).Error()})
+			continue
+		case msg := <-r.inbox:
+			cmds = r.handle(msg)
+		}
+		// Drain what else is already waiting before acting, so a turn that
+		// one answer starts and the next answer cancels is never launched
+		// at all (no request, no prompt tokens): see coord.Coalesce.
+		for more := true; more && !r.m.Done(); {
+			select {
+			case msg := <-r.inbox:
+				cmds = append(cmds, r.handle(msg)...)
+			default:
+				more = false
+			}
+		}
+	}
+}
+
+// stopAll ends what the run still has going: turns and calls are
+// cancelled, timers stopped, and late messages are refused.
+func (r *runner) stopAll() {
+	close(r.loopDone)
+	for _, t := range r.live {
+		t.cancel(errors.New("the run ended"))
+	}
+	if r.call != nil {
+		r.call(errors.New("the run ended"))
+	}
+	for _, t := range r.timers {
+		if t.Stop() {
+			r.wg.Done() // its callback will never run
+		}
+	}
+}
+
+// step feeds one input to the machine, traces it, and publishes what the
+// input and its commands mean for observers.
+func (r *runner) step(in coord.Input) []coord.Command {
+	cmds := r.m.Step(in)
+	if r.o.Trace != nil {
+		r.o.Trace(in, cmds)
+	}
+	r.attempt, r.epoch = r.m.Attempt(), r.m.Epoch()
+	if p, ok := in.(coord.Proposed); ok && len(cmds) > 0 {
+		v := cmds[0].(coord.Reply).Verdict
+		switch {
+		case v.Outcome == coord.Accepted && p.Action.Kind == coord.ActNewAnswer:
+			r.publish(event.Event{Type: event.AnswerAccepted, Agent: p.Agent, Text: strings.TrimSpace(p.Action.Content),
+				Label: fmt.Sprintf("%s.%d", v.Label, v.Rev)})
+		case v.Outcome == coord.Accepted:
+			r.publish(event.Event{Type: event.VoteAccepted, Agent: p.Agent, Target: v.Target, TargetLabel: v.Label, Reason: p.Action.Reason})
+		case v.Outcome == coord.Stale && p.Action.Kind == coord.ActVote && len(cmds) > 1:
+			r.publish(event.Event{Type: event.ActionRejected, Agent: p.Agent, Reason: "stale vote: " + v.Message})
+		}
+	}
+	return cmds
+}
+
+// handle turns one message into inputs for the machine. A spend that
+// crossed the budget is fed first: usage is added as calls end, before
+// their results are sent, and a post-evaluation must not start after it.
+func (r *runner) handle(msg inboxMsg) []coord.Command {
+	var cmds []coord.Command
+	if !r.budgetHit {
+		if why := r.overBudget(); why != "" {
+			r.budgetHit = true
+			r.publish(event.Event{Type: event.BudgetExceeded, Reason: why})
+			cmds = r.step(coord.BudgetSpent{Reason: why})
+		}
+	}
+	switch {
+	case msg.submit != nil:
+		r.replies[msg.turn] = msg.submit.reply
+		return append(cmds, r.step(coord.Proposed{Agent: msg.agent, Turn: msg.turn, Seen: msg.submit.seen, Action: msg.submit.act})...)
+	case msg.result != nil:
+		_, live := r.live[msg.turn]
+		delete(r.live, msg.turn)
+		err := msg.result.err
+		if err == nil || !live {
+			return cmds // accepted or superseded: the machine already moved on
+		}
+		typ := event.TurnFailed
+		if errors.Is(err, context.DeadlineExceeded) {
+			typ = event.Timeout
+		}
+		r.publish(event.Event{Type: typ, Agent: msg.agent, Err: err.Error()})
+		return append(cmds, r.step(coord.TurnFailed{Agent: msg.agent, Turn: msg.turn, Err: err.Error(),
+			CircuitOpen: errors.Is(err, llm.ErrCircuitOpen)})...)
+	case msg.call != nil:
+		r.call, r.lastCall = nil, nil
+		switch in := msg.call.in.(type) {
+		case coord.Presented:
+			r.lastCall = msg.call
+			if in.Err == "" {
+				r.toolCalls = msg.call.calls
+			}
+		case coord.Evaluated:
+			verdict := "submit"
+			if in.Restart {
+				verdict = "restart"
+			}
+			r.publish(event.Event{Type: event.PostEvaluation, Agent: msg.agent, Text: verdict, Reason: in.Reason,
+				InputTokens: msg.call.usage.InputTokens, OutputTokens: msg.call.usage.OutputTokens, CostUSD: msg.call.cost})
+		}
+		return append(cmds, r.step(msg.call.in)...)
+	case msg.timer == coord.TimerDeadline:
+		delete(r.timers, msg.timer)
+		r.publish(event.Event{Type: event.Timeout, Reason: fmt.Sprintf("run deadline of %s passed", r.o.Timeout)})
+		return append(cmds, r.step(coord.DeadlinePassed{})...)
+	case msg.timer == coord.TimerGrace:
+		delete(r.timers, msg.timer)
+		return append(cmds, r.step(coord.GraceExpired{})...)
+	}
+	return cmds
+}
+
+// exec carries out a batch of commands; it returns the Finish, if any,
+// once every command of the batch is done (a turn waiting for its Reply
+// gets it even when the run ends).
+func (r *runner) exec(ctx context.Context, cmds []coord.Command) *coord.Finish {
+	var fin *coord.Finish
+	for _, c := range cmds {
+		switch c := c.(type) {
+		case coord.Reply:
+			if ch := r.replies[c.Turn]; ch != nil {
+				ch <- c.Verdict
+				delete(r.replies, c.Turn)
+			}
+		case coord.StartTurn:
+			r.startTurn(ctx, c)
+		case coord.CancelTurn:
+			if t := r.live[c.Turn]; t != nil {
+				t.cancel(errSuperseded)
+				delete(r.live, c.Turn)
+			}
+			if c.Cause != "" {
+				r.publish(event.Event{Type: event.TurnRestarted, Agent: c.Agent, Target: c.Cause, Reason: c.Reason})
+			}
+		case coord.Inject:
+			if t := r.live[c.Turn]; t != nil {
+				select { // keep only the newest answer set
+				case <-t.updates:
+				default:
+				}
+				t.updates <- coord.StartTurn{Agent: c.Agent, Turn: c.Turn, Epoch: c.Epoch, Answers: c.Answers}
+			}
+		case coord.AgentFailed:
+			r.publish(event.Event{Type: event.AgentFailed, Agent: c.Agent, Err: c.Err, Reason: c.Reason})
+		case coord.Present:
+			r.publish(event.Event{Type: event.WinnerSelected, Agent: c.Winner, Votes: c.Tally, Reason: c.How, Label: c.Answer.Label})
+			if c.Skip == "" {
+				r.startPresentation(ctx, c)
+			}
+		case coord.AnswerDirect:
+			r.startDirect(ctx, c)
+		case coord.Final:
+			e := event.Event{Type: event.FinalAnswer, Agent: c.Agent, Text: c.Text, Reason: c.Reason}
+			if lc := r.lastCall; lc != nil {
+				// The final answer carries the cost of the call that made it.
+				e.InputTokens, e.OutputTokens, e.CostUSD = lc.usage.InputTokens, lc.usage.OutputTokens, lc.cost
+				r.lastCall = nil
+			}
+			r.publish(e)
+		case coord.Evaluate:
+			r.startEvaluation(ctx, c)
+		case coord.Restart:
+			r.feedback = agentFeedback(c)
+			r.publish(event.Event{Type: event.RunRestarted, Agent: c.Agent, Reason: c.Reason, Text: c.Instructions, Attempt: c.Attempt - 1})
+		case coord.CancelCall:
+			if r.call != nil {
+				r.call(errors.New(c.Reason))
+				r.call = nil
+			}
+		case coord.SetTimer:
+			r.setTimer(c)
+		case coord.Finish:
+			fin = &c
+		}
+	}
+	return fin
+}
+
+// setTimer arms a timer whose firing comes back to the loop as a message.
+func (r *runner) setTimer(c coord.SetTimer) {
+	if old := r.timers[c.Timer]; old != nil && old.Stop() {
+		r.wg.Done()
+	}
+	r.wg.Add(1)
+	r.timers[c.Timer] = time.AfterFunc(c.After, func() {
+		defer r.wg.Done()
+		r.send(inboxMsg{timer: c.Timer})
+	})
+}
