@@ -28,7 +28,7 @@ var implementedKeys = []string{
 	// orchestrator.coordination
 	"max_orchestration_restarts",
 	// timeout_settings
-	"orchestrator_timeout_seconds",
+	"orchestrator_timeout_seconds", "stream_idle_timeout_seconds", "presentation_grace_seconds",
 	// ui
 	"display_type", "type", "logging_enabled", "use_orchestrator_for_single_agent", "enable_final_presentation",
 	// backend: the Azure v1 API has no api-version, so there is nothing to ignore
