@@ -12,31 +12,46 @@ const deltaBacklog = 1024
 
 // Broker numbers events and fans them out. Publish never blocks on a
 // subscriber, so a stuck display cannot stall coordination.
+//
+// Every broker keeps the run's View up to date as it publishes, under the
+// same lock, so the view is never behind what any subscriber has seen and
+// loses no event (deltas included: they are the agents' activity).
 type Broker struct {
 	mu     sync.Mutex
 	seq    uint64
 	subs   []*Subscription
 	closed bool
 	now    func() time.Time
+	view   *View
 }
 
-// NewBroker returns an empty broker.
-func NewBroker() *Broker { return &Broker{now: time.Now} }
+// NewBroker returns an empty broker with an empty view.
+func NewBroker() *Broker { return &Broker{now: time.Now, view: NewView()} }
 
-// Publish stamps e with the next sequence number and time and delivers it.
+// View is the run view this broker keeps.
+func (b *Broker) View() *View { return b.view }
+
+// Publish stamps e with the next sequence number, the time (unless set)
+// and the attempt (unless set: events before the first attempt belong to
+// it, and attempts count from 1 everywhere), applies it to the view and
+// delivers it. It returns the stamped event.
 func (b *Broker) Publish(e Event) Event {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.seq++
-	e.Seq = b.seq
-	if e.Time.IsZero() {
-		e.Time = b.now()
+	h := e.Head()
+	h.Seq = b.seq
+	if h.Time.IsZero() {
+		h.Time = b.now()
 	}
+	h.Attempt = max(h.Attempt, 1)
+	e = e.withHead(h)
+	b.view.Apply(e)
 	if b.closed {
 		return e
 	}
 	for _, s := range b.subs {
-		if !s.skips(e.Type) {
+		if !s.skips(e.Type()) {
 			s.push(e)
 		}
 	}
@@ -93,7 +108,7 @@ func (s *Subscription) skips(t Type) bool {
 
 func (s *Subscription) push(e Event) {
 	s.mu.Lock()
-	if e.Type.Droppable() && len(s.queue) >= deltaBacklog {
+	if e.Type().Droppable() && len(s.queue) >= deltaBacklog {
 		s.dropped++
 		s.mu.Unlock()
 		return
@@ -124,7 +139,7 @@ func (s *Subscription) Next(cancel <-chan struct{}) (e Event, ok bool) {
 		s.mu.Lock()
 		if len(s.queue) > 0 {
 			e = s.queue[0]
-			s.queue[0] = Event{}
+			s.queue[0] = nil
 			s.queue = s.queue[1:]
 			s.mu.Unlock()
 			return e, true
@@ -132,12 +147,12 @@ func (s *Subscription) Next(cancel <-chan struct{}) (e Event, ok bool) {
 		done := s.done
 		s.mu.Unlock()
 		if done {
-			return Event{}, false
+			return nil, false
 		}
 		select {
 		case <-s.ready:
 		case <-cancel:
-			return Event{}, false
+			return nil, false
 		}
 	}
 }
