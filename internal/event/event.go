@@ -114,3 +114,20 @@ type Usage struct {
 func (u Usage) Add(o Usage) Usage {
 	return Usage{u.InputTokens + o.InputTokens, u.OutputTokens + o.OutputTokens, u.CostUSD + o.CostUSD}
 }
+
+// At returns e with its attempt and epoch set (Seq and Time stay for the
+// broker to stamp): how an emitter that knows them files an event.
+func At(e Event, attempt, epoch int) Event {
+	h := e.Head()
+	h.Attempt, h.Epoch = attempt, epoch
+	return e.withHead(h)
+}
+
+// Stamped returns e with its sequence number and time set, as a broker
+// stamps them: for feeding a log writer or a view without a broker
+// (replaying a log, tests).
+func Stamped(e Event, seq uint64, t time.Time) Event {
+	h := e.Head()
+	h.Seq, h.Time = seq, t
+	return e.withHead(h)
+}

@@ -231,7 +231,16 @@ func (v *View) Apply(e Event) {
 		ag.LatestAnswer = e.Label
 		ag.Status = StatusAnswered
 		v.inTurn[ag.ID] = false
-		s.Current = slices.Clone(e.Answers)
+		if e.Answers != nil {
+			s.Current = slices.Clone(e.Answers)
+		} else { // an older log, without the answer set: keep it by hand
+			ref := AnswerRef{Label: e.AnonLabel, Agent: e.Agent, Answer: e.Label}
+			if i := slices.IndexFunc(s.Current, func(a AnswerRef) bool { return a.Agent == e.Agent }); i >= 0 {
+				s.Current[i] = ref
+			} else {
+				s.Current = append(s.Current, ref)
+			}
+		}
 		s.Answers = append(s.Answers, AnswerView{Label: e.Label, AnonLabel: e.AnonLabel, Agent: e.Agent,
 			Content: e.Content, Attempt: s.Attempt, Epoch: s.Epoch, Time: h.Time})
 	case VoteAccepted:
@@ -251,7 +260,11 @@ func (v *View) Apply(e Event) {
 		v.turnFailed(ag, e.Err)
 	case Timeout:
 		if ag != nil {
-			v.turnFailed(ag, "turn timeout: "+or(e.Err, e.Reason))
+			why := "turn timeout"
+			if d := or(e.Err, e.Reason); d != "" {
+				why += ": " + d
+			}
+			v.turnFailed(ag, why)
 		}
 	case TurnEnded:
 		ag.Usage = ag.Usage.Add(e.Usage)
@@ -320,6 +333,7 @@ func (v *View) newAttempt(n int) {
 	s.Attempt, s.Epoch, s.Phase = n, 0, PhaseCoordinating
 	s.Votes, s.Current, s.Tally = nil, nil, nil
 	s.Winner, s.How, s.WinnerLabel = "", "", ""
+	s.FinalAgent, s.Final, s.FinalReason, s.Stopped = "", "", "", ""
 	for i := range s.Agents {
 		ag := &s.Agents[i]
 		ag.Answers, ag.LatestAnswer, ag.Vote = 0, "", nil
@@ -343,13 +357,7 @@ func (v *View) Snapshot(now time.Time) Snapshot {
 	s.Votes = slices.Clone(s.Votes)
 	s.Ignored = slices.Clone(s.Ignored)
 	if s.Tally == nil {
-		s.Tally = map[string]int{}
-		for _, a := range s.Current {
-			s.Tally[a.Agent] = 0
-		}
-		for _, vote := range s.Votes {
-			s.Tally[vote.Target]++
-		}
+		s.Tally = s.EpochTally()
 	} else {
 		s.Tally = maps.Clone(s.Tally)
 	}
@@ -384,4 +392,25 @@ func (s *Snapshot) Labels() map[string]string {
 		m[a.Label] = a.Agent
 	}
 	return m
+}
+
+// Progress is where the run stands, without copying a snapshot: its
+// status (running until RunFinished), attempt and epoch.
+func (v *View) Progress() (status string, attempt, epoch int) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.s.Status, v.s.Attempt, v.s.Epoch
+}
+
+// EpochTally counts the current epoch's votes per real id, with every
+// author of a current answer present (at 0 without votes).
+func (s *Snapshot) EpochTally() map[string]int {
+	t := make(map[string]int, len(s.Current))
+	for _, a := range s.Current {
+		t[a.Agent] = 0
+	}
+	for _, vote := range s.Votes {
+		t[vote.Target]++
+	}
+	return t
 }

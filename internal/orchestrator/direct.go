@@ -23,9 +23,9 @@ func (r *runner) direct(ctx context.Context) *Result {
 	dctx, cancel := context.WithDeadline(ctx, r.deadline)
 	defer cancel()
 	user := agent.HistoryBlock(r.o.History) + r.question
-	r.publish(event.Event{Type: event.FinalStarted, Agent: a.ID, Text: strings.TrimSpace(a.SystemMessage + "\n\n" + user), Status: "direct"})
+	r.publish(event.FinalStarted{Agent: a.ID, Prompt: strings.TrimSpace(a.SystemMessage + "\n\n" + user), Mode: "direct"})
 	text, calls, usage, err := agent.PresentWithTools(dctx, a.Model, llm.Request{Model: a.ModelName, Params: a.Params},
-		a.SystemMessage, user, r.o.ClientTools, deltas{b: r.o.Events, agent: a.ID, typ: event.FinalDelta, attempt: 1})
+		a.SystemMessage, user, r.o.ClientTools, deltas{b: r.o.Events, agent: a.ID, final: true, attempt: 1})
 	cost := r.addUsage(a.ID, usage)
 	switch {
 	case ctx.Err() != nil:
@@ -40,10 +40,10 @@ func (r *runner) direct(ctx context.Context) *Result {
 		res.Status, res.Final, res.ToolCalls = Completed, text, calls
 	}
 	if res.Status != Completed {
-		r.publish(event.Event{Type: event.AgentFailed, Agent: a.ID, Reason: "its only call", Err: res.Err.Error()})
+		r.publish(event.AgentFailed{Agent: a.ID, Reason: "its only call", Err: res.Err.Error()})
 		return res
 	}
-	r.publish(event.Event{Type: event.FinalAnswer, Agent: a.ID, Text: res.Final, Reason: directReason,
-		InputTokens: usage.InputTokens, OutputTokens: usage.OutputTokens, CostUSD: cost})
+	r.publish(event.FinalAnswer{Agent: a.ID, Text: res.Final, Reason: directReason,
+		Usage: event.Usage{InputTokens: usage.InputTokens, OutputTokens: usage.OutputTokens, CostUSD: cost}})
 	return res
 }

@@ -51,7 +51,7 @@ func (r *runner) coordinate(ctx context.Context) (*Result, *coord.Present) {
 			return r.result(Interrupted, fmt.Errorf("interrupted: %w", context.Cause(ctx))), nil
 		case <-timer.C:
 			deadline = true
-			r.publish(event.Event{Type: event.Timeout, Reason: fmt.Sprintf("run deadline of %s passed", r.o.Timeout)})
+			r.publish(event.Timeout{Reason: fmt.Sprintf("run deadline of %s passed", r.o.Timeout)})
 			apply(r.m.Timeout())
 		case msg := <-inbox:
 			cmds := r.handle(msg)
@@ -68,7 +68,7 @@ func (r *runner) coordinate(ctx context.Context) (*Result, *coord.Present) {
 			}
 			apply(coalesce(cmds))
 			if why := r.overBudget(); why != "" && end == nil {
-				r.publish(event.Event{Type: event.BudgetExceeded, Reason: why})
+				r.publish(event.BudgetExceeded{Reason: why})
 				apply(r.m.Stop("budget", false))
 			}
 		}
@@ -82,7 +82,7 @@ func (r *runner) coordinate(ctx context.Context) (*Result, *coord.Present) {
 	case coord.Present:
 		res := r.result(Completed, nil)
 		res.Winner, res.How, res.Tally, res.Deadline = c.Winner, c.How, c.Tally, deadline
-		r.publish(event.Event{Type: event.WinnerSelected, Agent: c.Winner, Votes: c.Tally, Reason: c.How, Label: c.Answer.Label})
+		r.publish(event.WinnerSelected{Agent: c.Winner, Votes: c.Tally, How: c.How, Label: r.answerRef(c.Answer).Answer, Answers: r.answerRefs(c.Answers)})
 		return res, &c
 	}
 	panic("unreachable")
@@ -134,12 +134,12 @@ func (r *runner) handle(msg inboxMsg) []coord.Command {
 		switch {
 		case v.Outcome == coord.Accepted && s.act.Kind == coord.ActNewAnswer:
 			r.epoch = r.m.Epoch()
-			r.publish(event.Event{Type: event.AnswerAccepted, Agent: msg.agent, Text: strings.TrimSpace(s.act.Content),
-				Label: fmt.Sprintf("%s.%d", v.Label, r.m.AnswerCount(msg.agent))})
+			r.publish(event.AnswerAccepted{Agent: msg.agent, Content: strings.TrimSpace(s.act.Content),
+				Label: r.currentRef(msg.agent).Answer, AnonLabel: v.Label, Answers: r.answerRefs(r.m.Answers())})
 		case v.Outcome == coord.Accepted:
-			r.publish(event.Event{Type: event.VoteAccepted, Agent: msg.agent, Target: v.Target, TargetLabel: v.Label, Reason: s.act.Reason})
+			r.publish(event.VoteAccepted{Agent: msg.agent, Target: v.Target, TargetLabel: v.Label, TargetAnswer: r.currentRef(v.Target).Answer, Reason: s.act.Reason})
 		case v.Outcome == coord.Stale && s.act.Kind == coord.ActVote && len(cmds) > 0:
-			r.publish(event.Event{Type: event.ActionRejected, Agent: msg.agent, Reason: "stale vote: " + v.Message})
+			r.publish(event.ActionRejected{Agent: msg.agent, Reason: "stale vote: " + v.Message})
 		}
 		return cmds
 	}
@@ -151,11 +151,11 @@ func (r *runner) handle(msg inboxMsg) []coord.Command {
 	}
 	cmds := r.m.TurnFailed(msg.agent, msg.turn, res.Err.Error())
 	if len(cmds) > 0 { // the failure counted (the turn was still current)
-		typ := event.TurnFailed
+		var e event.Event = event.TurnFailed{Agent: msg.agent, Err: res.Err.Error()}
 		if errors.Is(res.Err, context.DeadlineExceeded) {
-			typ = event.Timeout
+			e = event.Timeout{Agent: msg.agent, Err: res.Err.Error()}
 		}
-		r.publish(event.Event{Type: typ, Agent: msg.agent, Err: res.Err.Error()})
+		r.publish(e)
 	}
 	return cmds
 }
@@ -171,7 +171,7 @@ func (r *runner) apply(ctx context.Context, c coord.Command, inbox chan inboxMsg
 			delete(r.live, c.Turn)
 		}
 		if c.Cause != "" {
-			r.publish(event.Event{Type: event.TurnRestarted, Agent: c.Agent, Target: c.Cause, Reason: c.Reason})
+			r.publish(event.TurnRestarted{Agent: c.Agent, Cause: c.Cause, Reason: c.Reason})
 		}
 	case coord.Inject:
 		if t := r.live[c.Turn]; t != nil {
@@ -182,7 +182,7 @@ func (r *runner) apply(ctx context.Context, c coord.Command, inbox chan inboxMsg
 			t.updates <- coord.StartTurn{Agent: c.Agent, Turn: c.Turn, Epoch: c.Epoch, Answers: c.Answers}
 		}
 	case coord.AgentFailed:
-		r.publish(event.Event{Type: event.AgentFailed, Agent: c.Agent, Err: c.Err, Reason: fmt.Sprintf("%d consecutive failed turns", c.Failures)})
+		r.publish(event.AgentFailed{Agent: c.Agent, Err: c.Err, Reason: fmt.Sprintf("%d consecutive failed turns", c.Failures)})
 	case coord.Present, coord.Fail:
 		return c
 	}

@@ -20,21 +20,21 @@ func (r *runner) presentFinal(ctx context.Context, res *Result, p *coord.Present
 	a := r.byID[p.Winner]
 	res.Final = p.Answer.Content
 	if why := r.skipPresentation(); why != "" {
-		r.publish(event.Event{Type: event.FinalAnswer, Agent: p.Winner, Text: res.Final, Reason: why})
+		r.publish(event.FinalAnswer{Agent: p.Winner, Text: res.Final, Reason: why})
 		return
 	}
 	if r.m.Status(p.Winner) == coord.Failed {
 		res.Fallback = "the winner had failed, so its stored answer is the final answer"
-		r.publish(event.Event{Type: event.FinalAnswer, Agent: p.Winner, Text: res.Final, Reason: res.Fallback})
+		r.publish(event.FinalAnswer{Agent: p.Winner, Text: res.Final, Reason: res.Fallback})
 		return
 	}
 	pctx, cancel := r.presentationContext(ctx)
 	defer cancel()
 	system := agent.PresentationSystem(a.SystemMessage)
 	user := agent.HistoryBlock(r.o.History) + agent.PresentationUser(r.question, p.Winner, voteSummary(p.Winner, p.Tally, p.How, p.Votes), p.Answers)
-	r.publish(event.Event{Type: event.FinalStarted, Agent: p.Winner, Text: system + "\n\n" + user, Status: "presentation"})
+	r.publish(event.FinalStarted{Agent: p.Winner, Prompt: system + "\n\n" + user, Mode: "presentation"})
 	text, calls, usage, err := agent.PresentWithTools(pctx, a.Model, llm.Request{Model: a.ModelName, Params: a.Params}, system, user,
-		r.o.ClientTools, deltas{b: r.o.Events, agent: p.Winner, typ: event.FinalDelta, attempt: r.attempt, epoch: r.epoch})
+		r.o.ClientTools, deltas{b: r.o.Events, agent: p.Winner, final: true, attempt: r.attempt, epoch: r.epoch})
 	if err == nil {
 		res.ToolCalls = calls
 	}
@@ -49,8 +49,8 @@ func (r *runner) presentFinal(ctx context.Context, res *Result, p *coord.Present
 	default:
 		res.Final = text
 	}
-	r.publish(event.Event{Type: event.FinalAnswer, Agent: p.Winner, Text: res.Final, Reason: cmp.Or(res.Fallback, "presentation"),
-		InputTokens: usage.InputTokens, OutputTokens: usage.OutputTokens, CostUSD: cost})
+	r.publish(event.FinalAnswer{Agent: p.Winner, Text: res.Final, Reason: cmp.Or(res.Fallback, "presentation"),
+		Usage: event.Usage{InputTokens: usage.InputTokens, OutputTokens: usage.OutputTokens, CostUSD: cost}})
 }
 
 // skipPresentation says why the winner's answer is final as it stands, or
@@ -91,8 +91,8 @@ func (r *runner) postEvaluate(ctx context.Context, res *Result) agent.Evaluation
 	if ev.Restart {
 		verdict = "restart"
 	}
-	r.publish(event.Event{Type: event.PostEvaluation, Agent: res.Winner, Text: verdict, Reason: ev.Reason,
-		InputTokens: ev.Usage.InputTokens, OutputTokens: ev.Usage.OutputTokens, CostUSD: cost})
+	r.publish(event.PostEvaluation{Agent: res.Winner, Verdict: verdict, Reason: ev.Reason,
+		Usage: event.Usage{InputTokens: ev.Usage.InputTokens, OutputTokens: ev.Usage.OutputTokens, CostUSD: cost}})
 	return ev
 }
 

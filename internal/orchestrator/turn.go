@@ -20,11 +20,7 @@ func (r *runner) startTurn(ctx context.Context, c coord.StartTurn, inbox chan in
 	}
 	r.live[c.Turn] = lt
 	user := agent.HistoryBlock(r.o.History) + agent.UserMessage(r.question, r.feedback, c.Answers)
-	labels := make([]string, len(c.Answers))
-	for i, x := range c.Answers {
-		labels[i] = x.Label
-	}
-	r.publish(event.Event{Type: event.TurnStarted, Agent: c.Agent, Text: user, Labels: labels})
+	r.publish(event.TurnStarted{Agent: c.Agent, Prompt: user, Shown: r.answerRefs(c.Answers)})
 	send := func(m inboxMsg) bool {
 		select {
 		case inbox <- m:
@@ -40,7 +36,7 @@ func (r *runner) startTurn(ctx context.Context, c coord.StartTurn, inbox chan in
 		User:    user,
 		Answers: c.Answers,
 		Epoch:   c.Epoch,
-		Emit:    deltas{b: r.o.Events, agent: c.Agent, typ: event.TextDelta, attempt: attempt, epoch: c.Epoch},
+		Emit:    deltas{b: r.o.Events, agent: c.Agent, attempt: attempt, epoch: c.Epoch},
 		Updates: lt.updates,
 		Judge: func(seen int, act coord.Action) coord.Verdict {
 			reply := make(chan coord.Verdict, 1)
@@ -50,7 +46,7 @@ func (r *runner) startTurn(ctx context.Context, c coord.StartTurn, inbox chan in
 			return <-reply
 		},
 		OnReject: func(reason string) {
-			r.o.Events.Publish(event.Event{Type: event.ActionRejected, Agent: c.Agent, Reason: reason, Attempt: attempt, Epoch: c.Epoch})
+			r.o.Events.Publish(event.ActionRejected{Header: event.Header{Attempt: attempt, Epoch: c.Epoch}, Agent: c.Agent, Reason: reason})
 		},
 	}
 	timeout := r.o.TurnTimeout
@@ -69,8 +65,8 @@ func (r *runner) startTurn(ctx context.Context, c coord.StartTurn, inbox chan in
 		cost := r.addUsage(c.Agent, res.Usage)
 		// Usage is published as the turn ends, cancelled turns included, so
 		// the logs count every token that was paid for.
-		r.o.Events.Publish(event.Event{Type: event.TurnEnded, Agent: c.Agent, Attempt: attempt, Epoch: c.Epoch,
-			InputTokens: res.Usage.InputTokens, OutputTokens: res.Usage.OutputTokens, CostUSD: cost})
+		r.o.Events.Publish(event.TurnEnded{Header: event.Header{Attempt: attempt, Epoch: c.Epoch}, Agent: c.Agent,
+			Usage: event.Usage{InputTokens: res.Usage.InputTokens, OutputTokens: res.Usage.OutputTokens, CostUSD: cost}})
 		send(inboxMsg{agent: c.Agent, turn: c.Turn, result: &res})
 	})
 }
@@ -116,13 +112,19 @@ func (r *runner) overBudget() string {
 type deltas struct {
 	b              *event.Broker
 	agent          string
-	typ            event.Type
+	final          bool // the text is the final presentation's
 	attempt, epoch int
 }
 
-func (d deltas) Text(s string)      { d.publish(d.typ, s) }
-func (d deltas) Reasoning(s string) { d.publish(event.ReasoningDelta, s) }
+func (d deltas) Text(s string) {
+	h := event.Header{Attempt: d.attempt, Epoch: d.epoch}
+	if d.final {
+		d.b.Publish(event.FinalDelta{Header: h, Agent: d.agent, Text: s})
+		return
+	}
+	d.b.Publish(event.TextDelta{Header: h, Agent: d.agent, Text: s})
+}
 
-func (d deltas) publish(t event.Type, s string) {
-	d.b.Publish(event.Event{Type: t, Agent: d.agent, Text: s, Attempt: d.attempt, Epoch: d.epoch})
+func (d deltas) Reasoning(s string) {
+	d.b.Publish(event.ReasoningDelta{Header: event.Header{Attempt: d.attempt, Epoch: d.epoch}, Agent: d.agent, Text: s})
 }

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/goccy/go-yaml"
+
+	"github.com/massgen/massgen/internal/event"
 )
 
 // Metadata is what the CLI knows about a run before it starts.
@@ -21,13 +23,13 @@ type Metadata struct {
 	// Attempts puts each orchestration attempt's files under attempt_<N>/;
 	// set it when max_orchestration_restarts > 0.
 	Attempts bool
+	// Ignored are the config features this run does not do (the
+	// validator's list); status.json shows them so scripts can tell.
+	Ignored []string
 }
 
 // AgentInfo describes one configured agent, in config order.
-type AgentInfo struct {
-	ID, Backend, Model string
-	Simulated          bool
-}
+type AgentInfo = event.AgentInfo
 
 // writeMetadata writes execution_metadata.yaml. Keys are ordered (MapSlice)
 // so the file reads like the original's, question first.
