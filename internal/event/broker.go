@@ -63,7 +63,7 @@ func (b *Broker) Publish(e Event) Event {
 // streamed text should skip Deltas: each delivered event wakes it up, and
 // a run sends a delta per token.
 func (b *Broker) Subscribe(skip ...Type) *Subscription {
-	s := &Subscription{ready: make(chan struct{}, 1), skip: skip}
+	s := &Subscription{ready: make(chan struct{}, 1), skip: skip, view: b.view}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
@@ -90,6 +90,7 @@ func (b *Broker) Close() {
 // Subscription is one reader's queue.
 type Subscription struct {
 	skip    []Type // set once, before the subscription is shared
+	view    *View
 	mu      sync.Mutex
 	queue   []Event
 	dropped uint64
@@ -156,6 +157,10 @@ func (s *Subscription) Next(cancel <-chan struct{}) (e Event, ok bool) {
 		}
 	}
 }
+
+// View is the view of the run this subscription follows (its broker's),
+// for readers that want the state rather than the steps.
+func (s *Subscription) View() *View { return s.view }
 
 // Dropped is how many droppable events this subscription lost.
 func (s *Subscription) Dropped() uint64 {
