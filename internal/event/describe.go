@@ -21,7 +21,7 @@ func Describe(e Event) string {
 		return fmt.Sprintf("run started: %s: %s", plural(len(e.Team), "agent"), strings.Join(team, ", "))
 	case TurnStarted:
 		if len(e.Shown) == 0 {
-			return e.Agent + " working (sees no answers)"
+			return e.Agent + " working"
 		}
 		return fmt.Sprintf("%s working (sees %s: %s)", e.Agent, plural(len(e.Shown), "answer"), refs(e.Shown))
 	case TextDelta, ReasoningDelta, FinalDelta:
@@ -38,9 +38,22 @@ func Describe(e Event) string {
 		}
 		return s + fmt.Sprintf(" [%s]", e.Duration.Round(1e6))
 	case AnswerAccepted:
-		return fmt.Sprintf("%s answered %s (shown as %s): %s", e.Agent, e.Label, e.AnonLabel, clip(e.Content, 70))
+		s := e.Agent + " answered " + or(e.Label, "?")
+		if e.AnonLabel != "" {
+			s += " (shown as " + e.AnonLabel + ")"
+		}
+		if e.Content != "" {
+			s += ": " + clip(e.Content, 70)
+		}
+		return s
 	case VoteAccepted:
-		s := fmt.Sprintf("%s voted for %s (%s's answer, shown as %s)", e.Agent, or(e.TargetAnswer, "?"), e.Target, e.TargetLabel)
+		s := e.Agent + " voted for " + e.Target
+		switch {
+		case e.TargetAnswer != "" && e.TargetLabel != "":
+			s += " (" + e.TargetAnswer + ", shown as " + e.TargetLabel + ")"
+		case e.TargetAnswer != "" || e.TargetLabel != "":
+			s += " (" + e.TargetAnswer + e.TargetLabel + ")"
+		}
 		if e.Reason != "" {
 			s += ": " + clip(e.Reason, 80)
 		}
@@ -71,7 +84,10 @@ func Describe(e Event) string {
 		if e.Label != "" {
 			s += " with " + e.Label
 		}
-		return s + fmt.Sprintf(" (%s; %s)", e.How, Tally(e.Votes))
+		if e.How != "" {
+			return s + fmt.Sprintf(" (%s; %s)", e.How, Tally(e.Votes))
+		}
+		return s + " (" + Tally(e.Votes) + ")"
 	case FinalStarted:
 		return e.Agent + " is writing the final answer"
 	case FinalAnswer:

@@ -349,4 +349,3 @@ func (l *errList) err() error {
 	}
 	return errors.Join(l.errs...)
 }
-

@@ -181,8 +181,8 @@ func TestStreamShape(t *testing.T) {
 	if first := chunks[0]; first.Choices[0].Delta.Role != "assistant" || first.Object != "chat.completion.chunk" || !strings.HasPrefix(first.ID, "chatcmpl-") {
 		t.Errorf("first chunk = %+v, want the role chunk", first)
 	}
-	for _, want := range []string{"[massgen] run started: agents a, b\n", "[a] working\n", "[a] answered (agent1.1)\n",
-		"[b] voted for a: complete\n", "[massgen] winner: a (votes: a=2)\n", "[a] presenting the final answer\n"} {
+	for _, want := range []string{"[massgen] run started: 2 agents: a, b\n", "[a] working\n", "[a] answered agent1.1: answer\n",
+		"[b] voted for a: complete\n", "[massgen] winner: a (votes a=2)\n", "[a] is writing the final answer\n"} {
 		if !strings.Contains(reasoning.String(), want) {
 			t.Errorf("reasoning_content lacks %q:\n%s", want, reasoning.String())
 		}
