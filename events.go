@@ -23,29 +23,37 @@ type Event struct {
 	Epoch   int    // accepted answers so far in this attempt
 	Agent   string // real agent id
 
-	Label       string   // an answer's label, e.g. "agent2.1"
-	Labels      []string // anonymous labels the agent was shown
-	Text        string   // answer, streamed text, final answer, question
-	Target      string   // the agent a vote is for, or whose answer caused a restart
-	TargetLabel string   // Target's anonymous label as the voter saw it
-	Reason      string
-	Err         string
-	Status      string // run_finished: how the run ended
-	Agents      []string
-	Votes       map[string]int
+	Label        string   // an answer's stable label, agent<config position>.<revision>, e.g. "agent2.1"
+	AnonLabel    string   // new_answer: the anonymous label the other agents see it under
+	TargetAnswer string   // vote_cast: the stable label of the answer voted for
+	Labels       []string // anonymous labels the agent was shown
+	Text         string   // answer, streamed text, final answer, question
+	Target       string   // the agent a vote is for, or whose answer caused a restart
+	TargetLabel  string   // Target's anonymous label as the voter saw it
+	Reason       string
+	Err          string
+	Status       string // run_finished: how the run ended
+	Agents       []string
+	Votes        map[string]int
 	// The usage of the turn that ended with this event, if any.
 	InputTokens  int64
 	OutputTokens int64
 	CostUSD      float64
+	// tool_called: the tool is Text; previews of its arguments and result.
+	Args, Result string
+	IsError      bool
+	Duration     time.Duration
 }
 
 // eventFrom is the one mapping from the run's events to the public type.
 func eventFrom(e event.Event) Event {
+	r := event.ToRecord(e)
 	return Event{
-		Seq: e.Seq, Time: e.Time, Type: string(e.Type), Attempt: e.Attempt, Epoch: e.Epoch, Agent: e.Agent,
-		Label: e.Label, Labels: e.Labels, Text: e.Text, Target: e.Target, TargetLabel: e.TargetLabel,
-		Reason: e.Reason, Err: e.Err, Status: e.Status, Agents: e.Agents, Votes: e.Votes,
-		InputTokens: e.InputTokens, OutputTokens: e.OutputTokens, CostUSD: e.CostUSD,
+		Seq: r.Seq, Time: r.Time, Type: string(r.Type), Attempt: r.Attempt, Epoch: r.Epoch, Agent: r.Agent,
+		Label: r.Label, AnonLabel: r.AnonLabel, TargetAnswer: r.TargetAnswer, Labels: r.Labels, Text: r.Text,
+		Target: r.Target, TargetLabel: r.TargetLabel, Reason: r.Reason, Err: r.Err, Status: r.Status, Agents: r.Agents,
+		Votes: r.Votes, InputTokens: r.InputTokens, OutputTokens: r.OutputTokens, CostUSD: r.CostUSD,
+		Args: r.Args, Result: r.Result, IsError: r.IsError, Duration: time.Duration(r.DurationMS) * time.Millisecond,
 	}
 }
 

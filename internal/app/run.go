@@ -263,32 +263,35 @@ func metadata(cfg *config.Config, rq Request) runlog.Metadata {
 }
 
 // logEvents writes every coordination event to massgen.log, and to stderr
-// with --debug; its subscription leaves out the streamed deltas.
+// with --debug; its subscription leaves out the streamed deltas. The
+// message is event.Describe's sentence; the attributes name the event and
+// its labels as coordination_events.json does.
 func logEvents(log *slog.Logger, sub *event.Subscription) {
 	for {
 		e, ok := sub.Next(nil)
 		if !ok {
 			return
 		}
-		attrs := []any{"seq", e.Seq, "attempt", e.Attempt, "epoch", e.Epoch}
-		for _, kv := range [][2]string{{"agent", e.Agent}, {"label", e.Label}, {"target", e.Target},
-			{"reason", e.Reason}, {"status", e.Status}, {"error", e.Err}} {
+		r := event.ToRecord(e)
+		attrs := []any{"event", string(r.Type), "seq", r.Seq, "attempt", r.Attempt, "epoch", r.Epoch}
+		for _, kv := range [][2]string{{"agent", r.Agent}, {"label", r.Label}, {"anon_label", r.AnonLabel}, {"target", r.Target},
+			{"target_answer", r.TargetAnswer}, {"status", r.Status}, {"error", r.Err}} {
 			if kv[1] != "" {
 				attrs = append(attrs, kv[0], kv[1])
 			}
 		}
-		if e.InputTokens+e.OutputTokens > 0 {
-			attrs = append(attrs, "input_tokens", e.InputTokens, "output_tokens", e.OutputTokens)
+		if r.InputTokens+r.OutputTokens > 0 {
+			attrs = append(attrs, "input_tokens", r.InputTokens, "output_tokens", r.OutputTokens)
 		}
 		level := slog.LevelInfo
-		if e.Type == event.TurnStarted || e.Type == event.TurnEnded {
+		if e.Type() == event.TypeTurnStarted || slices.Contains(event.Bookkeeping, e.Type()) {
 			level = slog.LevelDebug
 		}
 		// The record keeps the event's own time, not the time it was logged.
 		if h := log.Handler(); h.Enabled(context.Background(), level) {
-			r := slog.NewRecord(e.Time, level, string(e.Type), 0)
-			r.Add(attrs...)
-			_ = h.Handle(context.Background(), r)
+			rec := slog.NewRecord(r.Time, level, event.Describe(e), 0)
+			rec.Add(attrs...)
+			_ = h.Handle(context.Background(), rec)
 		}
 	}
 }

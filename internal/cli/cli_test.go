@@ -62,7 +62,7 @@ func TestThreeAgentSimExamplePrintsTheAnswerAndWritesTheLogs(t *testing.T) {
 	if !strings.Contains(r.stdout, "Final answer") || strings.Contains(r.stdout, "voted") {
 		t.Errorf("stdout must hold the final answer alone, got:\n%s", r.stdout)
 	}
-	for _, want := range []string{"simulated", "gave answer", "voted for", "winner:"} {
+	for _, want := range []string{"simulated", "answered agent", "voted for", "winner:"} {
 		if !strings.Contains(r.stderr, want) {
 			t.Errorf("progress on stderr lacks %q:\n%s", want, r.stderr)
 		}

@@ -121,7 +121,7 @@ func TestProtocolExampleScriptsItsAgentsInline(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
-	for _, want := range []string{"architect gave answer #2", "skeptic: rejected: You did not call a workflow tool", "winner:"} {
+	for _, want := range []string{"architect answered agent1.2", "skeptic: action rejected: You did not call a workflow tool", "winner:"} {
 		if !strings.Contains(r.stderr, want) {
 			t.Errorf("progress lacks %q:\n%s", want, r.stderr)
 		}

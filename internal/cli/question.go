@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -19,14 +20,14 @@ import (
 // runQuestion is the CLI's main job: Execute with a display, then print
 // the answer and map the outcome to an exit code.
 func runQuestion(ctx context.Context, env *Env, rq app.Request, outputFile string) error {
-	rq.Observe = func(sub *event.Subscription, agents []orchestrator.Agent, logDir string) {
-		d := newDisplay(env, rq.Automation, agents)
+	rq.Observe = func(sub *event.Subscription, _ []orchestrator.Agent, logDir string) {
+		d := newDisplay(env, rq.Automation)
 		if logDir != "" {
 			d.logDir(logDir)
 		}
 		d.run(sub)
 	}
-	rq.ObserveSkips = event.Deltas // the progress lines show no streamed text
+	rq.ObserveSkips = append(slices.Clone(event.Deltas), event.Bookkeeping...) // progress lines: no streamed text, no accounting
 	if outputFile != "" {
 		// Found now, not after the run has spent its tokens.
 		if err := checkWritable(outputPath(env, outputFile)); err != nil {

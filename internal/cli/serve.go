@@ -104,10 +104,10 @@ func (s *ServeRunner) Run(ctx context.Context, r server.RunRequest) (*server.Run
 	}
 	// Clients see coordination as progress lines and the final answer as
 	// content: the agents' streamed turns would only cost a wake-up each.
-	rq.ObserveSkips = []event.Type{event.TextDelta, event.ReasoningDelta}
+	rq.ObserveSkips = []event.Type{event.TypeTextDelta, event.TypeReasoningDelta, event.TypeTurnEnded}
 	rq.Observe = func(sub *event.Subscription, _ []orchestrator.Agent, logDir string) {
 		if r.Started != nil {
-			r.Started(logDir)
+			r.Started(logDir, sub.View())
 		}
 		for {
 			e, ok := sub.Next(nil)

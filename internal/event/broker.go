@@ -12,31 +12,46 @@ const deltaBacklog = 1024
 
 // Broker numbers events and fans them out. Publish never blocks on a
 // subscriber, so a stuck display cannot stall coordination.
+//
+// Every broker keeps the run's View up to date as it publishes, under the
+// same lock, so the view is never behind what any subscriber has seen and
+// loses no event (deltas included: they are the agents' activity).
 type Broker struct {
 	mu     sync.Mutex
 	seq    uint64
 	subs   []*Subscription
 	closed bool
 	now    func() time.Time
+	view   *View
 }
 
-// NewBroker returns an empty broker.
-func NewBroker() *Broker { return &Broker{now: time.Now} }
+// NewBroker returns an empty broker with an empty view.
+func NewBroker() *Broker { return &Broker{now: time.Now, view: NewView()} }
 
-// Publish stamps e with the next sequence number and time and delivers it.
+// View is the run view this broker keeps.
+func (b *Broker) View() *View { return b.view }
+
+// Publish stamps e with the next sequence number, the time (unless set)
+// and the attempt (unless set: events before the first attempt belong to
+// it, and attempts count from 1 everywhere), applies it to the view and
+// delivers it. It returns the stamped event.
 func (b *Broker) Publish(e Event) Event {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.seq++
-	e.Seq = b.seq
-	if e.Time.IsZero() {
-		e.Time = b.now()
+	h := e.Head()
+	h.Seq = b.seq
+	if h.Time.IsZero() {
+		h.Time = b.now()
 	}
+	h.Attempt = max(h.Attempt, 1)
+	e = e.withHead(h)
+	b.view.Apply(e)
 	if b.closed {
 		return e
 	}
 	for _, s := range b.subs {
-		if !s.skips(e.Type) {
+		if !s.skips(e.Type()) {
 			s.push(e)
 		}
 	}
@@ -48,7 +63,7 @@ func (b *Broker) Publish(e Event) Event {
 // streamed text should skip Deltas: each delivered event wakes it up, and
 // a run sends a delta per token.
 func (b *Broker) Subscribe(skip ...Type) *Subscription {
-	s := &Subscription{ready: make(chan struct{}, 1), skip: skip}
+	s := &Subscription{ready: make(chan struct{}, 1), skip: skip, view: b.view}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
@@ -75,6 +90,7 @@ func (b *Broker) Close() {
 // Subscription is one reader's queue.
 type Subscription struct {
 	skip    []Type // set once, before the subscription is shared
+	view    *View
 	mu      sync.Mutex
 	queue   []Event
 	dropped uint64
@@ -93,7 +109,7 @@ func (s *Subscription) skips(t Type) bool {
 
 func (s *Subscription) push(e Event) {
 	s.mu.Lock()
-	if e.Type.Droppable() && len(s.queue) >= deltaBacklog {
+	if e.Type().Droppable() && len(s.queue) >= deltaBacklog {
 		s.dropped++
 		s.mu.Unlock()
 		return
@@ -124,7 +140,7 @@ func (s *Subscription) Next(cancel <-chan struct{}) (e Event, ok bool) {
 		s.mu.Lock()
 		if len(s.queue) > 0 {
 			e = s.queue[0]
-			s.queue[0] = Event{}
+			s.queue[0] = nil
 			s.queue = s.queue[1:]
 			s.mu.Unlock()
 			return e, true
@@ -132,15 +148,19 @@ func (s *Subscription) Next(cancel <-chan struct{}) (e Event, ok bool) {
 		done := s.done
 		s.mu.Unlock()
 		if done {
-			return Event{}, false
+			return nil, false
 		}
 		select {
 		case <-s.ready:
 		case <-cancel:
-			return Event{}, false
+			return nil, false
 		}
 	}
 }
+
+// View is the view of the run this subscription follows (its broker's),
+// for readers that want the state rather than the steps.
+func (s *Subscription) View() *View { return s.view }
 
 // Dropped is how many droppable events this subscription lost.
 func (s *Subscription) Dropped() uint64 {

@@ -38,11 +38,8 @@ func drain(t *testing.T, s *Subscription) []Event {
 }
 
 func TestDroppableIsExactlyTheDeltaTypes(t *testing.T) {
-	all := []Type{RunStarted, TurnStarted, TextDelta, ReasoningDelta, ToolCalled, AnswerAccepted, VoteAccepted,
-		ActionRejected, TurnRestarted, TurnFailed, TurnEnded, AgentFailed, Timeout, WinnerSelected, FinalStarted,
-		FinalDelta, FinalAnswer, PostEvaluation, RunRestarted, RunFinished}
-	for _, typ := range all {
-		want := typ == TextDelta || typ == ReasoningDelta || typ == FinalDelta
+	for _, typ := range Types {
+		want := typ == TypeTextDelta || typ == TypeReasoningDelta || typ == TypeFinalDelta
 		if got := typ.Droppable(); got != want {
 			t.Errorf("%s.Droppable() = %v, want %v", typ, got, want)
 		}
@@ -57,9 +54,9 @@ func TestPublishStampsIncreasingSeqAndTime(t *testing.T) {
 
 	given := time.Date(2020, 6, 1, 0, 0, 0, 0, time.UTC)
 	var returned []Event
-	returned = append(returned, b.Publish(Event{Type: RunStarted}))
-	returned = append(returned, b.Publish(Event{Type: TextDelta, Seq: 99})) // a caller's Seq is overwritten
-	returned = append(returned, b.Publish(Event{Type: AnswerAccepted, Time: given}))
+	returned = append(returned, b.Publish(mk(Record{Type: TypeRunStarted})))
+	returned = append(returned, b.Publish(mk(Record{Type: TypeTextDelta, Seq: 99}))) // a caller's Seq is overwritten
+	returned = append(returned, b.Publish(mk(Record{Type: TypeAnswerAccepted, Time: given})))
 	b.Close()
 	got := drain(t, sub)
 
@@ -68,27 +65,27 @@ func TestPublishStampsIncreasingSeqAndTime(t *testing.T) {
 	}
 	wantSeq := []uint64{1, 2, 3}
 	for i, e := range got {
-		if e.Seq != wantSeq[i] {
-			t.Errorf("event %d: Seq = %d, want %d", i, e.Seq, wantSeq[i])
+		if e.Head().Seq != wantSeq[i] {
+			t.Errorf("event %d: Seq = %d, want %d", i, e.Head().Seq, wantSeq[i])
 		}
 	}
-	if want := time.Date(2025, 1, 2, 3, 4, 6, 0, time.UTC); !got[0].Time.Equal(want) {
-		t.Errorf("first event Time = %v, want the broker clock %v", got[0].Time, want)
+	if want := time.Date(2025, 1, 2, 3, 4, 6, 0, time.UTC); !got[0].Head().Time.Equal(want) {
+		t.Errorf("first event Time = %v, want the broker clock %v", got[0].Head().Time, want)
 	}
-	if !got[1].Time.After(got[0].Time) {
-		t.Errorf("second event Time %v not after first %v", got[1].Time, got[0].Time)
+	if !got[1].Head().Time.After(got[0].Head().Time) {
+		t.Errorf("second event Time %v not after first %v", got[1].Head().Time, got[0].Head().Time)
 	}
-	if !got[2].Time.Equal(given) {
-		t.Errorf("an event's own Time was replaced: got %v, want %v", got[2].Time, given)
+	if !got[2].Head().Time.Equal(given) {
+		t.Errorf("an event's own Time was replaced: got %v, want %v", got[2].Head().Time, given)
 	}
 }
 
 func TestPublishWithRealClockSetsTime(t *testing.T) {
 	b := NewBroker()
 	before := time.Now()
-	e := b.Publish(Event{Type: RunStarted})
-	if e.Time.IsZero() || e.Time.Before(before) {
-		t.Errorf("Time = %v, want a time not before %v", e.Time, before)
+	e := b.Publish(mk(Record{Type: TypeRunStarted}))
+	if e.Head().Time.IsZero() || e.Head().Time.Before(before) {
+		t.Errorf("Time = %v, want a time not before %v", e.Head().Time, before)
 	}
 	b.Close()
 }
@@ -96,10 +93,10 @@ func TestPublishWithRealClockSetsTime(t *testing.T) {
 func TestSubscribersSeeEventsInPublishOrder(t *testing.T) {
 	b := NewBroker()
 	subs := []*Subscription{b.Subscribe(), b.Subscribe(), b.Subscribe()}
-	types := []Type{RunStarted, TurnStarted, TextDelta, AnswerAccepted, ReasoningDelta, VoteAccepted, FinalDelta, RunFinished}
+	types := []Type{TypeRunStarted, TypeTurnStarted, TypeTextDelta, TypeAnswerAccepted, TypeReasoningDelta, TypeVoteAccepted, TypeFinalDelta, TypeRunFinished}
 	var want []Event
 	for i := range 200 {
-		want = append(want, b.Publish(Event{Type: types[i%len(types)], Text: strconv.Itoa(i)}))
+		want = append(want, b.Publish(mk(Record{Type: types[i%len(types)], Text: strconv.Itoa(i)})))
 	}
 	b.Close()
 	for i, s := range subs {
@@ -115,9 +112,9 @@ func TestSubscribersSeeEventsInPublishOrder(t *testing.T) {
 
 func TestSubscriberSeesOnlyEventsPublishedAfterSubscribing(t *testing.T) {
 	b := NewBroker()
-	b.Publish(Event{Type: RunStarted, Text: "before"})
+	b.Publish(mk(Record{Type: TypeRunStarted, Text: "before"}))
 	sub := b.Subscribe()
-	after := b.Publish(Event{Type: RunFinished, Text: "after"})
+	after := b.Publish(mk(Record{Type: TypeRunFinished, Text: "after"}))
 	b.Close()
 	got := drain(t, sub)
 	if diff := cmp.Diff([]Event{after}, got); diff != "" {
@@ -127,16 +124,16 @@ func TestSubscriberSeesOnlyEventsPublishedAfterSubscribing(t *testing.T) {
 
 func TestUnreadSubscriberLosesOnlyDeltasBeyondItsBacklog(t *testing.T) {
 	const deltas = 5000
-	deltaTypes := []Type{TextDelta, ReasoningDelta, FinalDelta}
-	importantTypes := []Type{AnswerAccepted, VoteAccepted, TurnEnded, FinalAnswer}
+	deltaTypes := []Type{TypeTextDelta, TypeReasoningDelta, TypeFinalDelta}
+	importantTypes := []Type{TypeAnswerAccepted, TypeVoteAccepted, TypeTurnEnded, TypeFinalAnswer}
 
 	b := NewBroker()
 	slow := b.Subscribe() // never read until the end
 	var important []Event
 	for i := range deltas {
-		b.Publish(Event{Type: deltaTypes[i%len(deltaTypes)], Text: strconv.Itoa(i)})
+		b.Publish(mk(Record{Type: deltaTypes[i%len(deltaTypes)], Text: strconv.Itoa(i)}))
 		if i%100 == 99 {
-			important = append(important, b.Publish(Event{Type: importantTypes[len(important)%len(importantTypes)], Label: strconv.Itoa(len(important))}))
+			important = append(important, b.Publish(mk(Record{Type: importantTypes[len(important)%len(importantTypes)], Label: strconv.Itoa(len(important))})))
 		}
 	}
 	b.Close()
@@ -146,18 +143,18 @@ func TestUnreadSubscriberLosesOnlyDeltasBeyondItsBacklog(t *testing.T) {
 	nextDelta := 0
 	lastSeq := uint64(0)
 	for _, e := range got {
-		if e.Seq <= lastSeq {
-			t.Fatalf("Seq %d delivered after %d: out of order", e.Seq, lastSeq)
+		if e.Head().Seq <= lastSeq {
+			t.Fatalf("Seq %d delivered after %d: out of order", e.Head().Seq, lastSeq)
 		}
-		lastSeq = e.Seq
-		if !e.Type.Droppable() {
+		lastSeq = e.Head().Seq
+		if !e.Type().Droppable() {
 			gotImportant = append(gotImportant, e)
 			continue
 		}
 		// The deltas that survive are the first ones, in order: only those
 		// published once the backlog was full are lost.
-		if e.Text != strconv.Itoa(nextDelta) {
-			t.Fatalf("delta %q delivered, want delta %d (deltas must be lost only beyond the backlog)", e.Text, nextDelta)
+		if text(e) != strconv.Itoa(nextDelta) {
+			t.Fatalf("delta %q delivered, want delta %d (deltas must be lost only beyond the backlog)", text(e), nextDelta)
 		}
 		nextDelta++
 	}
@@ -185,7 +182,7 @@ func TestSlowSubscriberDoesNotCostOthersEvents(t *testing.T) {
 	fast := b.Subscribe()
 	var seen []Event
 	for i := range 3000 {
-		b.Publish(Event{Type: TextDelta, Text: strconv.Itoa(i)})
+		b.Publish(mk(Record{Type: TypeTextDelta, Text: strconv.Itoa(i)}))
 		e, ok := fast.Next(nil) // read as we go: never behind
 		if !ok {
 			t.Fatal("fast subscriber ended early")
@@ -220,11 +217,11 @@ func TestPublishNeverBlocksWithoutReaders(t *testing.T) {
 			go func() {
 				defer close(done)
 				for i := range 20000 {
-					typ := TextDelta
+					typ := TypeTextDelta
 					if i%10 == 0 {
-						typ = AnswerAccepted
+						typ = TypeAnswerAccepted
 					}
-					b.Publish(Event{Type: typ})
+					b.Publish(mk(Record{Type: typ}))
 				}
 			}()
 			select {
@@ -242,7 +239,7 @@ func TestCloseEndsNextAfterTheQueueIsDrained(t *testing.T) {
 	sub := b.Subscribe()
 	var want []Event
 	for i := range 5 {
-		want = append(want, b.Publish(Event{Type: AnswerAccepted, Text: strconv.Itoa(i)}))
+		want = append(want, b.Publish(mk(Record{Type: TypeAnswerAccepted, Text: strconv.Itoa(i)})))
 	}
 	b.Close()
 	b.Close() // a second Close is harmless
@@ -295,7 +292,7 @@ func TestPublishWakesABlockedNext(t *testing.T) {
 		e, _ := sub.Next(nil)
 		got <- e
 	}()
-	want := b.Publish(Event{Type: VoteAccepted, Agent: "a"})
+	want := b.Publish(mk(Record{Type: TypeVoteAccepted, Agent: "a"}))
 	select {
 	case e := <-got:
 		if diff := cmp.Diff(want, e); diff != "" {
@@ -309,11 +306,11 @@ func TestPublishWakesABlockedNext(t *testing.T) {
 func TestPublishAfterCloseIsNumberedButNotDelivered(t *testing.T) {
 	b := NewBroker()
 	sub := b.Subscribe()
-	first := b.Publish(Event{Type: RunStarted})
+	first := b.Publish(mk(Record{Type: TypeRunStarted}))
 	b.Close()
-	late := b.Publish(Event{Type: RunFinished})
-	if late.Seq <= first.Seq {
-		t.Errorf("Seq after Close = %d, want > %d", late.Seq, first.Seq)
+	late := b.Publish(mk(Record{Type: TypeRunFinished}))
+	if late.Head().Seq <= first.Head().Seq {
+		t.Errorf("Seq after Close = %d, want > %d", late.Head().Seq, first.Head().Seq)
 	}
 	got := drain(t, sub)
 	if diff := cmp.Diff([]Event{first}, got); diff != "" {
@@ -323,7 +320,7 @@ func TestPublishAfterCloseIsNumberedButNotDelivered(t *testing.T) {
 
 func TestSubscribeAfterCloseEndsAtOnce(t *testing.T) {
 	b := NewBroker()
-	b.Publish(Event{Type: RunStarted})
+	b.Publish(mk(Record{Type: TypeRunStarted}))
 	b.Close()
 	sub := b.Subscribe()
 	if sub == nil {
@@ -354,9 +351,9 @@ func TestNextWithClosedCancelReturnsNotOK(t *testing.T) {
 		t.Errorf("Next(closed cancel) = %+v, ok; want ok=false", e)
 	}
 	// Cancelling one Next does not end the subscription.
-	want := b.Publish(Event{Type: AnswerAccepted})
+	want := b.Publish(mk(Record{Type: TypeAnswerAccepted}))
 	e, ok := sub.Next(nil)
-	if !ok || e.Seq != want.Seq {
+	if !ok || e.Head().Seq != want.Head().Seq {
 		t.Errorf("Next after a cancelled Next = %+v, %v; want the published event", e, ok)
 	}
 }
@@ -410,8 +407,8 @@ func TestConcurrentPublishersAndSubscribers(t *testing.T) {
 	for p := range publishers {
 		pubWG.Go(func() {
 			for i := range perPub {
-				b.Publish(Event{Type: AnswerAccepted, Agent: fmt.Sprint(p), Text: strconv.Itoa(i)})
-				b.Publish(Event{Type: TextDelta, Agent: fmt.Sprint(p)})
+				b.Publish(mk(Record{Type: TypeAnswerAccepted, Agent: fmt.Sprint(p), Text: strconv.Itoa(i)}))
+				b.Publish(mk(Record{Type: TypeTextDelta, Agent: fmt.Sprint(p)}))
 			}
 		})
 	}
@@ -424,17 +421,17 @@ func TestConcurrentPublishersAndSubscribers(t *testing.T) {
 		next := make([]int, publishers)
 		important := 0
 		for _, e := range events {
-			if e.Seq <= lastSeq {
-				t.Fatalf("reader %d: Seq %d after %d", r, e.Seq, lastSeq)
+			if e.Head().Seq <= lastSeq {
+				t.Fatalf("reader %d: Seq %d after %d", r, e.Head().Seq, lastSeq)
 			}
-			lastSeq = e.Seq
-			if e.Type != AnswerAccepted {
+			lastSeq = e.Head().Seq
+			if e.Type() != TypeAnswerAccepted {
 				continue
 			}
 			important++
-			p, _ := strconv.Atoi(e.Agent)
-			if e.Text != strconv.Itoa(next[p]) {
-				t.Fatalf("reader %d: publisher %d event %s, want %d (publisher order broken)", r, p, e.Text, next[p])
+			p, _ := strconv.Atoi(AgentOf(e))
+			if text(e) != strconv.Itoa(next[p]) {
+				t.Fatalf("reader %d: publisher %d event %s, want %d (publisher order broken)", r, p, text(e), next[p])
 			}
 			next[p]++
 		}
@@ -445,8 +442,8 @@ func TestConcurrentPublishersAndSubscribers(t *testing.T) {
 			t.Errorf("reader %d: %d deltas seen + %d dropped != %d published", r, deltas, subs[r].Dropped(), publishers*perPub)
 		}
 	}
-	if last := b.Publish(Event{Type: RunFinished}); last.Seq != 2*publishers*perPub+1 {
-		t.Errorf("Seq after %d publishes = %d: numbers skipped or repeated", 2*publishers*perPub, last.Seq)
+	if last := b.Publish(mk(Record{Type: TypeRunFinished})); last.Head().Seq != 2*publishers*perPub+1 {
+		t.Errorf("Seq after %d publishes = %d: numbers skipped or repeated", 2*publishers*perPub, last.Head().Seq)
 	}
 }
 
@@ -454,14 +451,14 @@ func TestSubscriptionSkipsTheTypesItLeavesOut(t *testing.T) {
 	b := NewBroker()
 	all := b.Subscribe()
 	noDeltas := b.Subscribe(Deltas...)
-	finalOnly := b.Subscribe(TextDelta, ReasoningDelta)
-	for _, typ := range []Type{RunStarted, TextDelta, ReasoningDelta, AnswerAccepted, FinalDelta, RunFinished} {
-		b.Publish(Event{Type: typ})
+	finalOnly := b.Subscribe(TypeTextDelta, TypeReasoningDelta)
+	for _, typ := range []Type{TypeRunStarted, TypeTextDelta, TypeReasoningDelta, TypeAnswerAccepted, TypeFinalDelta, TypeRunFinished} {
+		b.Publish(mk(Record{Type: typ}))
 	}
 	b.Close()
 	types := func(es []Event) (out []Type) {
 		for _, e := range es {
-			out = append(out, e.Type)
+			out = append(out, e.Type())
 		}
 		return out
 	}
@@ -470,15 +467,27 @@ func TestSubscriptionSkipsTheTypesItLeavesOut(t *testing.T) {
 		sub  *Subscription
 		want []Type
 	}{
-		{"all", all, []Type{RunStarted, TextDelta, ReasoningDelta, AnswerAccepted, FinalDelta, RunFinished}},
-		{"no deltas", noDeltas, []Type{RunStarted, AnswerAccepted, RunFinished}},
-		{"final deltas only", finalOnly, []Type{RunStarted, AnswerAccepted, FinalDelta, RunFinished}},
+		{"all", all, []Type{TypeRunStarted, TypeTextDelta, TypeReasoningDelta, TypeAnswerAccepted, TypeFinalDelta, TypeRunFinished}},
+		{"no deltas", noDeltas, []Type{TypeRunStarted, TypeAnswerAccepted, TypeRunFinished}},
+		{"final deltas only", finalOnly, []Type{TypeRunStarted, TypeAnswerAccepted, TypeFinalDelta, TypeRunFinished}},
 	} {
 		if diff := cmp.Diff(tc.want, types(drain(t, tc.sub))); diff != "" {
 			t.Errorf("%s (-want +got):\n%s", tc.name, diff)
 		}
 	}
-	if fmt.Sprint(Deltas) != fmt.Sprint([]Type{TextDelta, ReasoningDelta, FinalDelta}) {
+	if fmt.Sprint(Deltas) != fmt.Sprint([]Type{TypeTextDelta, TypeReasoningDelta, TypeFinalDelta}) {
 		t.Errorf("Deltas = %v", Deltas)
 	}
 }
+
+// mk builds an event of any type from its record form.
+func mk(r Record) Event {
+	e, err := FromRecord(r)
+	if err != nil {
+		panic(err)
+	}
+	return e
+}
+
+// text is the Text of an event's record (deltas, answers' content).
+func text(e Event) string { return ToRecord(e).Text }

@@ -216,14 +216,14 @@ func (t timed) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Chunk
 
 // figures derives the benchmark's numbers from a run's events and the
 // simulator's request log.
-func figures(events []event.Event, reqs []llmsim.Record, calls []span) benchFigures {
+func figures(events []event.Record, reqs []llmsim.Record, calls []span) benchFigures {
 	var f benchFigures
 	var start, end time.Time
 	for _, e := range events {
 		switch e.Type {
-		case event.RunStarted:
+		case event.TypeRunStarted:
 			start = e.Time
-		case event.RunFinished:
+		case event.TypeRunFinished:
 			end = e.Time
 		}
 	}
@@ -237,12 +237,12 @@ func figures(events []event.Event, reqs []llmsim.Record, calls []span) benchFigu
 	f.clientOverhead = end.Sub(start) - f.clientCritical
 	// Cancellation lag: each restart names the answer's author (Target);
 	// match the superseded request of the restarted agent.
-	var answers []event.Event
+	var answers []event.Record
 	for _, e := range events {
 		switch e.Type {
-		case event.AnswerAccepted:
+		case event.TypeAnswerAccepted:
 			answers = append(answers, e)
-		case event.TurnRestarted:
+		case event.TypeTurnRestarted:
 			var at time.Time
 			for _, a := range answers {
 				if a.Agent == e.Target {

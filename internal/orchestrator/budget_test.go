@@ -18,7 +18,7 @@ func TestSpentBudgetStopsCoordinationAndPresentsTheBestAnswerSoFar(t *testing.T)
 		if res.Status != Completed || res.Winner != "a" || !strings.HasPrefix(res.How, "budget") {
 			t.Fatalf("status=%s winner=%s how=%q (%v), want a's answer presented after the budget stop", res.Status, res.Winner, res.How, res.Err)
 		}
-		stops := rec.of(event.BudgetExceeded)
+		stops := rec.of(event.TypeBudgetExceeded)
 		if len(stops) != 1 || !strings.Contains(stops[0].Reason, "max_total_tokens") {
 			t.Fatalf("budget events = %+v", stops)
 		}

@@ -71,12 +71,12 @@ func (r *runner) step(in coord.Input) []coord.Command {
 		v := cmds[0].(coord.Reply).Verdict
 		switch {
 		case v.Outcome == coord.Accepted && p.Action.Kind == coord.ActNewAnswer:
-			r.publish(event.Event{Type: event.AnswerAccepted, Agent: p.Agent, Text: strings.TrimSpace(p.Action.Content),
-				Label: fmt.Sprintf("%s.%d", v.Label, v.Rev)})
+			r.publish(event.AnswerAccepted{Agent: p.Agent, Content: strings.TrimSpace(p.Action.Content),
+				Label: r.currentRef(p.Agent).Answer, AnonLabel: v.Label, Answers: r.answerRefs(r.m.Answers())})
 		case v.Outcome == coord.Accepted:
-			r.publish(event.Event{Type: event.VoteAccepted, Agent: p.Agent, Target: v.Target, TargetLabel: v.Label, Reason: p.Action.Reason})
+			r.publish(event.VoteAccepted{Agent: p.Agent, Target: v.Target, TargetLabel: v.Label, TargetAnswer: r.currentRef(v.Target).Answer, Reason: p.Action.Reason})
 		case v.Outcome == coord.Stale && p.Action.Kind == coord.ActVote && len(cmds) > 1:
-			r.publish(event.Event{Type: event.ActionRejected, Agent: p.Agent, Reason: "stale vote: " + v.Message})
+			r.publish(event.ActionRejected{Agent: p.Agent, Reason: "stale vote: " + v.Message})
 		}
 	}
 	return cmds
@@ -90,7 +90,7 @@ func (r *runner) handle(msg inboxMsg) []coord.Command {
 	if !r.budgetHit {
 		if why := r.overBudget(); why != "" {
 			r.budgetHit = true
-			r.publish(event.Event{Type: event.BudgetExceeded, Reason: why})
+			r.publish(event.BudgetExceeded{Reason: why})
 			cmds = r.step(coord.BudgetSpent{Reason: why})
 		}
 	}
@@ -105,11 +105,11 @@ func (r *runner) handle(msg inboxMsg) []coord.Command {
 		if err == nil || !live {
 			return cmds // accepted or superseded: the machine already moved on
 		}
-		typ := event.TurnFailed
+		var e event.Event = event.TurnFailed{Agent: msg.agent, Err: err.Error()}
 		if errors.Is(err, context.DeadlineExceeded) {
-			typ = event.Timeout
+			e = event.Timeout{Agent: msg.agent, Err: err.Error()}
 		}
-		r.publish(event.Event{Type: typ, Agent: msg.agent, Err: err.Error()})
+		r.publish(e)
 		return append(cmds, r.step(coord.TurnFailed{Agent: msg.agent, Turn: msg.turn, Err: err.Error(),
 			CircuitOpen: errors.Is(err, llm.ErrCircuitOpen)})...)
 	case msg.call != nil:
@@ -125,13 +125,13 @@ func (r *runner) handle(msg inboxMsg) []coord.Command {
 			if in.Restart {
 				verdict = "restart"
 			}
-			r.publish(event.Event{Type: event.PostEvaluation, Agent: msg.agent, Text: verdict, Reason: in.Reason,
-				InputTokens: msg.call.usage.InputTokens, OutputTokens: msg.call.usage.OutputTokens, CostUSD: msg.call.cost})
+			r.publish(event.PostEvaluation{Agent: msg.agent, Verdict: verdict, Reason: in.Reason,
+				Usage: event.Usage{InputTokens: msg.call.usage.InputTokens, OutputTokens: msg.call.usage.OutputTokens, CostUSD: msg.call.cost}})
 		}
 		return append(cmds, r.step(msg.call.in)...)
 	case msg.timer == coord.TimerDeadline:
 		delete(r.timers, msg.timer)
-		r.publish(event.Event{Type: event.Timeout, Reason: fmt.Sprintf("run deadline of %s passed", r.o.Timeout)})
+		r.publish(event.Timeout{Reason: fmt.Sprintf("run deadline of %s passed", r.o.Timeout)})
 		return append(cmds, r.step(coord.DeadlinePassed{})...)
 	case msg.timer == coord.TimerGrace:
 		delete(r.timers, msg.timer)
@@ -160,7 +160,7 @@ func (r *runner) exec(ctx context.Context, cmds []coord.Command) *coord.Finish {
 				delete(r.live, c.Turn)
 			}
 			if c.Cause != "" {
-				r.publish(event.Event{Type: event.TurnRestarted, Agent: c.Agent, Target: c.Cause, Reason: c.Reason})
+				r.publish(event.TurnRestarted{Agent: c.Agent, Cause: c.Cause, Reason: c.Reason})
 			}
 		case coord.Inject:
 			if t := r.live[c.Turn]; t != nil {
@@ -171,19 +171,19 @@ func (r *runner) exec(ctx context.Context, cmds []coord.Command) *coord.Finish {
 				t.updates <- coord.StartTurn{Agent: c.Agent, Turn: c.Turn, Epoch: c.Epoch, Answers: c.Answers}
 			}
 		case coord.AgentFailed:
-			r.publish(event.Event{Type: event.AgentFailed, Agent: c.Agent, Err: c.Err, Reason: c.Reason})
+			r.publish(event.AgentFailed{Agent: c.Agent, Err: c.Err, Reason: c.Reason})
 		case coord.Present:
-			r.publish(event.Event{Type: event.WinnerSelected, Agent: c.Winner, Votes: c.Tally, Reason: c.How, Label: c.Answer.Label})
+			r.publish(event.WinnerSelected{Agent: c.Winner, Votes: c.Tally, How: c.How, Label: r.answerRef(c.Answer).Answer, Answers: r.answerRefs(c.Answers)})
 			if c.Skip == "" {
 				r.startPresentation(ctx, c)
 			}
 		case coord.AnswerDirect:
 			r.startDirect(ctx, c)
 		case coord.Final:
-			e := event.Event{Type: event.FinalAnswer, Agent: c.Agent, Text: c.Text, Reason: c.Reason}
+			e := event.FinalAnswer{Agent: c.Agent, Text: c.Text, Reason: c.Reason}
 			if lc := r.lastCall; lc != nil {
 				// The final answer carries the cost of the call that made it.
-				e.InputTokens, e.OutputTokens, e.CostUSD = lc.usage.InputTokens, lc.usage.OutputTokens, lc.cost
+				e.Usage = event.Usage{InputTokens: lc.usage.InputTokens, OutputTokens: lc.usage.OutputTokens, CostUSD: lc.cost}
 				r.lastCall = nil
 			}
 			r.publish(e)
@@ -191,7 +191,7 @@ func (r *runner) exec(ctx context.Context, cmds []coord.Command) *coord.Finish {
 			r.startEvaluation(ctx, c)
 		case coord.Restart:
 			r.feedback = agentFeedback(c)
-			r.publish(event.Event{Type: event.RunRestarted, Agent: c.Agent, Reason: c.Reason, Text: c.Instructions, Attempt: c.Attempt - 1})
+			r.publish(event.RunRestarted{Header: event.Header{Attempt: c.Attempt - 1}, Agent: c.Agent, Reason: c.Reason, Instructions: c.Instructions})
 		case coord.CancelCall:
 			if r.call != nil {
 				r.call(errors.New(c.Reason))

@@ -46,7 +46,7 @@ func TestRunEndsByTheDeadlinePlusThePresentationGrace(t *testing.T) {
 				if last := calls[len(calls)-1]; last.kind != "presentation" || !last.cancelled {
 					t.Errorf("a's last call = %+v, want the presentation, cancelled", last)
 				}
-				fin := rec.of(event.FinalAnswer)
+				fin := rec.of(event.TypeFinalAnswer)
 				if len(fin) != 1 || fin[0].Text != "answer from a" || !strings.Contains(fin[0].Reason, "grace") {
 					t.Errorf("final_answer events = %+v", fin)
 				}
@@ -67,10 +67,10 @@ func TestFailedTurnsRetryAfterABackoff(t *testing.T) {
 		if res.Status != Completed {
 			t.Fatalf("status = %s (%v)", res.Status, res.Err)
 		}
-		if failed := rec.of(event.AgentFailed); len(failed) != 0 {
+		if failed := rec.of(event.TypeAgentFailed); len(failed) != 0 {
 			t.Fatalf("a left the run: %+v", failed)
 		}
-		if countAgent(rec.of(event.AnswerAccepted), "a") == 0 {
+		if countAgent(rec.of(event.TypeAnswerAccepted), "a") == 0 {
 			t.Error("a never answered")
 		}
 		calls := a.record()
@@ -84,7 +84,7 @@ func TestFailedTurnsRetryAfterABackoff(t *testing.T) {
 			}
 		}
 		var retries int
-		for _, e := range rec.of(event.TurnStarted) {
+		for _, e := range rec.of(event.TypeTurnStarted) {
 			if e.Agent == "a" && strings.Contains(e.Reason, "retry after") {
 				retries++
 			}
@@ -107,13 +107,13 @@ func TestCircuitOpenFailuresDoNotSpendTheFailureBudget(t *testing.T) {
 		if res.Status != Completed {
 			t.Fatalf("status = %s (%v)", res.Status, res.Err)
 		}
-		if failed := rec.of(event.AgentFailed); len(failed) != 0 {
+		if failed := rec.of(event.TypeAgentFailed); len(failed) != 0 {
 			t.Fatalf("a left the run after circuit-open failures: %+v", failed)
 		}
-		if countAgent(rec.of(event.AnswerAccepted), "a") == 0 {
+		if countAgent(rec.of(event.TypeAnswerAccepted), "a") == 0 {
 			t.Error("a never answered")
 		}
-		if n := countAgent(rec.of(event.TurnFailed), "a"); n != 5 {
+		if n := countAgent(rec.of(event.TypeTurnFailed), "a"); n != 5 {
 			t.Errorf("%d turn failures of a reported, want 5", n)
 		}
 	})
@@ -129,7 +129,7 @@ func TestACircuitThatNeverClosesStillRemovesTheAgent(t *testing.T) {
 		if res.Status != Completed || res.Winner != "b" || res.Deadline {
 			t.Fatalf("status=%s winner=%s deadline=%v (%v), want b to finish alone", res.Status, res.Winner, res.Deadline, res.Err)
 		}
-		failed := rec.of(event.AgentFailed)
+		failed := rec.of(event.TypeAgentFailed)
 		if len(failed) != 1 || failed[0].Agent != "a" {
 			t.Fatalf("agent_failed = %+v, want a", failed)
 		}

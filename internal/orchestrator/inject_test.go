@@ -97,8 +97,8 @@ models:
 	}
 	// The scenario relies on b's answer landing while a's slow request was
 	// in flight; check that it did, so a pass means what it says.
-	var bAnswered event.Event
-	for _, e := range rec.of(event.AnswerAccepted) {
+	var bAnswered event.Record
+	for _, e := range rec.of(event.TypeAnswerAccepted) {
 		if e.Agent == "b" {
 			bAnswered = e
 		}
@@ -116,14 +116,14 @@ models:
 			t.Errorf("a's request %d (%s) was cancelled under the inject policy", r.ID, r.Step)
 		}
 	}
-	for _, e := range rec.of(event.TurnRestarted) {
+	for _, e := range rec.of(event.TypeTurnRestarted) {
 		if e.Agent == "a" {
 			t.Errorf("a's turn was restarted under the inject policy: %+v", e)
 		}
 	}
 	// The slow turn continued: a had exactly two coordination turns (its
 	// first answer, then the one that got the update).
-	if n := countAgent(rec.of(event.TurnStarted), "a"); n != 2 {
+	if n := countAgent(rec.of(event.TypeTurnStarted), "a"); n != 2 {
 		t.Errorf("a started %d turns, want 2 (the in-flight turn continues rather than starting over)", n)
 	}
 
@@ -151,17 +151,17 @@ models:
 		}
 	}
 	// a decided on the updated set, so its vote counts (it is not discarded as stale).
-	if n := countAgent(rec.of(event.VoteAccepted), "a"); n != 1 {
+	if n := countAgent(rec.of(event.TypeVoteAccepted), "a"); n != 1 {
 		t.Errorf("a cast %d accepted votes, want 1", n)
 	}
-	for _, e := range rec.of(event.ActionRejected) {
+	for _, e := range rec.of(event.TypeActionRejected) {
 		if e.Agent == "a" && strings.Contains(e.Reason, "stale") {
 			t.Errorf("a's vote was treated as stale: %+v", e)
 		}
 	}
 }
 
-func countAgent(events []event.Event, agent string) int {
+func countAgent(events []event.Record, agent string) int {
 	n := 0
 	for _, e := range events {
 		if e.Agent == agent {

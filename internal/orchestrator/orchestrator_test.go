@@ -43,7 +43,7 @@ func simAgents(url string, ids []string) []Agent {
 // recorder keeps every event of a run.
 type recorder struct {
 	mu     sync.Mutex
-	events []event.Event
+	events []event.Record
 	done   chan struct{}
 }
 
@@ -58,16 +58,16 @@ func record(b *event.Broker) *recorder {
 				return
 			}
 			r.mu.Lock()
-			r.events = append(r.events, e)
+			r.events = append(r.events, event.ToRecord(e))
 			r.mu.Unlock()
 		}
 	}()
 	return r
 }
 
-func (r *recorder) of(typ event.Type) []event.Event {
+func (r *recorder) of(typ event.Type) []event.Record {
 	<-r.done
-	var out []event.Event
+	var out []event.Record
 	for _, e := range r.events {
 		if e.Type == typ {
 			out = append(out, e)
@@ -109,11 +109,11 @@ func TestThreeAgentsReachConsensusAndPresent(t *testing.T) {
 	if !strings.Contains(res.Final, "Final answer") || res.Fallback != "" {
 		t.Errorf("final = %q (fallback %q), want the presentation text", res.Final, res.Fallback)
 	}
-	if got := len(rec.of(event.AnswerAccepted)); got != 3 {
+	if got := len(rec.of(event.TypeAnswerAccepted)); got != 3 {
 		t.Errorf("%d answers accepted, want 3 (one independent first answer each)", got)
 	}
-	votes := rec.of(event.VoteAccepted)
-	lastAnswer := rec.of(event.AnswerAccepted)[2].Seq
+	votes := rec.of(event.TypeVoteAccepted)
+	lastAnswer := rec.of(event.TypeAnswerAccepted)[2].Seq
 	counted := 0
 	for _, v := range votes {
 		if v.Seq > lastAnswer {
@@ -164,14 +164,14 @@ models:
 	if len(cancelled) != 1 {
 		t.Fatalf("want a's hanging request cancelled once, got %d; requests: %+v", len(cancelled), srv.Requests())
 	}
-	restarts := rec.of(event.TurnRestarted)
+	restarts := rec.of(event.TypeTurnRestarted)
 	if len(restarts) == 0 || restarts[0].Agent != "a" || restarts[0].Target != "b" {
 		t.Fatalf("want a restart of a caused by b, got %+v", restarts)
 	}
 	// The cancellation reached the simulator promptly. The bound is loose on
 	// purpose (slow CI machines); the benchmark measures the real figure.
 	var answerB time.Time
-	for _, e := range rec.of(event.AnswerAccepted) {
+	for _, e := range rec.of(event.TypeAnswerAccepted) {
 		if e.Agent == "b" {
 			answerB = e.Time
 		}
@@ -195,7 +195,7 @@ models:
 	if res.Status != Completed {
 		t.Fatalf("status = %s (%v)", res.Status, res.Err)
 	}
-	if n := len(rec.of(event.TurnRestarted)); n != 0 {
+	if n := len(rec.of(event.TypeTurnRestarted)); n != 0 {
 		t.Errorf("%d turns were restarted, want none", n)
 	}
 	settled(t, srv)
@@ -216,7 +216,7 @@ func TestPermanentlyFailingAgentDoesNotBlockConsensus(t *testing.T) {
 		if res.Status != Completed {
 			t.Fatalf("status = %s (%v), want completed without c", res.Status, res.Err)
 		}
-		failed := rec.of(event.AgentFailed)
+		failed := rec.of(event.TypeAgentFailed)
 		if len(failed) != 1 || failed[0].Agent != "c" || !strings.Contains(failed[0].Err, "401") {
 			t.Fatalf("want c failed with its 401, got %+v", failed)
 		}
@@ -255,7 +255,7 @@ func TestTimeoutWithAnswersPresentsTheBestAnswer(t *testing.T) {
 		if res.Winner != "a" || !strings.HasPrefix(res.How, "timeout") {
 			t.Errorf("winner = %s (%s), want a chosen at timeout", res.Winner, res.How)
 		}
-		if len(rec.of(event.Timeout)) == 0 {
+		if len(rec.of(event.TypeTimeout)) == 0 {
 			t.Error("no timeout event")
 		}
 		if d := time.Since(start); d != 700*time.Millisecond {
@@ -331,7 +331,7 @@ models:
 	if res.Status != Completed {
 		t.Fatalf("status = %s (%v)", res.Status, res.Err)
 	}
-	rej := rec.of(event.ActionRejected)
+	rej := rec.of(event.TypeActionRejected)
 	if len(rej) != 2 || !strings.Contains(rej[0].Reason, "did not call a workflow tool") || !strings.Contains(rej[1].Reason, "not valid JSON") {
 		t.Fatalf("rejections = %+v", rej)
 	}
@@ -376,7 +376,7 @@ models:
 	if res.Status != Completed || res.Attempts != 2 {
 		t.Fatalf("status=%s attempts=%d, want completed in 2 attempts", res.Status, res.Attempts)
 	}
-	if len(rec.of(event.RunRestarted)) != 1 {
+	if len(rec.of(event.TypeRunRestarted)) != 1 {
 		t.Error("no orchestration restart event")
 	}
 	sawFeedback := false

@@ -32,8 +32,8 @@ func (r *runner) startPresentation(ctx context.Context, p coord.Present) {
 	a := r.byID[p.Winner]
 	system := agent.PresentationSystem(a.SystemMessage)
 	user := agent.HistoryBlock(r.o.History) + agent.PresentationUser(r.question, p.Winner, voteSummary(p.Winner, p.Tally, p.How, p.Votes), p.Answers)
-	r.publish(event.Event{Type: event.FinalStarted, Agent: p.Winner, Text: system + "\n\n" + user, Status: "presentation"})
-	emit := deltas{b: r.o.Events, agent: p.Winner, typ: event.FinalDelta, attempt: r.attempt, epoch: r.epoch}
+	r.publish(event.FinalStarted{Agent: p.Winner, Prompt: system + "\n\n" + user, Mode: "presentation"})
+	emit := deltas{b: r.o.Events, agent: p.Winner, final: true, attempt: r.attempt, epoch: r.epoch}
 	r.startCall(ctx, p.Winner, func(ctx context.Context) callResult {
 		text, calls, usage, err := agent.PresentWithTools(ctx, a.Model, llm.Request{Model: a.ModelName, Params: a.Params}, system, user, r.o.ClientTools, emit)
 		return presented(text, calls, usage, err)
@@ -46,8 +46,8 @@ func (r *runner) startPresentation(ctx context.Context, p coord.Present) {
 func (r *runner) startDirect(ctx context.Context, c coord.AnswerDirect) {
 	a := r.byID[c.Agent]
 	user := agent.HistoryBlock(r.o.History) + r.question
-	r.publish(event.Event{Type: event.FinalStarted, Agent: a.ID, Text: strings.TrimSpace(a.SystemMessage + "\n\n" + user), Status: "direct"})
-	emit := deltas{b: r.o.Events, agent: a.ID, typ: event.FinalDelta, attempt: r.attempt}
+	r.publish(event.FinalStarted{Agent: a.ID, Prompt: strings.TrimSpace(a.SystemMessage + "\n\n" + user), Mode: "direct"})
+	emit := deltas{b: r.o.Events, agent: a.ID, final: true, attempt: r.attempt}
 	r.startCall(ctx, a.ID, func(ctx context.Context) callResult {
 		text, calls, usage, err := agent.PresentWithTools(ctx, a.Model, llm.Request{Model: a.ModelName, Params: a.Params}, a.SystemMessage, user, r.o.ClientTools, emit)
 		return presented(text, calls, usage, err)

@@ -35,11 +35,11 @@ func TestSingleAgentSkipsThePresentation(t *testing.T) {
 	if len(res.Answers) != 1 || res.Final != res.Answers[0].Content {
 		t.Errorf("final = %q, want the agent's answer %+v", res.Final, res.Answers)
 	}
-	fin := rec.of(event.FinalAnswer)
+	fin := rec.of(event.TypeFinalAnswer)
 	if len(fin) != 1 || fin[0].Text != res.Final || !strings.Contains(fin[0].Reason, "single agent") {
 		t.Errorf("final_answer events = %+v", fin)
 	}
-	if len(rec.of(event.FinalStarted)) != 0 {
+	if len(rec.of(event.TypeFinalStarted)) != 0 {
 		t.Error("a final_started event was published for a presentation that did not happen")
 	}
 }
@@ -62,7 +62,7 @@ func TestPresentNeverMakesTheWinningAnswerFinal(t *testing.T) {
 	if res.Final != won {
 		t.Errorf("final = %q, want the winner's answer %q", res.Final, won)
 	}
-	if fin := rec.of(event.FinalAnswer); len(fin) != 1 || !strings.Contains(fin[0].Reason, "disabled") {
+	if fin := rec.of(event.TypeFinalAnswer); len(fin) != 1 || !strings.Contains(fin[0].Reason, "disabled") {
 		t.Errorf("final_answer events = %+v", fin)
 	}
 }
@@ -114,7 +114,7 @@ func TestDirectSingleAgentIsOnePlainCall(t *testing.T) {
 		t.Error("usage was not counted")
 	}
 	deltas := ""
-	for _, e := range rec.of(event.FinalDelta) {
+	for _, e := range rec.of(event.TypeFinalDelta) {
 		deltas += e.Text
 	}
 	if strings.TrimSpace(deltas) != res.Final {
@@ -145,7 +145,7 @@ models: {}
 	if res.Status != Failed || res.Err == nil || !strings.Contains(res.Err.Error(), "agent a") || !strings.Contains(res.Err.Error(), "401") {
 		t.Fatalf("status=%s err=%v, want failed naming the agent and the status", res.Status, res.Err)
 	}
-	if len(rec.of(event.AgentFailed)) != 1 {
+	if len(rec.of(event.TypeAgentFailed)) != 1 {
 		t.Error("no agent_failed event")
 	}
 }

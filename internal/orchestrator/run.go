@@ -1,6 +1,7 @@
 package orchestrator
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -37,7 +38,11 @@ func Run(ctx context.Context, question string, o Options) *Result {
 		r.usage[a.ID] = &llm.Usage{}
 	}
 	start := o.Now()
-	r.publish(event.Event{Type: event.RunStarted, Text: question, Agents: ids})
+	team := make([]event.AgentInfo, len(o.Agents))
+	for i, a := range o.Agents {
+		team[i] = event.AgentInfo{ID: a.ID, Backend: a.Backend, Model: a.ModelName, Simulated: a.Simulated}
+	}
+	r.publish(event.RunStarted{Question: question, Team: team})
 	res := r.drive(ctx)
 	r.wg.Wait()
 	res.Duration = o.Now().Sub(start)
@@ -48,7 +53,7 @@ func Run(ctx context.Context, question string, o Options) *Result {
 		res.Cost[id] = r.cost[id]
 	}
 	r.mu.Unlock()
-	fin := event.Event{Type: event.RunFinished, Status: string(res.Status), Agent: res.Winner}
+	fin := event.RunFinished{Status: string(res.Status), Winner: res.Winner}
 	if res.Err != nil {
 		fin.Err = res.Err.Error()
 	}
@@ -124,11 +129,37 @@ var errSuperseded = errors.New("turn superseded by a newer answer")
 // publish stamps an event with the attempt and epoch it belongs to and
 // hands it to the broker. Every event of the loop goes through here.
 func (r *runner) publish(e event.Event) {
-	if e.Attempt == 0 {
-		e.Attempt = r.attempt
+	r.o.Events.Publish(event.At(e, cmp.Or(e.Head().Attempt, r.attempt), r.epoch))
+}
+
+// answerRef names an answer both ways for the events: the anonymous label
+// coord gave it and the stable log label "agent<config position>.<revision>".
+func (r *runner) answerRef(a coord.Answer) event.AnswerRef {
+	pos := 0
+	for i, ag := range r.o.Agents {
+		if ag.ID == a.Agent {
+			pos = i + 1
+		}
 	}
-	e.Epoch = r.epoch
-	r.o.Events.Publish(e)
+	return event.AnswerRef{Label: a.Label, Agent: a.Agent, Answer: event.AnswerLabel(pos, a.Rev)}
+}
+
+func (r *runner) answerRefs(as []coord.Answer) []event.AnswerRef {
+	refs := make([]event.AnswerRef, len(as))
+	for i, a := range as {
+		refs[i] = r.answerRef(a)
+	}
+	return refs
+}
+
+// currentRef is the ref of agent id's current answer (zero if it has none).
+func (r *runner) currentRef(id string) event.AnswerRef {
+	for _, a := range r.m.Answers() {
+		if a.Agent == id {
+			return r.answerRef(a)
+		}
+	}
+	return event.AnswerRef{}
 }
 
 // send delivers a message to the loop, unless the loop has ended.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"time"
+	"unicode/utf8"
 
 	"github.com/massgen/massgen/internal/agent"
 	"github.com/massgen/massgen/internal/coord"
@@ -22,11 +23,7 @@ func (r *runner) startTurn(ctx context.Context, c coord.StartTurn) {
 	}
 	r.live[c.Turn] = lt
 	user := agent.HistoryBlock(r.o.History) + agent.UserMessage(r.question, r.feedback, c.Answers)
-	labels := make([]string, len(c.Answers))
-	for i, x := range c.Answers {
-		labels[i] = x.Label
-	}
-	started := event.Event{Type: event.TurnStarted, Agent: c.Agent, Text: user, Labels: labels}
+	started := event.TurnStarted{Agent: c.Agent, Prompt: user, Shown: r.answerRefs(c.Answers)}
 	if c.Delay > 0 {
 		started.Reason = fmt.Sprintf("retry after %s (backoff after failed turns)", c.Delay)
 	}
@@ -38,15 +35,12 @@ func (r *runner) startTurn(ctx context.Context, c coord.StartTurn) {
 		User:    user,
 		Answers: c.Answers,
 		Epoch:   c.Epoch,
-		Emit:    deltas{b: r.o.Events, agent: c.Agent, typ: event.TextDelta, attempt: attempt, epoch: c.Epoch},
+		Emit:    deltas{b: r.o.Events, agent: c.Agent, attempt: attempt, epoch: c.Epoch},
 		Updates: lt.updates,
 		Tools:   a.Tools,
-		OnTool: func(call llm.ToolCall, res tool.Result, _ time.Duration) {
-			e := event.Event{Type: event.ToolCalled, Agent: c.Agent, Text: call.Name, Attempt: attempt, Epoch: c.Epoch}
-			if res.IsError {
-				e.Err = res.Content
-			}
-			r.o.Events.Publish(e)
+		OnTool: func(call llm.ToolCall, res tool.Result, d time.Duration) {
+			r.o.Events.Publish(event.ToolCalled{Header: event.Header{Attempt: attempt, Epoch: c.Epoch}, Agent: c.Agent,
+				Tool: call.Name, Args: preview(call.Arguments), Result: preview(res.Content), IsError: res.IsError, Duration: d})
 		},
 		Judge: func(seen int, act coord.Action) coord.Verdict {
 			reply := make(chan coord.Verdict, 1)
@@ -61,7 +55,7 @@ func (r *runner) startTurn(ctx context.Context, c coord.StartTurn) {
 			}
 		},
 		OnReject: func(reason string) {
-			r.o.Events.Publish(event.Event{Type: event.ActionRejected, Agent: c.Agent, Reason: reason, Attempt: attempt, Epoch: c.Epoch})
+			r.o.Events.Publish(event.ActionRejected{Header: event.Header{Attempt: attempt, Epoch: c.Epoch}, Agent: c.Agent, Reason: reason})
 		},
 	}
 	timeout := r.o.TurnTimeout
@@ -85,8 +79,8 @@ func (r *runner) startTurn(ctx context.Context, c coord.StartTurn) {
 		cost := r.addUsage(c.Agent, res.Usage)
 		// Usage is published as the turn ends, cancelled turns included, so
 		// the logs count every token that was paid for.
-		r.o.Events.Publish(event.Event{Type: event.TurnEnded, Agent: c.Agent, Attempt: attempt, Epoch: c.Epoch,
-			InputTokens: res.Usage.InputTokens, OutputTokens: res.Usage.OutputTokens, CostUSD: cost})
+		r.o.Events.Publish(event.TurnEnded{Header: event.Header{Attempt: attempt, Epoch: c.Epoch}, Agent: c.Agent,
+			Usage: event.Usage{InputTokens: res.Usage.InputTokens, OutputTokens: res.Usage.OutputTokens, CostUSD: cost}})
 		r.send(inboxMsg{agent: c.Agent, turn: c.Turn, result: &turnResult{err: res.Err}})
 	})
 }
@@ -148,13 +142,32 @@ func (r *runner) overBudget() string {
 type deltas struct {
 	b              *event.Broker
 	agent          string
-	typ            event.Type
+	final          bool // the text is the final presentation's
 	attempt, epoch int
 }
 
-func (d deltas) Text(s string)      { d.publish(d.typ, s) }
-func (d deltas) Reasoning(s string) { d.publish(event.ReasoningDelta, s) }
+func (d deltas) Text(s string) {
+	h := event.Header{Attempt: d.attempt, Epoch: d.epoch}
+	if d.final {
+		d.b.Publish(event.FinalDelta{Header: h, Agent: d.agent, Text: s})
+		return
+	}
+	d.b.Publish(event.TextDelta{Header: h, Agent: d.agent, Text: s})
+}
 
-func (d deltas) publish(t event.Type, s string) {
-	d.b.Publish(event.Event{Type: t, Agent: d.agent, Text: s, Attempt: d.attempt, Epoch: d.epoch})
+func (d deltas) Reasoning(s string) {
+	d.b.Publish(event.ReasoningDelta{Header: event.Header{Attempt: d.attempt, Epoch: d.epoch}, Agent: d.agent, Text: s})
+}
+
+// preview shortens a tool call's arguments or result for the events; the
+// model got them whole.
+func preview(s string) string {
+	n := 2000
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n-- // never cut a character in two
+	}
+	return s[:n] + fmt.Sprintf("… (%d bytes more)", len(s)-n)
 }

@@ -34,8 +34,8 @@ func TestHangingAgentTimesOutPerTurnAndLeavesAfterItsFailureBudget(t *testing.T)
 					t.Error("the run deadline decided, want consensus of a and b")
 				}
 
-				var timeouts []event.Event
-				for _, e := range rec.of(event.Timeout) {
+				var timeouts []event.Record
+				for _, e := range rec.of(event.TypeTimeout) {
 					if e.Agent == "" {
 						t.Errorf("run-level timeout event: %+v", e)
 						continue
@@ -52,13 +52,13 @@ func TestHangingAgentTimesOutPerTurnAndLeavesAfterItsFailureBudget(t *testing.T)
 				if len(timeouts) != tt.budget {
 					t.Errorf("%d turn timeouts for c, want %d (its failure budget)", len(timeouts), tt.budget)
 				}
-				for _, e := range rec.of(event.TurnFailed) {
+				for _, e := range rec.of(event.TypeTurnFailed) {
 					if e.Agent == "c" {
 						t.Errorf("c's timeout reported as a plain turn failure: %+v", e)
 					}
 				}
 
-				failed := rec.of(event.AgentFailed)
+				failed := rec.of(event.TypeAgentFailed)
 				if len(failed) != 1 || failed[0].Agent != "c" {
 					t.Fatalf("agent_failed events = %+v, want exactly one for c", failed)
 				}
@@ -68,7 +68,7 @@ func TestHangingAgentTimesOutPerTurnAndLeavesAfterItsFailureBudget(t *testing.T)
 				if !strings.Contains(failed[0].Err, "timed out") {
 					t.Errorf("agent_failed error = %q, want the timeout", failed[0].Err)
 				}
-				for _, e := range rec.of(event.TurnStarted) {
+				for _, e := range rec.of(event.TypeTurnStarted) {
 					if e.Agent == "c" && e.Seq > failed[0].Seq {
 						t.Errorf("c started a turn after it left the run: %+v", e)
 					}
@@ -88,7 +88,7 @@ func TestHangingAgentTimesOutPerTurnAndLeavesAfterItsFailureBudget(t *testing.T)
 						t.Errorf("c's call %d came %s after the previous one, want the turn timeout plus a backoff", i+1, call.at.Sub(calls[i-1].at))
 					}
 				}
-				if got := countAgent(rec.of(event.AnswerAccepted), "a") + countAgent(rec.of(event.AnswerAccepted), "b"); got < 2 {
+				if got := countAgent(rec.of(event.TypeAnswerAccepted), "a") + countAgent(rec.of(event.TypeAnswerAccepted), "b"); got < 2 {
 					t.Errorf("%d answers from a and b, want both to answer", got)
 				}
 			})

@@ -1,7 +1,9 @@
 package runlog
 
 import (
+	"bytes"
 	"cmp"
+	"encoding/json"
 	"path/filepath"
 	"slices"
 	"time"
@@ -9,12 +11,18 @@ import (
 	"github.com/massgen/massgen/internal/event"
 )
 
-// eventsFile is coordination_events.json. Events are the event package's
-// own JSON, so the file can be replayed into a Writer or the coordination
-// tests without a translation layer.
+// journalName is the append-only events file: one JSON record per line,
+// written as each event is handled, so a run that dies leaves every event
+// it accepted on disk. coordination_events.json is the same list as one
+// document, written at the end for tools that read the older format.
+const journalName = "coordination_events.jsonl"
+
+// eventsFile is coordination_events.json. Events are event.Record, the
+// event package's flat JSON, so the file can be replayed into a Writer or
+// a View (event.FromRecord) without a translation layer.
 type eventsFile struct {
 	SessionMetadata sessionMetadata `json:"session_metadata"`
-	Events          []event.Event   `json:"events"`
+	Events          []event.Record  `json:"events"`
 }
 
 type sessionMetadata struct {
@@ -32,35 +40,45 @@ type sessionMetadata struct {
 	DroppedDeltas uint64 `json:"dropped_deltas"`
 }
 
+// appendJournal adds one record to coordination_events.jsonl.
+func (w *Writer) appendJournal(r event.Record) error {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(r); err != nil {
+		return err
+	}
+	_, err := w.journal.Write(b.Bytes())
+	return err
+}
+
 func (w *Writer) writeEvents() error {
 	evs := slices.Clone(w.events)
 	if evs == nil {
-		evs = []event.Event{}
+		evs = []event.Record{}
 	}
 	// Handle already sees events in Seq order from a broker; sorting makes
 	// the file right even for callers that feed events from elsewhere.
-	slices.SortStableFunc(evs, func(a, b event.Event) int { return cmp.Compare(a.Seq, b.Seq) })
+	slices.SortStableFunc(evs, func(a, b event.Record) int { return cmp.Compare(a.Seq, b.Seq) })
+	s := w.snapshot()
 	f := eventsFile{
 		SessionMetadata: sessionMetadata{
-			Question:      w.question,
-			AgentIDs:      slices.Clone(w.order),
+			Question:      s.Question,
+			AgentIDs:      []string{},
 			StartTime:     w.started,
-			FinalWinner:   w.cur.finalAgent,
-			Status:        w.status,
-			Attempts:      w.cur.n,
-			DeltaEvents:   w.deltas,
+			FinalWinner:   cmp.Or(s.FinalAgent, s.Winner),
+			Status:        s.Status,
+			Attempts:      s.Attempt,
+			DeltaEvents:   s.Deltas,
 			DroppedDeltas: w.dropped,
 		},
 		Events: evs,
 	}
-	if f.SessionMetadata.AgentIDs == nil {
-		f.SessionMetadata.AgentIDs = []string{}
+	for _, ag := range s.Agents {
+		f.SessionMetadata.AgentIDs = append(f.SessionMetadata.AgentIDs, ag.ID)
 	}
-	if f.SessionMetadata.FinalWinner == "" {
-		f.SessionMetadata.FinalWinner = w.cur.winner
-	}
-	if !w.finishedAt.IsZero() {
-		end := w.finishedAt
+	if !s.FinishedAt.IsZero() {
+		end := s.FinishedAt
 		f.SessionMetadata.EndTime = &end
 	}
 	return writeJSON(filepath.Join(w.dir, "coordination_events.json"), f)

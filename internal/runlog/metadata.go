@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/goccy/go-yaml"
+
+	"github.com/massgen/massgen/internal/event"
 )
 
 // Metadata is what the CLI knows about a run before it starts.
@@ -27,10 +29,7 @@ type Metadata struct {
 }
 
 // AgentInfo describes one configured agent, in config order.
-type AgentInfo struct {
-	ID, Backend, Model string
-	Simulated          bool
-}
+type AgentInfo = event.AgentInfo
 
 // writeMetadata writes execution_metadata.yaml. Keys are ordered (MapSlice)
 // so the file reads like the original's, question first.

@@ -23,7 +23,7 @@ func TestRunConsumesBrokerUntilClosed(t *testing.T) {
 	go func() { done <- w.Run(context.Background(), sub) }()
 	for _, e := range threeAgentRun() {
 		e.Seq, e.Time = 0, time.Time{} // the broker stamps them
-		b.Publish(e)
+		b.Publish(ev(e))
 	}
 	b.Close()
 	select {
@@ -52,8 +52,8 @@ func TestRunConsumesBrokerUntilClosed(t *testing.T) {
 			t.Errorf("event %d: seq %d type %s", i, e.Seq, e.Type)
 		}
 	}
-	if len(ef.Events) != 25 {
-		t.Errorf("%d events listed, want 25", len(ef.Events))
+	if len(ef.Events) != 26 {
+		t.Errorf("%d events listed, want 26", len(ef.Events))
 	}
 }
 
@@ -63,7 +63,7 @@ func TestRunStopsOnContextCancel(t *testing.T) {
 	b := event.NewBroker()
 	defer b.Close()
 	sub := b.Subscribe()
-	b.Publish(event.Event{Type: event.RunStarted, Text: "queued before cancel"})
+	b.Publish(ev(event.Record{Type: event.TypeRunStarted, Text: "queued before cancel"}))
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	err := w.Run(ctx, sub)
@@ -121,26 +121,26 @@ func TestTickerRewritesStatus(t *testing.T) {
 func TestAttemptsLayout(t *testing.T) {
 	w := newTestWriter(t, Metadata{Attempts: true, Agents: team[:2]})
 	var s script
-	s.add(event.Event{Type: event.RunStarted, Attempt: 1, Text: "q"})
-	s.add(event.Event{Type: event.TurnStarted, Attempt: 1, Agent: "alpha", Text: "p1"})
-	s.add(event.Event{Type: event.TextDelta, Attempt: 1, Agent: "alpha", Text: "first try"})
-	s.add(event.Event{Type: event.AnswerAccepted, Attempt: 1, Agent: "alpha", Text: "A1", Label: "agent1.1"})
-	s.add(event.Event{Type: event.VoteAccepted, Attempt: 1, Agent: "beta", Target: "alpha", TargetLabel: "agent1", Reason: "ok"})
-	s.add(event.Event{Type: event.VoteAccepted, Attempt: 1, Agent: "alpha", Target: "alpha", TargetLabel: "agent1", Reason: "ok"})
-	s.add(event.Event{Type: event.WinnerSelected, Attempt: 1, Agent: "alpha", Votes: map[string]int{"alpha": 2}, Reason: "most votes"})
-	s.add(event.Event{Type: event.FinalAnswer, Attempt: 1, Agent: "alpha", Text: "final 1", Reason: "presentation"})
-	s.add(event.Event{Type: event.PostEvaluation, Attempt: 1, Agent: "alpha", Text: "restart", Reason: "incomplete"})
-	s.add(event.Event{Type: event.RunRestarted, Attempt: 1, Reason: "incomplete"})
-	s.add(event.Event{Type: event.TurnStarted, Attempt: 2, Agent: "beta", Text: "p2"})
-	s.add(event.Event{Type: event.AnswerAccepted, Attempt: 2, Agent: "beta", Text: "B1", Label: "agent1.1"})
-	s.add(event.Event{Type: event.VoteAccepted, Attempt: 2, Agent: "alpha", Target: "beta", TargetLabel: "agent1", Reason: "better"})
-	s.add(event.Event{Type: event.VoteAccepted, Attempt: 2, Agent: "beta", Target: "beta", TargetLabel: "agent1", Reason: "mine"})
-	s.add(event.Event{Type: event.WinnerSelected, Attempt: 2, Agent: "beta", Reason: "most votes"})
-	s.add(event.Event{Type: event.FinalAnswer, Attempt: 2, Agent: "beta", Text: "final 2", Reason: "presentation"})
-	s.add(event.Event{Type: event.PostEvaluation, Attempt: 2, Agent: "beta", Text: "submit"})
-	s.add(event.Event{Type: event.RunFinished, Attempt: 2, Status: "completed"})
+	s.add(event.Record{Type: event.TypeRunStarted, Attempt: 1, Text: "q"})
+	s.add(event.Record{Type: event.TypeTurnStarted, Attempt: 1, Agent: "alpha", Text: "p1"})
+	s.add(event.Record{Type: event.TypeTextDelta, Attempt: 1, Agent: "alpha", Text: "first try"})
+	s.add(event.Record{Type: event.TypeAnswerAccepted, Attempt: 1, Agent: "alpha", Text: "A1", Label: "agent1.1"})
+	s.add(event.Record{Type: event.TypeVoteAccepted, Attempt: 1, Agent: "beta", Target: "alpha", TargetLabel: "agent1", Reason: "ok"})
+	s.add(event.Record{Type: event.TypeVoteAccepted, Attempt: 1, Agent: "alpha", Target: "alpha", TargetLabel: "agent1", Reason: "ok"})
+	s.add(event.Record{Type: event.TypeWinnerSelected, Attempt: 1, Agent: "alpha", Votes: map[string]int{"alpha": 2}, Reason: "most votes"})
+	s.add(event.Record{Type: event.TypeFinalAnswer, Attempt: 1, Agent: "alpha", Text: "final 1", Reason: "presentation"})
+	s.add(event.Record{Type: event.TypePostEvaluation, Attempt: 1, Agent: "alpha", Text: "restart", Reason: "incomplete"})
+	s.add(event.Record{Type: event.TypeRunRestarted, Attempt: 1, Reason: "incomplete"})
+	s.add(event.Record{Type: event.TypeTurnStarted, Attempt: 2, Agent: "beta", Text: "p2"})
+	s.add(event.Record{Type: event.TypeAnswerAccepted, Attempt: 2, Agent: "beta", Text: "B1", Label: "agent1.1"})
+	s.add(event.Record{Type: event.TypeVoteAccepted, Attempt: 2, Agent: "alpha", Target: "beta", TargetLabel: "agent1", Reason: "better"})
+	s.add(event.Record{Type: event.TypeVoteAccepted, Attempt: 2, Agent: "beta", Target: "beta", TargetLabel: "agent1", Reason: "mine"})
+	s.add(event.Record{Type: event.TypeWinnerSelected, Attempt: 2, Agent: "beta", Reason: "most votes"})
+	s.add(event.Record{Type: event.TypeFinalAnswer, Attempt: 2, Agent: "beta", Text: "final 2", Reason: "presentation"})
+	s.add(event.Record{Type: event.TypePostEvaluation, Attempt: 2, Agent: "beta", Text: "submit"})
+	s.add(event.Record{Type: event.TypeRunFinished, Attempt: 2, Status: "completed"})
 	for _, e := range s.evs {
-		if err := w.Handle(e); err != nil {
+		if err := w.Handle(ev(e)); err != nil {
 			t.Fatalf("%s: %v", e.Type, err)
 		}
 	}
@@ -150,14 +150,14 @@ func TestAttemptsLayout(t *testing.T) {
 	d := w.Dir()
 	for _, p := range []string{
 		"attempt_1/agent_alpha", "attempt_1/agent_beta", "attempt_1/agent_outputs/alpha.txt", "attempt_1/final/alpha/answer.txt", "attempt_1/vote.json",
-		"attempt_2/agent_beta", "attempt_2/agent_alpha", "attempt_2/final/beta/answer.txt", "attempt_2/vote.json",
+		"attempt_2/agent_beta", "attempt_2/agent_alpha", "attempt_2/agent_outputs/alpha.txt", "attempt_2/final/beta/answer.txt", "attempt_2/vote.json",
 		"final/beta/answer.txt", "vote.json", "status.json", "coordination_events.json", "coordination_table.txt", "execution_metadata.yaml", "massgen.log",
 	} {
 		if _, err := os.Stat(filepath.Join(d, p)); err != nil {
 			t.Error(err)
 		}
 	}
-	for _, p := range []string{"agent_alpha", "agent_outputs", "final/alpha", "attempt_2/agent_outputs/alpha.txt"} {
+	for _, p := range []string{"agent_alpha", "agent_outputs", "final/alpha"} {
 		if _, err := os.Stat(filepath.Join(d, p)); !os.IsNotExist(err) {
 			t.Errorf("%s should not exist (%v)", p, err)
 		}
@@ -196,11 +196,11 @@ func TestTableFitsManyAgents(t *testing.T) {
 	}
 	w := newTestWriter(t, Metadata{Agents: agents})
 	for i, a := range agents {
-		e := event.Event{Type: event.ActionRejected, Agent: a.ID, Reason: strings.Repeat("averyveryverylongwordwithoutspaces ", 3)}
+		e := event.Record{Type: event.TypeActionRejected, Agent: a.ID, Reason: strings.Repeat("averyveryverylongwordwithoutspaces ", 3)}
 		if i%2 == 0 {
-			e = event.Event{Type: event.VoteAccepted, Agent: a.ID, Target: "a1", TargetLabel: "agent1", Reason: "because it is thorough and correct"}
+			e = event.Record{Type: event.TypeVoteAccepted, Agent: a.ID, Target: "a1", TargetLabel: "agent1", Reason: "because it is thorough and correct"}
 		}
-		if err := w.Handle(e); err != nil {
+		if err := w.Handle(ev(e)); err != nil {
 			t.Fatal(err)
 		}
 	}

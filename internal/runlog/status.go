@@ -3,22 +3,11 @@ package runlog
 import (
 	"bytes"
 	"encoding/json"
+	"os"
 	"path/filepath"
-	"slices"
 	"time"
 
 	"github.com/massgen/massgen/internal/event"
-)
-
-// Agent statuses as status.json reports them.
-const (
-	agentIdle       = "idle"
-	agentWorking    = "working"
-	agentAnswered   = "answered"
-	agentVoted      = "voted"
-	agentFailed     = "failed"
-	agentPresenting = "presenting"
-	agentDone       = "done"
 )
 
 // StatusView is the live state of a run, as written to status.json and
@@ -40,9 +29,12 @@ type StatusMeta struct {
 	ElapsedSeconds float64   `json:"elapsed_seconds"`
 	Status         string    `json:"status"` // running|completed|timeout|failed|interrupted
 	Attempt        int       `json:"attempt"`
-
-	// IgnoredFeatures are the config's settings this run does not act on
-	// (never null, so scripts can test its length).
+	// PID and Host name the process that runs (ran) the run. A run whose
+	// status is still "running" while that process is gone died without
+	// finishing: see Process.Dead.
+	PID  int    `json:"pid"`
+	Host string `json:"host"`
+	// IgnoredFeatures are config features this run does not do.
 	IgnoredFeatures []string `json:"ignored_features"`
 }
 
@@ -60,16 +52,20 @@ type CoordinationView struct {
 
 // AgentView is one agent's state.
 type AgentView struct {
-	Status            string    `json:"status"` // idle|working|answered|voted|failed|presenting|done
+	// Status is idle|working|answered|voted|restarted|failed|stalled|presenting|done.
+	Status string `json:"status"`
+	// StalledSeconds is, for a stalled agent, the time since its turn last
+	// produced anything.
+	StalledSeconds    float64   `json:"stalled_seconds,omitempty"`
 	Backend           string    `json:"backend"`
 	Model             string    `json:"model"`
 	Simulated         bool      `json:"simulated"`
 	AnswerCount       int       `json:"answer_count"`
-	LatestAnswerLabel string    `json:"latest_answer_label"`
+	LatestAnswerLabel string    `json:"latest_answer_label"` // stable: agent<position>.<revision>
 	Vote              *VoteView `json:"vote"`
 	Restarts          int       `json:"restarts"`
 	Rejections        int       `json:"rejections"`
-	Failures          int       `json:"failures"`
+	Failures          int       `json:"failures"` // failed turns (errors, idle streams, turn timeouts)
 	LastError         string    `json:"last_error"`
 	InputTokens       int64     `json:"input_tokens"`
 	OutputTokens      int64     `json:"output_tokens"`
@@ -79,15 +75,17 @@ type AgentView struct {
 
 // VoteView is an agent's vote in the current epoch.
 type VoteView struct {
-	VotedFor      string `json:"voted_for"`
-	VotedForLabel string `json:"voted_for_label"`
-	ReasonPreview string `json:"reason_preview"`
+	VotedFor       string `json:"voted_for"`
+	VotedForLabel  string `json:"voted_for_label"`  // anonymous, as the voter named it
+	VotedForAnswer string `json:"voted_for_answer"` // stable label of the answer
+	ReasonPreview  string `json:"reason_preview"`
 }
 
 // ResultsView is the outcome so far.
 type ResultsView struct {
 	Votes              map[string]int `json:"votes"` // real id → votes in the current epoch (or the winner's tally)
 	Winner             string         `json:"winner"`
+	WinnerLabel        string         `json:"winner_label,omitempty"` // stable label of the winning answer
 	FinalAnswerPreview string         `json:"final_answer_preview"`
 	// Totals over every agent and request of the run.
 	InputTokens  int64   `json:"input_tokens"`
@@ -95,185 +93,91 @@ type ResultsView struct {
 	CostUSD      float64 `json:"cost_usd"`
 }
 
-// agentState is everything the Writer tracks per agent. Counters (restarts,
-// failures, tokens) span the whole run; coordination fields (status,
-// answers, vote) are reset per attempt like the orchestrator's own state.
-type agentState struct {
-	id   string
-	info AgentInfo
-
-	status       string
-	answerCount  int
-	latestLabel  string
-	vote         *VoteView
-	restarts     int
-	rejections   int
-	failures     int
-	lastError    string
-	inputTokens  int64
-	costUSD      float64
-	outputTokens int64
-	lastActivity time.Time
-
-	turns      int
-	turnSeen   bool // a TurnStarted arrived in this attempt: context.txt exists
-	prompt     string
-	labels     []string
-	turnStatus string // TurnStarted.Status ("presentation", …)
-
-	out stream // agent_outputs/<id>.txt
-}
-
-func (ag *agentState) resetForAttempt() {
-	ag.status = agentIdle
-	ag.answerCount = 0
-	ag.latestLabel = ""
-	ag.vote = nil
-	ag.turnSeen, ag.prompt, ag.labels, ag.turnStatus = false, "", nil, ""
-	ag.out.close()
-}
-
-// agent returns the state of id, adding agents the metadata did not list
-// (the log should show whatever the orchestrator reports).
-func (w *Writer) agent(id string) *agentState {
-	if ag, ok := w.agents[id]; ok {
-		return ag
+// StatusOf is the status.json form of a run view at time now. The log
+// writer writes it; the HTTP server serves it for runs it has in memory.
+func StatusOf(s event.Snapshot, logDir string, now time.Time, p Process) StatusView {
+	end := now
+	if !s.FinishedAt.IsZero() {
+		end = s.FinishedAt
 	}
-	ag := &agentState{id: id, info: AgentInfo{ID: id}, status: agentIdle}
-	w.agents[id] = ag
-	w.order = append(w.order, id)
-	return ag
-}
-
-func (w *Writer) turnStarted(ag *agentState, e event.Event) error {
-	if ag == nil {
-		return nil
+	v := StatusView{
+		Meta: StatusMeta{
+			LogDir:          logDir,
+			Question:        s.Question,
+			StartedAt:       s.StartedAt,
+			UpdatedAt:       now,
+			ElapsedSeconds:  max(0, end.Sub(s.StartedAt).Seconds()),
+			Status:          s.Status,
+			Attempt:         s.Attempt,
+			PID:             p.PID,
+			Host:            p.Host,
+			IgnoredFeatures: append([]string{}, s.Ignored...), // [] rather than null
+		},
+		Coordination: CoordinationView{
+			Phase:        s.Phase,
+			Epoch:        s.Epoch,
+			AnswersTotal: len(s.Answers),
+			VotesInEpoch: len(s.Votes),
+			AgentOrder:   make([]string, len(s.Agents)),
+		},
+		Agents: make(map[string]AgentView, len(s.Agents)),
+		Results: ResultsView{
+			Votes:        s.Tally,
+			Winner:       s.Winner,
+			WinnerLabel:  s.WinnerLabel,
+			InputTokens:  s.Usage.InputTokens,
+			OutputTokens: s.Usage.OutputTokens,
+			CostUSD:      s.Usage.CostUSD,
+		},
 	}
-	ag.turns++
-	ag.turnSeen, ag.prompt, ag.labels, ag.turnStatus = true, e.Text, slices.Clone(e.Labels), e.Status
-	label := ""
-	switch e.Status {
-	case "presentation":
-		ag.status = agentPresenting
-		w.phase = phasePresenting
-		label = ", presentation"
-	case "post_evaluation":
-		ag.status = agentWorking
-		w.phase = phasePostEval
-		label = ", post-evaluation"
-	default:
-		ag.status = agentWorking
+	if v.Meta.IgnoredFeatures == nil {
+		v.Meta.IgnoredFeatures = []string{}
 	}
-	line := "--- turn " + itoa(ag.turns) + " (epoch " + itoa(w.cur.epoch) + label + ") ---"
-	return ag.out.separator(w.outPath(ag), line)
-}
-
-// answerAccepted applies DESIGN.md §2 step 2 to the view: a new answer
-// invalidates every vote, and agents that had voted go back to idle until
-// their next turn starts.
-func (w *Writer) answerAccepted(ag *agentState, e event.Event) {
-	for _, other := range w.agents {
-		other.vote = nil
-		if other.status == agentVoted {
-			other.status = agentIdle
+	if s.FinalAgent != "" {
+		v.Results.Winner = s.FinalAgent
+		v.Results.FinalAnswerPreview = truncate(s.Final, 200)
+	}
+	for i, ag := range s.Agents {
+		v.Coordination.AgentOrder[i] = ag.ID
+		if ag.Status != event.StatusFailed {
+			v.Coordination.LiveAgents++
 		}
+		av := AgentView{
+			Status:            ag.Status,
+			StalledSeconds:    ag.StalledSeconds,
+			Backend:           ag.Backend,
+			Model:             ag.Model,
+			Simulated:         ag.Simulated,
+			AnswerCount:       ag.Answers,
+			LatestAnswerLabel: ag.LatestAnswer,
+			Restarts:          ag.Restarts,
+			Rejections:        ag.Rejections,
+			Failures:          ag.Failures,
+			LastError:         ag.LastError,
+			InputTokens:       ag.Usage.InputTokens,
+			OutputTokens:      ag.Usage.OutputTokens,
+			CostUSD:           ag.Usage.CostUSD,
+			LastActivity:      ag.LastActivity,
+		}
+		if vote := ag.Vote; vote != nil {
+			av.Vote = &VoteView{VotedFor: vote.Target, VotedForLabel: vote.TargetLabel, VotedForAnswer: vote.TargetAnswer,
+				ReasonPreview: truncate(vote.Reason, 100)}
+		}
+		v.Agents[ag.ID] = av
 	}
-	if ag == nil {
-		return
-	}
-	ag.status = agentAnswered
-	ag.answerCount++
-	ag.latestLabel = e.Label
-}
-
-func (w *Writer) voteAccepted(ag *agentState, v voteRecord) {
-	if ag == nil {
-		return
-	}
-	ag.status = agentVoted
-	ag.vote = &VoteView{VotedFor: v.VotedFor, VotedForLabel: v.VotedForLabel, ReasonPreview: truncate(v.Reason, 100)}
+	return v
 }
 
 // Status returns the current view.
 func (w *Writer) Status() StatusView {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.view()
-}
-
-func (w *Writer) view() StatusView {
-	now := w.now()
-	end := now
-	if !w.finishedAt.IsZero() {
-		end = w.finishedAt
-	}
-	a := w.cur
-	v := StatusView{
-		Meta: StatusMeta{
-			LogDir:         w.dir,
-			Question:       w.question,
-			StartedAt:      w.started,
-			UpdatedAt:      now,
-			ElapsedSeconds: max(0, end.Sub(w.started).Seconds()),
-			Status:         w.status,
-			Attempt:        a.n,
-		},
-		Coordination: CoordinationView{
-			Phase:        w.phase,
-			Epoch:        a.epoch,
-			AnswersTotal: w.answersTotal,
-			VotesInEpoch: len(a.epochVotes),
-			AgentOrder:   slices.Clone(w.order),
-		},
-		Agents: make(map[string]AgentView, len(w.agents)),
-		Results: ResultsView{
-			Votes:  tally(a.epochVotes, nil),
-			Winner: a.winner,
-		},
-	}
-	v.Meta.IgnoredFeatures = append([]string{}, w.meta.IgnoredFeatures...) // [] rather than null
-	if a.winVotes != nil {
-		v.Results.Votes = copyMap(a.winVotes)
-	}
-	if a.finalAgent != "" {
-		v.Results.Winner = a.finalAgent
-		v.Results.FinalAnswerPreview = a.finalPreview
-	}
-	for id, ag := range w.agents {
-		if ag.status != agentFailed {
-			v.Coordination.LiveAgents++
-		}
-		av := AgentView{
-			Status:            ag.status,
-			Backend:           ag.info.Backend,
-			Model:             ag.info.Model,
-			Simulated:         ag.info.Simulated,
-			AnswerCount:       ag.answerCount,
-			LatestAnswerLabel: ag.latestLabel,
-			Restarts:          ag.restarts,
-			Rejections:        ag.rejections,
-			Failures:          ag.failures,
-			LastError:         ag.lastError,
-			InputTokens:       ag.inputTokens,
-			OutputTokens:      ag.outputTokens,
-			CostUSD:           ag.costUSD,
-			LastActivity:      ag.lastActivity,
-		}
-		if ag.vote != nil {
-			vv := *ag.vote
-			av.Vote = &vv
-		}
-		v.Agents[id] = av
-		v.Results.InputTokens += ag.inputTokens
-		v.Results.OutputTokens += ag.outputTokens
-		v.Results.CostUSD += ag.costUSD
-	}
-	return v
+	return StatusOf(w.snapshot(), w.dir, w.now(), w.proc)
 }
 
 // writeStatus rewrites status.json atomically.
 func (w *Writer) writeStatus() error {
-	return writeJSON(filepath.Join(w.dir, "status.json"), w.view())
+	return writeJSON(filepath.Join(w.dir, "status.json"), StatusOf(w.snapshot(), w.dir, w.now(), w.proc))
 }
 
 // writeJSON writes v as indented JSON, atomically. HTML escaping is off:
@@ -287,4 +191,31 @@ func writeJSON(path string, v any) error {
 		return err
 	}
 	return writeAtomic(path, b.Bytes())
+}
+
+// Process identifies the process that runs a run.
+type Process struct {
+	PID  int
+	Host string
+}
+
+func thisProcess() Process {
+	host, _ := os.Hostname() // best effort: "" only makes Dead less sure
+	return Process{PID: os.Getpid(), Host: host}
+}
+
+// ThisProcess is the current process, as status.json names it.
+func ThisProcess() Process { return thisProcess() }
+
+// Dead reports whether a status.json describes a run that died: it still
+// says "running", but the process that wrote it, on this host, is gone.
+// (A run on another host cannot be checked from here: not dead.)
+func Dead(v StatusView) bool {
+	if v.Meta.Status != event.RunRunning || v.Meta.PID <= 0 {
+		return false
+	}
+	if host, _ := os.Hostname(); v.Meta.Host != host {
+		return false
+	}
+	return !processAlive(v.Meta.PID)
 }

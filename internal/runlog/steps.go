@@ -68,6 +68,19 @@ func (s *stream) write(path, text string, reasoning bool) error {
 	return s.flush(&b)
 }
 
+// line writes text on lines of its own (closing a reasoning block).
+func (s *stream) line(path, text string) error {
+	if err := s.open(path); err != nil {
+		return err
+	}
+	var b strings.Builder
+	s.endReasoning(&b)
+	s.newline(&b)
+	b.WriteString(text)
+	b.WriteByte('\n')
+	return s.flush(&b)
+}
+
 // separator writes a line such as "--- turn 2 (epoch 1) ---", preceded by a
 // blank line unless the file is empty.
 func (s *stream) separator(path, line string) error {
@@ -75,11 +88,7 @@ func (s *stream) separator(path, line string) error {
 		return err
 	}
 	var b strings.Builder
-	if s.reasoning {
-		s.newline(&b)
-		b.WriteString("[/reasoning]\n")
-		s.reasoning = false
-	}
+	s.endReasoning(&b)
 	s.newline(&b)
 	if s.written {
 		b.WriteByte('\n')
@@ -87,6 +96,14 @@ func (s *stream) separator(path, line string) error {
 	b.WriteString(line)
 	b.WriteByte('\n')
 	return s.flush(&b)
+}
+
+func (s *stream) endReasoning(b *strings.Builder) {
+	if s.reasoning {
+		s.newline(b)
+		b.WriteString("[/reasoning]\n")
+		s.reasoning = false
+	}
 }
 
 func (s *stream) newline(b *strings.Builder) {
@@ -117,32 +134,55 @@ func (s *stream) close() error {
 }
 
 // outPath is agent_outputs/<id>.txt of the current attempt.
-func (w *Writer) outPath(ag *agentState) string {
+func (w *Writer) outPath(ag *agentFiles) string {
 	return filepath.Join(w.cur.base, "agent_outputs", safeName(ag.id)+".txt")
 }
 
-func (w *Writer) writeDelta(ag *agentState, e event.Event) error {
-	switch e.Type {
+func (w *Writer) writeDelta(ag *agentFiles, e event.Event) error {
+	switch e := e.(type) {
 	case event.FinalDelta:
 		path := filepath.Join(w.cur.base, "agent_outputs", "final_presentation.txt")
 		return w.cur.finalOut.write(path, e.Text, false)
-	default:
-		if ag == nil {
-			return nil
-		}
-		return ag.out.write(w.outPath(ag), e.Text, e.Type == event.ReasoningDelta)
+	case event.TextDelta:
+		return ag.out.write(w.outPath(ag), e.Text, false)
+	case event.ReasoningDelta:
+		return ag.out.write(w.outPath(ag), e.Text, true)
 	}
+	return nil
+}
+
+// outLine writes a step of the agent's turn (a tool call, its workflow
+// action, a failure) to its output file, on lines of its own: the model
+// answers through tool calls, so without these lines the file would hold
+// little more than turn headers.
+func (w *Writer) outLine(ag *agentFiles, line string) error {
+	if ag == nil {
+		return nil
+	}
+	return ag.out.line(w.outPath(ag), line)
+}
+
+func (w *Writer) turnStarted(ag *agentFiles, e event.TurnStarted) error {
+	ag.turns++
+	ag.turnSeen, ag.prompt = true, e.Prompt
+	ag.shown = make([]string, len(e.Shown))
+	for i, r := range e.Shown {
+		ag.shown[i] = r.Label
+	}
+	_, _, epoch := w.view.Progress()
+	line := "--- turn " + itoa(ag.turns) + " (epoch " + itoa(epoch) + ") ---"
+	return ag.out.separator(w.outPath(ag), line)
 }
 
 // stepDir creates agent_<id>/<step-ts>/ for one answer or vote. Two events
 // of one agent in the same microsecond get _2, _3… rather than sharing (and
 // overwriting) a directory.
-func (w *Writer) stepDir(ag *agentState, t time.Time) (string, error) {
+func (w *Writer) stepDir(ag *agentFiles, t time.Time) (string, error) {
 	return mkdirUnique(filepath.Join(w.cur.base, "agent_"+safeName(ag.id), stamp(t)))
 }
 
 // writeAnswerStep saves an accepted answer with the prompt that produced it.
-func (w *Writer) writeAnswerStep(ag *agentState, e event.Event) error {
+func (w *Writer) writeAnswerStep(ag *agentFiles, e event.AnswerAccepted) error {
 	if ag == nil {
 		return nil
 	}
@@ -150,26 +190,28 @@ func (w *Writer) writeAnswerStep(ag *agentState, e event.Event) error {
 	if err != nil {
 		return err
 	}
-	return errors.Join(writeFile(filepath.Join(dir, "answer.txt"), []byte(e.Text)), w.writeContext(ag, dir))
+	return errors.Join(writeFile(filepath.Join(dir, "answer.txt"), []byte(e.Content)), w.writeContext(ag, dir))
 }
 
 // writeVoteStep saves an accepted vote with the labels the voter was shown.
-func (w *Writer) writeVoteStep(ag *agentState, v voteRecord) error {
+func (w *Writer) writeVoteStep(ag *agentFiles, e event.VoteAccepted) error {
 	if ag == nil {
 		return nil
 	}
-	dir, err := w.stepDir(ag, v.Time)
+	dir, err := w.stepDir(ag, e.Time)
 	if err != nil {
 		return err
 	}
+	_, _, epoch := w.view.Progress()
 	sv := stepVote{
-		VoterID:         v.Voter,
-		VotedFor:        v.VotedFor,
-		VotedForLabel:   v.VotedForLabel,
-		Reason:          v.Reason,
-		Timestamp:       v.Time.Format(time.RFC3339Nano),
-		Epoch:           v.Epoch,
-		AvailableLabels: v.Labels,
+		VoterID:         e.Agent,
+		VotedFor:        e.Target,
+		VotedForLabel:   e.TargetLabel,
+		VotedForAnswer:  e.TargetAnswer,
+		Reason:          e.Reason,
+		Timestamp:       e.Time.Format(time.RFC3339Nano),
+		Epoch:           epoch,
+		AvailableLabels: ag.shown,
 	}
 	if sv.AvailableLabels == nil {
 		sv.AvailableLabels = []string{}
@@ -180,41 +222,38 @@ func (w *Writer) writeVoteStep(ag *agentState, v voteRecord) error {
 // writeContext writes context.txt: the prompt of the agent's latest turn in
 // this attempt. Without a TurnStarted there is no prompt to record, and an
 // empty file would wrongly suggest the agent was sent nothing.
-func (w *Writer) writeContext(ag *agentState, dir string) error {
+func (w *Writer) writeContext(ag *agentFiles, dir string) error {
 	if !ag.turnSeen {
 		return nil
 	}
 	return writeFile(filepath.Join(dir, "context.txt"), []byte(ag.prompt))
 }
 
-// finalAnswer records the final answer under final/<presenter>/. With
-// attempt dirs the top-level final/ is replaced by each attempt's final
-// answer, so it always holds the last attempt's (as MassGen copies it).
-func (w *Writer) finalAnswer(ag *agentState, e event.Event) error {
+// finalAnswer records the final answer under final/<presenter>/, with
+// context.txt: what the presenter saw (DESIGN.md §6), when it presented.
+// With attempt dirs the top-level final/ is replaced by each attempt's
+// final answer, so it always holds the last attempt's (as MassGen copies it).
+func (w *Writer) finalAnswer(ag *agentFiles, e event.FinalAnswer) error {
 	a := w.cur
 	id := e.Agent
 	if id == "" {
-		id = a.winner
-		ag = w.agents[id]
+		s := w.snapshot()
+		id = s.Winner
+		ag = w.files(id)
 	}
 	if id == "" {
 		id = "unknown"
 	}
-	a.finalAgent, a.finalReason = id, e.Reason
-	a.finalChars = utf8.RuneCountInString(e.Text)
-	a.finalPreview = truncate(e.Text, 200)
-	if ag != nil {
-		ag.status = agentDone
-	}
-	cell := "final answer (" + itoa(a.finalChars) + " chars)"
+	_, _, epoch := w.view.Progress()
+	cell := "final answer (" + itoa(utf8.RuneCountInString(e.Text)) + " chars)"
 	if e.Reason != "" && e.Reason != "presentation" {
 		cell = "final answer: " + truncate(oneLine(e.Reason), 60)
 	}
-	a.note(id, cell)
+	a.note(id, cell, epoch)
 
 	var context []byte
-	if ag != nil && ag.turnSeen && ag.turnStatus == "presentation" && ag.prompt != "" {
-		context = []byte(ag.prompt)
+	if ag != nil && ag.present != "" {
+		context = []byte(ag.present)
 	}
 	write := func(root string) error {
 		dir := filepath.Join(root, "final", safeName(id))

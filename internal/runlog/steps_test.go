@@ -14,8 +14,8 @@ func TestStepTimestampsAreUnique(t *testing.T) {
 	w := newTestWriter(t, Metadata{})
 	at := t0.Add(time.Second)
 	for i, text := range []string{"one", "two", "three"} {
-		e := event.Event{Seq: uint64(i + 1), Time: at, Type: event.AnswerAccepted, Agent: "alpha", Text: text}
-		if err := w.Handle(e); err != nil {
+		e := event.Record{Seq: uint64(i + 1), Time: at, Type: event.TypeAnswerAccepted, Agent: "alpha", Text: text}
+		if err := w.Handle(ev(e)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -38,7 +38,7 @@ func TestUnsafeAgentIDsStayInsideTheLogDir(t *testing.T) {
 		}
 	}
 	w := newTestWriter(t, Metadata{Agents: []AgentInfo{}})
-	if err := w.Handle(event.Event{Type: event.AnswerAccepted, Agent: "../../evil", Text: "x"}); err != nil {
+	if err := w.Handle(ev(event.Record{Type: event.TypeAnswerAccepted, Agent: "../../evil", Text: "x"})); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(w.Dir(), "agent_.._.._evil")); err != nil {
@@ -48,7 +48,7 @@ func TestUnsafeAgentIDsStayInsideTheLogDir(t *testing.T) {
 
 func TestCloseWithoutRunFinishedIsInterrupted(t *testing.T) {
 	w := newTestWriter(t, Metadata{})
-	if err := w.Handle(event.Event{Type: event.RunStarted, Text: "q"}); err != nil {
+	if err := w.Handle(ev(event.Record{Type: event.TypeRunStarted, Text: "q"})); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.Close(); err != nil {
@@ -78,7 +78,7 @@ func TestWriteErrorsAreReturned(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(w.Dir(), "agent_alpha"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.Handle(event.Event{Type: event.AnswerAccepted, Agent: "alpha", Text: "x"}); err == nil {
+	if err := w.Handle(ev(event.Record{Type: event.TypeAnswerAccepted, Agent: "alpha", Text: "x"})); err == nil {
 		t.Error("Handle succeeded although agent_alpha is a file")
 	}
 	if st := w.Status(); st.Agents["alpha"].AnswerCount != 1 {
@@ -88,13 +88,13 @@ func TestWriteErrorsAreReturned(t *testing.T) {
 
 func TestTimeouts(t *testing.T) {
 	w := newTestWriter(t, Metadata{})
-	for _, e := range []event.Event{
-		{Type: event.TurnStarted, Agent: "alpha", Text: "p"},
-		{Type: event.Timeout, Agent: "alpha"},
-		{Type: event.Timeout, Time: t0.Add(time.Hour)},
-		{Type: event.RunFinished, Status: "timeout", Err: "no answer before the deadline"},
+	for _, e := range []event.Record{
+		{Type: event.TypeTurnStarted, Agent: "alpha", Text: "p"},
+		{Type: event.TypeTimeout, Agent: "alpha"},
+		{Type: event.TypeTimeout, Time: t0.Add(time.Hour)},
+		{Type: event.TypeRunFinished, Status: "timeout", Err: "no answer before the deadline"},
 	} {
-		if err := w.Handle(e); err != nil {
+		if err := w.Handle(ev(e)); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -1,11 +1,16 @@
 package runlog
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/massgen/massgen/internal/event"
 )
 
 // Column sizing. The table must read in an 80-column terminal, so up to
@@ -28,15 +33,15 @@ type group struct {
 
 // note records what agent did in the current row block. Run-wide notes
 // (agent "") go to the footer: they belong to no column.
-func (a *attempt) note(agent, text string) {
+func (a *attempt) note(agent, text string, epoch int) {
 	if agent == "" {
 		a.notes = append(a.notes, text)
 		return
 	}
 	title := a.section
 	if title == "" {
-		title = "Epoch " + itoa(a.epoch)
-		if a.epoch == 0 {
+		title = "Epoch " + itoa(epoch)
+		if epoch == 0 {
 			title += " (before any answer)"
 		}
 	}
@@ -58,11 +63,13 @@ func (w *Writer) writeTable() error {
 // config order, then a footer with votes, winner and the run's outcome.
 func (w *Writer) renderTable() string {
 	var b strings.Builder
-	headers := make([]string, len(w.order))
-	for i, id := range w.order {
-		headers[i] = w.header(id)
+	s := w.snapshot()
+	order := make([]string, len(s.Agents))
+	headers := make([]string, len(s.Agents))
+	for i, ag := range s.Agents {
+		order[i], headers[i] = ag.ID, header(ag.AgentInfo)
 	}
-	widths := w.columnWidths(headers)
+	widths := w.columnWidths(order, headers)
 	total := 1
 	for _, cw := range widths {
 		total += cw + 3
@@ -70,7 +77,7 @@ func (w *Writer) renderTable() string {
 	textWidth := max(total, 72)
 
 	b.WriteString("MassGen coordination table\n")
-	writeWrapped(&b, "Question: "+truncate(oneLine(w.question), 400), textWidth)
+	writeWrapped(&b, "Question: "+truncate(oneLine(s.Question), 400), textWidth)
 	writeWrapped(&b, "Log: "+w.dir, textWidth)
 
 	multi := w.meta.Attempts || len(w.attempts) > 1
@@ -80,38 +87,38 @@ func (w *Writer) renderTable() string {
 			fmt.Fprintf(&b, "=== Attempt %d ===\n", a.n)
 		}
 		if len(widths) > 0 {
-			w.renderGroups(&b, a, headers, widths, total)
+			renderGroups(&b, a, order, headers, widths, total)
 		}
-		for _, line := range w.attemptFooter(a) {
+		for _, line := range attemptFooter(a, w.attemptSnapshot(a), order) {
 			writeWrapped(&b, line, textWidth)
 		}
 	}
 
 	b.WriteByte('\n')
-	status := "Status: " + w.status
-	if w.finalErr != "" {
-		status += " — " + truncate(oneLine(w.finalErr), 200)
+	status := "Status: " + s.Status
+	if s.Err != "" {
+		status += " — " + truncate(oneLine(s.Err), 200)
 	}
-	end := w.finishedAt
+	end := s.FinishedAt
 	if end.IsZero() {
 		end = w.now()
 	}
 	status += fmt.Sprintf(" (duration %s)", end.Sub(w.started).Round(100*time.Millisecond))
 	writeWrapped(&b, status, textWidth)
-	writeWrapped(&b, fmt.Sprintf("Events: %d recorded, %d streaming deltas (%d dropped)", len(w.events), w.deltas, w.dropped), textWidth)
+	writeWrapped(&b, fmt.Sprintf("Events: %d recorded, %d streaming deltas (%d dropped)", len(w.events), s.Deltas, w.dropped), textWidth)
 	return b.String()
 }
 
-func (w *Writer) header(id string) string {
-	ag := w.agents[id]
-	h := id
+// header is a column title: "id (backend/model) [sim]".
+func header(ag event.AgentInfo) string {
+	h := ag.ID
 	switch {
-	case ag.info.Backend != "" && ag.info.Model != "":
-		h += " (" + ag.info.Backend + "/" + ag.info.Model + ")"
-	case ag.info.Backend != "" || ag.info.Model != "":
-		h += " (" + ag.info.Backend + ag.info.Model + ")"
+	case ag.Backend != "" && ag.Model != "":
+		h += " (" + ag.Backend + "/" + ag.Model + ")"
+	case ag.Backend != "" || ag.Model != "":
+		h += " (" + ag.Backend + ag.Model + ")"
 	}
-	if ag.info.Simulated {
+	if ag.Simulated {
 		h += " [sim]"
 	}
 	return h
@@ -119,7 +126,7 @@ func (w *Writer) header(id string) string {
 
 // columnWidths fits each column to its longest header or cell, capped so
 // the whole table stays within the budget; longer cells wrap.
-func (w *Writer) columnWidths(headers []string) []int {
+func (w *Writer) columnWidths(order, headers []string) []int {
 	n := len(headers)
 	if n == 0 {
 		return nil
@@ -130,7 +137,7 @@ func (w *Writer) columnWidths(headers []string) []int {
 	}
 	capW := min(maxCol, max(tinyCol, (budget-1)/n-3))
 	widths := make([]int, n)
-	for i, id := range w.order {
+	for i, id := range order {
 		natural := utf8.RuneCountInString(headers[i])
 		for _, a := range w.attempts {
 			for _, g := range a.groups {
@@ -144,7 +151,7 @@ func (w *Writer) columnWidths(headers []string) []int {
 	return widths
 }
 
-func (w *Writer) renderGroups(b *strings.Builder, a *attempt, headers []string, widths []int, total int) {
+func renderGroups(b *strings.Builder, a *attempt, order, headers []string, widths []int, total int) {
 	rule := func(ch string) {
 		b.WriteByte('+')
 		for _, cw := range widths {
@@ -187,8 +194,8 @@ func (w *Writer) renderGroups(b *strings.Builder, a *attempt, headers []string, 
 		inner := total - 4
 		b.WriteString("| " + pad(truncate(g.title, inner), inner) + " |\n")
 		rule("-")
-		cols := make([][]string, len(w.order))
-		for i, id := range w.order {
+		cols := make([][]string, len(order))
+		for i, id := range order {
 			for _, c := range g.cells[id] {
 				cols[i] = append(cols[i], wrap(c, widths[i])...)
 			}
@@ -198,42 +205,43 @@ func (w *Writer) renderGroups(b *strings.Builder, a *attempt, headers []string, 
 	}
 }
 
-// attemptFooter summarises one attempt: the final epoch's tally (the only
-// votes that count), the winner and how it was chosen, the final answer.
-func (w *Writer) attemptFooter(a *attempt) []string {
+// attemptFooter summarises one attempt from the run as it ended: the final
+// epoch's tally (the only votes that count), the winner and how it was
+// chosen, the final answer.
+func attemptFooter(a *attempt, s event.Snapshot, order []string) []string {
 	var lines []string
-	t := tally(a.epochVotes, a.hasAnswer)
+	t := s.EpochTally()
 	if len(t) == 0 {
 		lines = append(lines, "Votes: none")
 	} else {
 		var parts []string
-		for _, id := range w.order {
+		for _, id := range order {
 			if n, ok := t[id]; ok {
 				parts = append(parts, fmt.Sprintf("%s %d", id, n))
 				delete(t, id)
 			}
 		}
-		for id, n := range t { // votes for ids outside the team: show, do not hide
-			parts = append(parts, fmt.Sprintf("%s %d", id, n))
+		for _, id := range slices.Sorted(maps.Keys(t)) { // votes for ids outside the team: show, do not hide
+			parts = append(parts, fmt.Sprintf("%s %d", id, t[id]))
 		}
-		lines = append(lines, fmt.Sprintf("Votes (epoch %d): %s", a.epoch, strings.Join(parts, ", ")))
+		lines = append(lines, fmt.Sprintf("Votes (epoch %d): %s", s.Epoch, strings.Join(parts, ", ")))
 	}
 	switch {
-	case a.winner != "":
-		l := "Winner: " + a.winner
-		if a.winReason != "" {
-			l += " — " + truncate(oneLine(a.winReason), 200)
+	case s.Winner != "":
+		l := "Winner: " + s.Winner
+		if s.WinnerLabel != "" {
+			l += " (" + s.WinnerLabel + ")"
+		}
+		if s.How != "" {
+			l += " — " + truncate(oneLine(s.How), 200)
 		}
 		lines = append(lines, l)
 	default:
 		lines = append(lines, "Winner: none")
 	}
-	if a.finalAgent != "" {
-		how := a.finalReason
-		if how == "" {
-			how = "presentation"
-		}
-		lines = append(lines, fmt.Sprintf("Final answer: by %s (%s), %d chars", a.finalAgent, truncate(oneLine(how), 120), a.finalChars))
+	if s.FinalAgent != "" {
+		how := cmp.Or(s.FinalReason, "presentation")
+		lines = append(lines, fmt.Sprintf("Final answer: by %s (%s), %d chars", s.FinalAgent, truncate(oneLine(how), 120), utf8.RuneCountInString(s.Final)))
 	}
 	return append(lines, a.notes...)
 }

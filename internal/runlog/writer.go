@@ -28,18 +28,6 @@ type flushMark struct {
 	dropped uint64
 }
 
-// Run statuses (meta.status) and phases (coordination.phase).
-const (
-	statusRunning     = "running"
-	statusCompleted   = "completed"
-	statusInterrupted = "interrupted"
-
-	phaseCoordinating = "coordinating"
-	phasePresenting   = "presenting"
-	phasePostEval     = "post_evaluation"
-	phaseDone         = "done"
-)
-
 // Writer records one run on disk. All methods are safe for concurrent use;
 // one mutex guards everything because events are few enough (deltas aside,
 // which only append to an open file) that contention does not matter.
@@ -58,23 +46,22 @@ type Writer struct {
 	statusEvery time.Duration
 	onTick      func() // test hook: called after each ticker rewrite
 
-	question   string
-	order      []string // agent ids in config order (labels are numbered by it)
-	agents     map[string]*agentState
-	status     string // meta.status
-	phase      string
-	finishedAt time.Time
-	finalErr   string // RunFinished.Err, shown in the table footer
+	// view is the run as this writer has seen it. It is the writer's own,
+	// fed by Handle in the order the writer handles events, so the files
+	// written for an event describe the run as of that event (a broker's
+	// view may already be ahead of it).
+	view   *event.View
+	agents map[string]*agentFiles
+	proc   Process
 
-	events       []event.Event // non-droppable events, for coordination_events.json
-	deltas       int           // droppable events seen (not listed)
-	dropped      uint64        // droppable events the subscription lost
-	version      int           // events applied, and changes made by Close
-	flushed      flushMark     // what the summaries were last written from
-	answersTotal int           // across attempts
+	events   []event.Record // non-droppable events, for coordination_events.json
+	journal  *os.File       // coordination_events.jsonl, appended as events come
+	dropped  uint64         // droppable events the subscription lost
+	version  int            // events applied, and changes made by Close
+	flushed  flushMark      // what the summaries were last written from
+	attempts []*attempt
+	cur      *attempt
 
-	attempts   []*attempt
-	cur        *attempt
 	answerFile string
 }
 
@@ -96,27 +83,42 @@ func New(root string, started time.Time, meta Metadata) (*Writer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("runlog: open massgen.log: %w", err)
 	}
+	jf, err := os.OpenFile(filepath.Join(dir, journalName), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		lf.Close()
+		return nil, fmt.Errorf("runlog: open %s: %w", journalName, err)
+	}
 	w := &Writer{
 		dir:         dir,
 		meta:        meta,
 		started:     started,
 		logFile:     lf,
+		journal:     jf,
 		now:         time.Now,
 		statusEvery: defaultStatusEvery,
-		question:    meta.Question,
-		agents:      map[string]*agentState{},
-		status:      statusRunning,
-		phase:       phaseCoordinating,
+		view:        event.NewView(),
+		agents:      map[string]*agentFiles{},
+		proc:        thisProcess(),
 	}
-	for _, a := range meta.Agents {
-		w.agent(a.ID).info = a
-	}
+	w.view.Declare(meta.Agents, meta.IgnoredFeatures)
+	w.view.Apply(event.RunStarted{Header: event.Header{Time: started}, Question: meta.Question})
 	w.startAttempt(1)
 	if err := errors.Join(w.writeMetadata(), w.writeStatus()); err != nil {
 		lf.Close()
+		jf.Close()
 		return nil, err
 	}
 	return w, nil
+}
+
+// View is the writer's view of the run (status.json is written from it).
+func (w *Writer) View() *event.View { return w.view }
+
+func (w *Writer) snapshot() event.Snapshot { return w.view.Snapshot(w.now()) }
+
+func (w *Writer) running() bool {
+	status, _, _ := w.view.Progress()
+	return status == event.RunRunning
 }
 
 // Dir is the log directory of this run.
@@ -143,8 +145,8 @@ func (w *Writer) Handle(e event.Event) error {
 	if w.closed {
 		return ErrClosed
 	}
-	if e.Time.IsZero() {
-		e.Time = w.now()
+	if h := e.Head(); h.Time.IsZero() {
+		e = event.Stamped(e, h.Seq, w.now())
 	}
 	return w.apply(e)
 }
@@ -204,7 +206,7 @@ func (w *Writer) tick(stop <-chan struct{}) error {
 		case <-t.C:
 		}
 		w.mu.Lock()
-		if !w.closed && w.status == statusRunning {
+		if !w.closed && w.running() {
 			errs.add(w.writeStatus())
 		}
 		hook := w.onTick
@@ -225,13 +227,9 @@ func (w *Writer) Close() error {
 	if w.closed {
 		return nil
 	}
-	if w.status == statusRunning {
-		w.status = statusInterrupted
-		w.phase = phaseDone
+	if w.running() {
+		w.view.Apply(event.RunFinished{Header: event.Header{Time: w.now()}, Status: "interrupted"})
 		w.version++
-	}
-	if w.finishedAt.IsZero() {
-		w.finishedAt = w.now()
 	}
 	var errs []error
 	// RunFinished has written the summaries and status.json already;
@@ -244,7 +242,7 @@ func (w *Writer) Close() error {
 	for _, ag := range w.agents {
 		errs = append(errs, ag.out.close())
 	}
-	errs = append(errs, w.cur.finalOut.close(), w.logFile.Close())
+	errs = append(errs, w.cur.finalOut.close(), w.logFile.Close(), w.journal.Close())
 	return errors.Join(errs...)
 }
 
@@ -256,10 +254,10 @@ func (w *Writer) flushSummaries() error {
 	errs := []error{w.writeEvents(), w.writeTable()}
 	for _, a := range w.attempts {
 		if w.meta.Attempts {
-			errs = append(errs, writeJSON(filepath.Join(a.base, "vote.json"), w.voteSummary(a)))
+			errs = append(errs, writeJSON(filepath.Join(a.base, "vote.json"), voteSummaryOf(w.attemptSnapshot(a))))
 		}
 	}
-	errs = append(errs, writeJSON(filepath.Join(w.dir, "vote.json"), w.voteSummary(w.cur)))
+	errs = append(errs, writeJSON(filepath.Join(w.dir, "vote.json"), voteSummaryOf(w.snapshot())))
 	return errors.Join(errs...)
 }
 
@@ -350,12 +348,4 @@ func (l *errList) err() error {
 		return errors.Join(append(l.errs, fmt.Errorf("runlog: and %d more write errors", l.more))...)
 	}
 	return errors.Join(l.errs...)
-}
-
-func copyMap(m map[string]int) map[string]int {
-	c := make(map[string]int, len(m))
-	for k, v := range m {
-		c[k] = v
-	}
-	return c
 }

@@ -25,10 +25,10 @@ var team = []AgentInfo{
 // script is a small 3-agent run. Each event gets Seq and a Time one second
 // apart, as a broker would stamp them.
 type script struct {
-	evs []event.Event
+	evs []event.Record
 }
 
-func (s *script) add(e event.Event) {
+func (s *script) add(e event.Record) {
 	e.Seq = uint64(len(s.evs) + 1)
 	e.Time = t0.Add(time.Duration(len(s.evs)+1) * time.Second)
 	s.evs = append(s.evs, e)
@@ -38,38 +38,43 @@ func (s *script) add(e event.Event) {
 // answer, gamma is rejected, fails a turn and leaves; alpha votes for beta,
 // beta answers again (invalidating that vote), then alpha and beta vote for
 // beta, beta wins and presents.
-func threeAgentRun() []event.Event {
+func threeAgentRun() []event.Record {
 	var s script
-	s.add(event.Event{Type: event.RunStarted, Text: "What is 2+2?", Agents: []string{"alpha", "beta", "gamma"}})
-	s.add(event.Event{Type: event.TurnStarted, Agent: "alpha", Text: "prompt alpha 1"})
-	s.add(event.Event{Type: event.TurnStarted, Agent: "beta", Text: "prompt beta 1"})
-	s.add(event.Event{Type: event.TurnStarted, Agent: "gamma", Text: "prompt gamma 1"})
-	s.add(event.Event{Type: event.ReasoningDelta, Agent: "alpha", Text: "thinking about it"})
-	s.add(event.Event{Type: event.TextDelta, Agent: "alpha", Text: "Answer "})
-	s.add(event.Event{Type: event.TextDelta, Agent: "alpha", Text: "A"})
-	s.add(event.Event{Type: event.ActionRejected, Agent: "gamma", Reason: "vote before any answer exists", Text: "Please answer first."})
-	s.add(event.Event{Type: event.AnswerAccepted, Agent: "alpha", Text: "Answer A", Label: "agent1.1", Epoch: 1, InputTokens: 100, OutputTokens: 20})
-	s.add(event.Event{Type: event.TurnStarted, Agent: "alpha", Text: "prompt alpha 2", Labels: []string{"agent1"}, Epoch: 1})
-	s.add(event.Event{Type: event.AnswerAccepted, Agent: "beta", Text: "Answer B", Label: "agent2.1", Epoch: 2, InputTokens: 50, OutputTokens: 10})
-	s.add(event.Event{Type: event.TurnRestarted, Agent: "alpha", Target: "beta", Epoch: 2})
-	s.add(event.Event{Type: event.TurnStarted, Agent: "alpha", Text: "prompt alpha 3", Labels: []string{"agent1", "agent2"}, Epoch: 2})
-	s.add(event.Event{Type: event.TurnFailed, Agent: "gamma", Err: "HTTP 500: internal error", Epoch: 2})
-	s.add(event.Event{Type: event.TurnStarted, Agent: "gamma", Text: "prompt gamma 2", Labels: []string{"agent1", "agent2"}, Epoch: 2})
-	s.add(event.Event{Type: event.VoteAccepted, Agent: "alpha", Target: "beta", TargetLabel: "agent2", Reason: "B is better", Epoch: 2, InputTokens: 10, OutputTokens: 5})
-	s.add(event.Event{Type: event.TurnStarted, Agent: "beta", Text: "prompt beta 2", Labels: []string{"agent1", "agent2"}, Epoch: 2})
-	s.add(event.Event{Type: event.AnswerAccepted, Agent: "beta", Text: "Answer B2", Label: "agent2.2", Epoch: 3})
-	s.add(event.Event{Type: event.AgentFailed, Agent: "gamma", Err: "3 failures in a row: HTTP 500", Epoch: 3})
-	s.add(event.Event{Type: event.TurnStarted, Agent: "alpha", Text: "prompt alpha 4", Labels: []string{"agent1", "agent2"}, Epoch: 3})
-	s.add(event.Event{Type: event.VoteAccepted, Agent: "alpha", Target: "beta", TargetLabel: "agent2", Reason: "B2 is complete", Epoch: 3})
-	s.add(event.Event{Type: event.TurnStarted, Agent: "beta", Text: "prompt beta 3", Labels: []string{"agent1", "agent2"}, Epoch: 3})
-	s.add(event.Event{Type: event.VoteAccepted, Agent: "beta", Target: "beta", TargetLabel: "agent2", Reason: "mine is best", Epoch: 3})
-	s.add(event.Event{Type: event.WinnerSelected, Agent: "beta", Votes: map[string]int{"beta": 2}, Reason: "most votes (2 of 2)", Epoch: 3})
-	s.add(event.Event{Type: event.FinalStarted, Agent: "beta", Epoch: 3})
-	s.add(event.Event{Type: event.TurnStarted, Agent: "beta", Status: "presentation", Text: "present prompt", Epoch: 3})
-	s.add(event.Event{Type: event.FinalDelta, Agent: "beta", Text: "The answer "})
-	s.add(event.Event{Type: event.FinalDelta, Agent: "beta", Text: "is 4."})
-	s.add(event.Event{Type: event.FinalAnswer, Agent: "beta", Text: "The answer is 4.", Reason: "presentation", Epoch: 3})
-	s.add(event.Event{Type: event.RunFinished, Status: "completed", Epoch: 3})
+	s.add(event.Record{Type: event.TypeRunStarted, Text: "What is 2+2?", Agents: []string{"alpha", "beta", "gamma"}})
+	s.add(event.Record{Type: event.TypeTurnStarted, Agent: "alpha", Text: "prompt alpha 1"})
+	s.add(event.Record{Type: event.TypeTurnStarted, Agent: "beta", Text: "prompt beta 1"})
+	s.add(event.Record{Type: event.TypeTurnStarted, Agent: "gamma", Text: "prompt gamma 1"})
+	s.add(event.Record{Type: event.TypeReasoningDelta, Agent: "alpha", Text: "thinking about it"})
+	s.add(event.Record{Type: event.TypeTextDelta, Agent: "alpha", Text: "Answer "})
+	s.add(event.Record{Type: event.TypeTextDelta, Agent: "alpha", Text: "A"})
+	s.add(event.Record{Type: event.TypeActionRejected, Agent: "gamma", Reason: "vote before any answer exists", Text: "Please answer first."})
+	s.add(event.Record{Type: event.TypeAnswerAccepted, Agent: "alpha", Text: "Answer A", Label: "agent1.1", AnonLabel: "agent1", Epoch: 1,
+		Answers: []event.AnswerRef{{Label: "agent1", Agent: "alpha", Answer: "agent1.1"}}})
+	s.add(event.Record{Type: event.TypeTurnStarted, Agent: "alpha", Text: "prompt alpha 2", Labels: []string{"agent1"}, Epoch: 1})
+	s.add(event.Record{Type: event.TypeAnswerAccepted, Agent: "beta", Text: "Answer B", Label: "agent2.1", AnonLabel: "agent2", Epoch: 2,
+		Answers: []event.AnswerRef{{Label: "agent1", Agent: "alpha", Answer: "agent1.1"}, {Label: "agent2", Agent: "beta", Answer: "agent2.1"}}})
+	s.add(event.Record{Type: event.TypeTurnRestarted, Agent: "alpha", Target: "beta", Epoch: 2})
+	s.add(event.Record{Type: event.TypeTurnStarted, Agent: "alpha", Text: "prompt alpha 3", Labels: []string{"agent1", "agent2"}, Epoch: 2})
+	s.add(event.Record{Type: event.TypeTurnFailed, Agent: "gamma", Err: "HTTP 500: internal error", Epoch: 2})
+	s.add(event.Record{Type: event.TypeTurnStarted, Agent: "gamma", Text: "prompt gamma 2", Labels: []string{"agent1", "agent2"}, Epoch: 2})
+	s.add(event.Record{Type: event.TypeVoteAccepted, Agent: "alpha", Target: "beta", TargetLabel: "agent2", TargetAnswer: "agent2.1", Reason: "B is better", Epoch: 2})
+	s.add(event.Record{Type: event.TypeTurnStarted, Agent: "beta", Text: "prompt beta 2", Labels: []string{"agent1", "agent2"}, Epoch: 2})
+	s.add(event.Record{Type: event.TypeAnswerAccepted, Agent: "beta", Text: "Answer B2", Label: "agent2.2", AnonLabel: "agent2", Epoch: 3,
+		Answers: []event.AnswerRef{{Label: "agent1", Agent: "alpha", Answer: "agent1.1"}, {Label: "agent2", Agent: "beta", Answer: "agent2.2"}}})
+	s.add(event.Record{Type: event.TypeAgentFailed, Agent: "gamma", Err: "3 failures in a row: HTTP 500", Epoch: 3})
+	s.add(event.Record{Type: event.TypeTurnStarted, Agent: "alpha", Text: "prompt alpha 4", Labels: []string{"agent1", "agent2"}, Epoch: 3})
+	s.add(event.Record{Type: event.TypeVoteAccepted, Agent: "alpha", Target: "beta", TargetLabel: "agent2", TargetAnswer: "agent2.2", Reason: "B2 is complete", Epoch: 3})
+	s.add(event.Record{Type: event.TypeTurnStarted, Agent: "beta", Text: "prompt beta 3", Labels: []string{"agent1", "agent2"}, Epoch: 3})
+	s.add(event.Record{Type: event.TypeVoteAccepted, Agent: "beta", Target: "beta", TargetLabel: "agent2", TargetAnswer: "agent2.2", Reason: "mine is best", Epoch: 3})
+	s.add(event.Record{Type: event.TypeWinnerSelected, Agent: "beta", Votes: map[string]int{"beta": 2}, Reason: "most votes (2 of 2)", Label: "agent2.2", Epoch: 3})
+	s.add(event.Record{Type: event.TypeFinalStarted, Agent: "beta", Status: "presentation", Text: "present prompt", Epoch: 3})
+	// Usage arrives as turns end: alpha's three turns, beta's answers.
+	s.add(event.Record{Type: event.TypeTurnEnded, Agent: "alpha", InputTokens: 110, OutputTokens: 25, Epoch: 3})
+	s.add(event.Record{Type: event.TypeTurnEnded, Agent: "beta", InputTokens: 50, OutputTokens: 10, Epoch: 3})
+	s.add(event.Record{Type: event.TypeFinalDelta, Agent: "beta", Text: "The answer "})
+	s.add(event.Record{Type: event.TypeFinalDelta, Agent: "beta", Text: "is 4."})
+	s.add(event.Record{Type: event.TypeFinalAnswer, Agent: "beta", Text: "The answer is 4.", Reason: "presentation", Epoch: 3})
+	s.add(event.Record{Type: event.TypeRunFinished, Status: "completed", Epoch: 3})
 	return s.evs
 }
 
@@ -83,8 +88,19 @@ func newTestWriter(t *testing.T, meta Metadata) *Writer {
 		t.Fatal(err)
 	}
 	w.now = func() time.Time { return t0.Add(time.Minute) }
+	w.view.SetStallAfter(time.Hour) // the fixed clock is not a stall
 	t.Cleanup(func() { w.Close() })
 	return w
+}
+
+// ev is the typed event of a record (the tests write events in their
+// flat form, as the log files hold them).
+func ev(r event.Record) event.Event {
+	e, err := event.FromRecord(r)
+	if err != nil {
+		panic(err)
+	}
+	return e
 }
 
 func read(t *testing.T, path string) string {
@@ -133,7 +149,7 @@ func TestScriptedRun(t *testing.T) {
 	}
 	evs := threeAgentRun()
 	for _, e := range evs {
-		if err := w.Handle(e); err != nil {
+		if err := w.Handle(ev(e)); err != nil {
 			t.Fatalf("Handle(%s): %v", e.Type, err)
 		}
 		checkMidRun(t, w, e)
@@ -144,7 +160,7 @@ func TestScriptedRun(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatalf("second Close: %v", err)
 	}
-	if err := w.Handle(event.Event{Type: event.ToolCalled}); err != ErrClosed {
+	if err := w.Handle(ev(event.Record{Type: event.TypeToolCalled})); err != ErrClosed {
 		t.Errorf("Handle after Close = %v, want ErrClosed", err)
 	}
 	d := w.Dir()
@@ -171,7 +187,7 @@ func TestScriptedRun(t *testing.T) {
 	}
 	var sv stepVote
 	readJSON(t, filepath.Join(ad, alpha[2][0], "vote.json"), &sv)
-	wantVote := stepVote{VoterID: "alpha", VotedFor: "beta", VotedForLabel: "agent2", Reason: "B2 is complete",
+	wantVote := stepVote{VoterID: "alpha", VotedFor: "beta", VotedForLabel: "agent2", VotedForAnswer: "agent2.2", Reason: "B2 is complete",
 		Timestamp: "2025-03-04T10:20:51.123456Z", Epoch: 3, AvailableLabels: []string{"agent1", "agent2"}}
 	if diff := cmp.Diff(wantVote, sv); diff != "" {
 		t.Errorf("alpha vote.json (-want +got):\n%s", diff)
@@ -207,15 +223,20 @@ func TestScriptedRun(t *testing.T) {
 
 	// Streams.
 	out := read(t, filepath.Join(d, "agent_outputs", "alpha.txt"))
-	wantOut := "--- turn 1 (epoch 0) ---\n[reasoning]\nthinking about it\n[/reasoning]\nAnswer A\n\n" +
-		"--- turn 2 (epoch 1) ---\n\n--- restarted (new answer by beta) ---\n\n--- turn 3 (epoch 2) ---\n\n--- turn 4 (epoch 3) ---\n"
+	// The model streamed text in turn 1 only; its workflow actions are
+	// tool calls, written as lines of their own.
+	wantOut := "--- turn 1 (epoch 0) ---\n[reasoning]\nthinking about it\n[/reasoning]\nAnswer A\n" +
+		"→ new_answer accepted as agent1.1 (shown as agent1):\nAnswer A\n\n" +
+		"--- turn 2 (epoch 1) ---\n\n--- restarted (new answer by beta) ---\n\n--- turn 3 (epoch 2) ---\n" +
+		"→ vote for agent2 (beta's agent2.1): B is better\n\n" +
+		"--- turn 4 (epoch 3) ---\n→ vote for agent2 (beta's agent2.2): B2 is complete\n"
 	if out != wantOut {
 		t.Errorf("alpha.txt:\n%s\nwant:\n%s", out, wantOut)
 	}
 	if got := read(t, filepath.Join(d, "agent_outputs", "final_presentation.txt")); got != "The answer is 4." {
 		t.Errorf("final_presentation.txt = %q", got)
 	}
-	if got := read(t, filepath.Join(d, "agent_outputs", "beta.txt")); !strings.Contains(got, "--- turn 4 (epoch 3, presentation) ---") {
+	if got := read(t, filepath.Join(d, "agent_outputs", "beta.txt")); !strings.Contains(got, "--- final presentation (epoch 3): streamed to final_presentation.txt ---") {
 		t.Errorf("beta.txt lacks the presentation separator:\n%s", got)
 	}
 
@@ -227,12 +248,12 @@ func TestScriptedRun(t *testing.T) {
 		Reason: "most votes (2 of 2)",
 		Tally:  map[string]int{"alpha": 0, "beta": 2},
 		Votes: []voteEntry{
-			{Voter: "alpha", VotedFor: "beta", VotedForLabel: "agent2", Reason: "B2 is complete", Epoch: 3},
-			{Voter: "beta", VotedFor: "beta", VotedForLabel: "agent2", Reason: "mine is best", Epoch: 3},
+			{Voter: "alpha", VotedFor: "beta", VotedForLabel: "agent2", VotedForAnswer: "agent2.2", Reason: "B2 is complete", Epoch: 3},
+			{Voter: "beta", VotedFor: "beta", VotedForLabel: "agent2", VotedForAnswer: "agent2.2", Reason: "mine is best", Epoch: 3},
 		},
-		Labels: map[string]string{"agent1": "alpha", "agent2": "beta"},
-		// Tokens summed over every event that carried them (the script's
-		// answers, vote and final answer).
+		Labels:       map[string]string{"agent1": "alpha", "agent2": "beta"},
+		AnswerLabels: map[string]string{"agent1": "agent1.1", "agent2": "agent2.2"},
+		// Tokens summed over the turns that ended.
 		Usage: usageSummary{InputTokens: 160, OutputTokens: 35, PerAgent: map[string]float64{"alpha": 0, "beta": 0, "gamma": 0}},
 	}
 	if diff := cmp.Diff(wantVS, vs); diff != "" {
@@ -242,13 +263,13 @@ func TestScriptedRun(t *testing.T) {
 	// coordination_events.json: valid JSON, non-droppable events in order.
 	var ef struct {
 		SessionMetadata sessionMetadata `json:"session_metadata"`
-		Events          []event.Event   `json:"events"`
+		Events          []event.Record  `json:"events"`
 	}
 	readJSON(t, filepath.Join(d, "coordination_events.json"), &ef)
-	var wantEvs []event.Event
+	var wantEvs []event.Record
 	for _, e := range evs {
 		if !e.Type.Droppable() {
-			wantEvs = append(wantEvs, e)
+			wantEvs = append(wantEvs, event.ToRecord(ev(e)))
 		}
 	}
 	if diff := cmp.Diff(wantEvs, ef.Events); diff != "" {
@@ -267,7 +288,7 @@ func TestScriptedRun(t *testing.T) {
 		t.Errorf("status.json differs from Status() (-view +file):\n%s", diff)
 	}
 	if st.Meta.Status != "completed" || st.Coordination.Phase != "done" || st.Results.Winner != "beta" ||
-		st.Results.FinalAnswerPreview != "The answer is 4." || st.Meta.ElapsedSeconds != 30 {
+		st.Results.FinalAnswerPreview != "The answer is 4." || st.Meta.ElapsedSeconds != 31 {
 		t.Errorf("final status = %+v", st)
 	}
 	if diff := cmp.Diff(map[string]int{"beta": 2}, st.Results.Votes); diff != "" {
@@ -280,16 +301,16 @@ func TestScriptedRun(t *testing.T) {
 	// Table.
 	table := read(t, filepath.Join(d, "coordination_table.txt"))
 	for _, s := range []string{"Epoch 0 (before any answer)", "Epoch 1", "Epoch 2", "Epoch 3", "Final presentation",
-		"Votes (epoch 3): alpha 0, beta 2", "Winner: beta — most votes (2 of 2)",
-		"Final answer: by beta (presentation), 16 chars", "Status: completed (duration 30s)"} {
+		"Votes (epoch 3): alpha 0, beta 2", "Winner: beta (agent2.2) — most votes (2 of 2)",
+		"Final answer: by beta (presentation), 16 chars", "Status: completed (duration 31s)"} {
 		if !strings.Contains(table, s) {
 			t.Errorf("table lacks %q:\n%s", s, table)
 		}
 	}
 	cols := tableColumns(table, 3)
 	for i, want := range [][]string{
-		{"alpha (openai/gpt-4o)", "answered agent1.1", "restarted (new answer by beta)", "voted agent2 (beta) — B is better", "voted agent2 (beta) — B2 is complete"},
-		{"beta (claude/claude-sonnet)", "answered agent2.1", "answered agent2.2", "voted agent2 (beta) — mine is best", "presenting", "final answer (16 chars)"},
+		{"alpha (openai/gpt-4o)", "answered agent1.1", "restarted (new answer by beta)", "voted agent2.1 (beta) as agent2 — B is better", "voted agent2.2 (beta) as agent2 — B2 is complete"},
+		{"beta (claude/claude-sonnet)", "answered agent2.1", "answered agent2.2", "voted agent2.2 (beta) as agent2 — mine is best", "presenting", "final answer (16 chars)"},
 		{"gamma (sim/sim-model) [sim]", "rejected: vote before any answer exists", "turn failed: HTTP 500: internal error", "failed: 3 failures in a row: HTTP 500"},
 	} {
 		for _, s := range want {
@@ -310,7 +331,7 @@ func TestScriptedRun(t *testing.T) {
 }
 
 // checkMidRun asserts status.json after selected steps of the script.
-func checkMidRun(t *testing.T, w *Writer, e event.Event) {
+func checkMidRun(t *testing.T, w *Writer, e event.Record) {
 	t.Helper()
 	if e.Type.Droppable() {
 		return // deltas do not rewrite status.json (only the ticker catches them up)
@@ -338,7 +359,7 @@ func checkMidRun(t *testing.T, w *Writer, e event.Event) {
 		}
 	case 16: // alpha voted in epoch 2
 		want := map[string]agentBrief{
-			"alpha": {"voted", &VoteView{VotedFor: "beta", VotedForLabel: "agent2", ReasonPreview: "B is better"}},
+			"alpha": {"voted", &VoteView{VotedFor: "beta", VotedForLabel: "agent2", VotedForAnswer: "agent2.1", ReasonPreview: "B is better"}},
 			"beta":  {"answered", nil},
 			"gamma": {"working", nil},
 		}
@@ -348,7 +369,7 @@ func checkMidRun(t *testing.T, w *Writer, e event.Event) {
 		if c := st.Coordination; c.Epoch != 2 || c.VotesInEpoch != 1 || c.AnswersTotal != 2 || c.LiveAgents != 3 {
 			t.Errorf("coordination = %+v", c)
 		}
-		if diff := cmp.Diff(map[string]int{"beta": 1}, st.Results.Votes); diff != "" {
+		if diff := cmp.Diff(map[string]int{"alpha": 0, "beta": 1}, st.Results.Votes); diff != "" {
 			t.Errorf("results.votes (-want +got):\n%s", diff)
 		}
 	case 18: // beta's second answer invalidates alpha's vote
@@ -415,7 +436,7 @@ func TestCloseRewritesSummariesOnlyWhenSomethingChanged(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newTestWriter(t, Metadata{})
 			for _, e := range threeAgentRun() {
-				if err := w.Handle(e); err != nil {
+				if err := w.Handle(ev(e)); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -86,10 +86,10 @@ func (s *responsesStream) observe(e event.Event) {
 	}
 	s.startLocked()
 	p := progress(e)
-	if e.Type == event.RunFinished {
+	if e.Type() == event.TypeRunFinished {
 		p = "" // response.completed says so
 	}
-	switch e.Type {
+	switch e := e.(type) {
 	case event.FinalStarted:
 		// A new presentation: its text goes to a new message item.
 		if s.open != nil && s.open.kind == "message" {

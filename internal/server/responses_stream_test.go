@@ -43,21 +43,21 @@ func responsesEvents(t *testing.T, url string) (names []string, datas []map[stri
 }
 
 func TestResponsesStreamReconcilesDeltasWithTheFinalAnswer(t *testing.T) {
-	ev := func(typ event.Type, text string) event.Event { return event.Event{Type: typ, Agent: "a", Text: text} }
+	ev := func(typ event.Type, text string) event.Record { return event.Record{Type: typ, Agent: "a", Text: text} }
 	for _, tc := range []struct {
 		name     string
-		events   []event.Event
+		events   []event.Record
 		final    string
 		messages []string // the text of each message item, in order
 	}{
-		{"dropped deltas are sent at the end", []event.Event{ev(event.FinalStarted, ""), ev(event.FinalDelta, "Hel"),
-			ev(event.FinalAnswer, "Hello world")}, "Hello world", []string{"Hello world"}},
-		{"a failed presentation is followed by the stored answer", []event.Event{ev(event.FinalStarted, ""), ev(event.FinalDelta, "Partial"),
-			{Type: event.FinalAnswer, Agent: "a", Text: "Stored answer.", Reason: "the presentation failed"}}, "Stored answer.",
+		{"dropped deltas are sent at the end", []event.Record{ev(event.TypeFinalStarted, ""), ev(event.TypeFinalDelta, "Hel"),
+			ev(event.TypeFinalAnswer, "Hello world")}, "Hello world", []string{"Hello world"}},
+		{"a failed presentation is followed by the stored answer", []event.Record{ev(event.TypeFinalStarted, ""), ev(event.TypeFinalDelta, "Partial"),
+			{Type: event.TypeFinalAnswer, Agent: "a", Text: "Stored answer.", Reason: "the presentation failed"}}, "Stored answer.",
 			[]string{"Partial", "Stored answer."}},
-		{"an orchestration restart presents again", []event.Event{ev(event.FinalStarted, ""), ev(event.FinalDelta, "A"),
-			ev(event.FinalAnswer, "A"), ev(event.RunRestarted, ""), ev(event.FinalStarted, ""), ev(event.FinalDelta, "B"),
-			ev(event.FinalAnswer, "B")}, "B", []string{"A", "B"}},
+		{"an orchestration restart presents again", []event.Record{ev(event.TypeFinalStarted, ""), ev(event.TypeFinalDelta, "A"),
+			ev(event.TypeFinalAnswer, "A"), ev(event.TypeRunRestarted, ""), ev(event.TypeFinalStarted, ""), ev(event.TypeFinalDelta, "B"),
+			ev(event.TypeFinalAnswer, "B")}, "B", []string{"A", "B"}},
 		{"no events at all: the result's final answer", nil, "Only the result.", []string{"Only the result."}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -106,9 +106,9 @@ func TestResponsesStreamReconcilesDeltasWithTheFinalAnswer(t *testing.T) {
 
 // Items are numbered in order, and each is closed before the next opens.
 func TestResponsesStreamItemsNest(t *testing.T) {
-	ev := func(typ event.Type, text string) event.Event { return event.Event{Type: typ, Agent: "a", Text: text} }
-	hs, _ := fake(t, []event.Event{{Type: event.RunStarted, Agents: []string{"a"}}, {Type: event.AnswerAccepted, Agent: "a", Label: "agent1.1"},
-		ev(event.FinalStarted, ""), ev(event.FinalDelta, "Hi"), ev(event.FinalAnswer, "Hi"), {Type: event.RunFinished, Status: "completed"}},
+	ev := func(typ event.Type, text string) event.Record { return event.Record{Type: typ, Agent: "a", Text: text} }
+	hs, _ := fake(t, []event.Record{{Type: event.TypeRunStarted, Agents: []string{"a"}}, {Type: event.TypeAnswerAccepted, Agent: "a", Label: "agent1.1"},
+		ev(event.TypeFinalStarted, ""), ev(event.TypeFinalDelta, "Hi"), ev(event.TypeFinalAnswer, "Hi"), {Type: event.TypeRunFinished, Status: "completed"}},
 		&RunResult{Status: "completed", Final: "Hi", Winner: "a"}, nil)
 	names, datas := responsesEvents(t, hs.URL)
 	open, next := -1, 0
@@ -141,10 +141,10 @@ func TestResponsesStreamItemsNest(t *testing.T) {
 // A final answer that is not presented (a single agent's) comes with a
 // note; the note joins the progress before the message, which stays last.
 func TestResponsesStreamKeepsTheAnswerLast(t *testing.T) {
-	hs, _ := fake(t, []event.Event{{Type: event.RunStarted, Agents: []string{"a"}}, {Type: event.AnswerAccepted, Agent: "a", Label: "agent1.1"},
-		{Type: event.WinnerSelected, Agent: "a"},
-		{Type: event.FinalAnswer, Agent: "a", Text: "The answer.", Reason: "the winning answer is the final answer (a single agent has no other answers to combine)"},
-		{Type: event.RunFinished, Status: "completed"}},
+	hs, _ := fake(t, []event.Record{{Type: event.TypeRunStarted, Agents: []string{"a"}}, {Type: event.TypeAnswerAccepted, Agent: "a", Label: "agent1.1"},
+		{Type: event.TypeWinnerSelected, Agent: "a"},
+		{Type: event.TypeFinalAnswer, Agent: "a", Text: "The answer.", Reason: "the winning answer is the final answer (a single agent has no other answers to combine)"},
+		{Type: event.TypeRunFinished, Status: "completed"}},
 		&RunResult{Status: "completed", Final: "The answer.", Winner: "a"}, nil)
 	names, datas := responsesEvents(t, hs.URL)
 	var kinds []string

@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"sync"
 	"time"
+
+	"github.com/massgen/massgen/internal/event"
 )
 
 // stateRunning is what the registry reports before a run has its own
@@ -20,6 +22,7 @@ type runInfo struct {
 	LogDir  string
 	Winner  string
 	Ended   time.Time
+	View    *event.View // the run's live state; kept after the run for GET /v1/runs/{id}
 }
 
 // registry maps run ids to runs for GET /v1/runs/{id}. A run is added

@@ -50,8 +50,10 @@ type RunRequest struct {
 	// a config's agents keep the parameters their config gives them.
 	Params map[string]any
 	// Started, when set, is called once the run has started (before its
-	// first event), with its log directory ("" without logs).
-	Started func(logDir string)
+	// first event), with its log directory ("" without logs) and its live
+	// view, which GET /v1/runs/{id} serves (nil: the server reads the
+	// run's status.json instead).
+	Started func(logDir string, view *event.View)
 	// Observe, when set, is called for every event of the run except the
 	// agents' coordination deltas (event.TextDelta, event.ReasoningDelta;
 	// event.FinalDelta is included), in order, from one goroutine, and
@@ -347,8 +349,9 @@ func (s *Server) modelObject(id string) modelObject {
 	return modelObject{ID: id, Object: "model", Created: s.created, OwnedBy: "massgen"}
 }
 
-// GET /v1/runs/{id}: the run's status.json, or, before it has one (just
-// started, or running without logs), a status.json-shaped summary.
+// GET /v1/runs/{id}: the run's state in status.json's shape, from the
+// run's view in memory (runs of this process, logs or not); for a run
+// without one, its status.json, or a summary of what the registry knows.
 func (s *Server) run(w http.ResponseWriter, r *http.Request) {
 	if !methods(w, r, http.MethodGet) {
 		return
@@ -357,6 +360,11 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		writeError(w, NewError(http.StatusNotFound, "run_not_found", "No run with id '%s' (unknown, or forgotten: the server keeps the latest %d finished runs).",
 			r.PathValue("id"), s.d.KeepRuns))
+		return
+	}
+	if info.View != nil {
+		now := s.d.Now()
+		writeJSON(w, http.StatusOK, runlog.StatusOf(info.View.Snapshot(now), info.LogDir, now, runlog.ThisProcess()))
 		return
 	}
 	if info.LogDir != "" {
@@ -468,7 +476,9 @@ func (s *Server) serveRun(w http.ResponseWriter, r *http.Request, req *chatReque
 	ctx, cancel := context.WithCancelCause(r.Context())
 	defer cancel(nil)
 	defer context.AfterFunc(s.stopCtx, func() { cancel(errStopped) })()
-	rr.Started = func(logDir string) { s.runs.update(id, func(ri *runInfo) { ri.LogDir = logDir }) }
+	rr.Started = func(logDir string, view *event.View) {
+		s.runs.update(id, func(ri *runInfo) { ri.LogDir, ri.View = logDir, view })
+	}
 	s.log.Info("run started", "run", id, "model", model, "stream", req.Stream, "api", r.URL.Path)
 
 	var err error
@@ -540,8 +550,8 @@ func (s *Server) stream(ctx context.Context, cancel context.CancelCauseFunc, w h
 	rr RunRequest, id, model string, start time.Time) (*RunResult, error) {
 	st := f.stream(w, id, model, start, s.d.WriteTimeout, func() { cancel(errClientGone) })
 	started := rr.Started
-	rr.Started = func(logDir string) {
-		started(logDir)
+	rr.Started = func(logDir string, view *event.View) {
+		started(logDir, view)
 		st.start()
 	}
 	rr.Observe = st.observe

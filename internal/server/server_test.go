@@ -309,8 +309,8 @@ func TestRawSSEHasReasoningProgressUsageAndDone(t *testing.T) {
 	if !sawUsage {
 		t.Error("no usage chunk just before [DONE]")
 	}
-	for _, want := range []string{"[massgen] run started: agents researcher, critic, writer", "[critic] working",
-		"answered (agent", "voted for", "[massgen] winner: ", "presenting the final answer", "[massgen] run completed"} {
+	for _, want := range []string{"[massgen] run started: 3 agents: researcher [sim/sim-alpha, simulated], critic", "[critic] working",
+		"answered agent", "voted for", "[massgen] winner: ", "is writing the final answer", "[massgen] run completed"} {
 		if !strings.Contains(reasoning.String(), want) {
 			t.Errorf("reasoning_content lacks %q:\n%s", want, reasoning.String())
 		}

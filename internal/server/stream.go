@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -84,7 +82,7 @@ func (s *sseStream) observe(e event.Event) {
 		return
 	}
 	s.startLocked()
-	switch e.Type {
+	switch e := e.(type) {
 	case event.FinalStarted:
 		s.cur.Reset()
 		s.pendingSep = s.sentAny
@@ -279,73 +277,26 @@ func (x *sseWriter) end() {
 }
 
 // progress is the reasoning_content line for a coordination event, or ""
-// for events that are not shown (deltas, turn ends).
+// for events that are not shown (deltas, a turn's usage, and a final
+// answer given by presentation: its text is the content itself). The
+// words are event.Describe's, as in the CLI and massgen.log.
 func progress(e event.Event) string {
-	var line string
-	switch e.Type {
-	case event.RunStarted:
-		line = "[massgen] run started: agents " + strings.Join(e.Agents, ", ")
-	case event.TurnStarted:
-		line = fmt.Sprintf("[%s] working", e.Agent)
-		if len(e.Labels) > 0 {
-			line += " (sees " + strings.Join(e.Labels, ", ") + ")"
-		}
-	case event.ToolCalled:
-		line = fmt.Sprintf("[%s] called tool %s", e.Agent, e.Text)
-	case event.AnswerAccepted:
-		line = fmt.Sprintf("[%s] answered (%s)", e.Agent, e.Label)
-	case event.VoteAccepted:
-		line = fmt.Sprintf("[%s] voted for %s", e.Agent, e.Target)
-		if e.Reason != "" {
-			line += ": " + clip(e.Reason, 200)
-		}
-	case event.ActionRejected:
-		line = fmt.Sprintf("[%s] action rejected: %s", e.Agent, clip(e.Reason, 200))
-	case event.TurnRestarted:
-		line = fmt.Sprintf("[%s] restarted: new answer from %s", e.Agent, e.Target)
-	case event.TurnFailed:
-		line = fmt.Sprintf("[%s] turn failed: %s", e.Agent, clip(e.Err, 300))
-	case event.AgentFailed:
-		line = fmt.Sprintf("[%s] failed and left the run: %s", e.Agent, clip(e.Err, 300))
-	case event.Timeout:
-		if e.Agent == "" {
-			line = "[massgen] timeout: " + e.Reason
-		} else {
-			line = fmt.Sprintf("[%s] turn timed out", e.Agent)
-		}
-	case event.WinnerSelected:
-		line = fmt.Sprintf("[massgen] winner: %s (%s)", e.Agent, tally(e.Votes))
-	case event.FinalStarted:
-		line = fmt.Sprintf("[%s] presenting the final answer", e.Agent)
-	case event.FinalAnswer:
-		if e.Reason != "" && e.Reason != "presentation" {
-			line = "[massgen] " + e.Reason
-		}
-	case event.PostEvaluation:
-		line = fmt.Sprintf("[%s] post-evaluation: %s", e.Agent, e.Text)
-		if e.Reason != "" {
-			line += " (" + clip(e.Reason, 200) + ")"
-		}
-	case event.RunRestarted:
-		line = "[massgen] orchestration restarted: " + clip(e.Reason, 200)
-	case event.RunFinished:
-		line = "[massgen] run " + e.Status
+	if slices.Contains(event.Bookkeeping, e.Type()) {
+		return ""
 	}
+	if f, ok := e.(event.FinalAnswer); ok && (f.Reason == "" || f.Reason == "presentation") {
+		return ""
+	}
+	line := event.Describe(e)
 	if line == "" {
 		return ""
 	}
+	if a := event.AgentOf(e); a != "" && strings.HasPrefix(line, a) {
+		line = "[" + a + "]" + line[len(a):]
+	} else {
+		line = "[massgen] " + line
+	}
 	return line + "\n"
-}
-
-func tally(votes map[string]int) string {
-	if len(votes) == 0 {
-		return "no votes"
-	}
-	parts := make([]string, 0, len(votes))
-	for _, id := range slices.Sorted(maps.Keys(votes)) {
-		parts = append(parts, fmt.Sprintf("%s=%d", id, votes[id]))
-	}
-	return "votes: " + strings.Join(parts, ", ")
 }
 
 // clip shortens s to at most n bytes on a rune boundary, on one line.

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -18,7 +19,7 @@ import (
 )
 
 // fake starts a server whose runner replays events and returns res.
-func fake(t *testing.T, events []event.Event, res *RunResult, err error) (*httptest.Server, func() []RunRequest) {
+func fake(t *testing.T, events []event.Record, res *RunResult, err error) (*httptest.Server, func() []RunRequest) {
 	t.Helper()
 	var mu sync.Mutex
 	var seen []RunRequest
@@ -29,11 +30,18 @@ func fake(t *testing.T, events []event.Event, res *RunResult, err error) (*httpt
 		if err != nil {
 			return nil, err
 		}
+		b := event.NewBroker()
 		if r.Started != nil {
-			r.Started("")
+			r.Started("", b.View())
 		}
-		for _, e := range events {
-			if r.Observe != nil {
+		for _, rec := range events {
+			e, err := event.FromRecord(rec)
+			if err != nil {
+				t.Error(err)
+				continue
+			}
+			e = b.Publish(e)
+			if r.Observe != nil && !slices.Contains([]event.Type{event.TypeTextDelta, event.TypeReasoningDelta}, e.Type()) {
 				r.Observe(e)
 			}
 		}
@@ -111,22 +119,22 @@ func content(t *testing.T, datas []string) string {
 const streamBody = `{"model":"massgen","stream":true,"messages":[{"role":"user","content":"q"}]}`
 
 func TestStreamReconcilesDeltasWithTheFinalAnswer(t *testing.T) {
-	ev := func(typ event.Type, text string) event.Event { return event.Event{Type: typ, Agent: "a", Text: text} }
+	ev := func(typ event.Type, text string) event.Record { return event.Record{Type: typ, Agent: "a", Text: text} }
 	for _, tc := range []struct {
 		name   string
-		events []event.Event
+		events []event.Record
 		final  string
 		want   string
 	}{
-		{"dropped deltas are sent at the end", []event.Event{ev(event.FinalStarted, ""), ev(event.FinalDelta, "Hel"),
-			ev(event.FinalAnswer, "Hello world")}, "Hello world", "Hello world"},
-		{"every delta arrived", []event.Event{ev(event.FinalStarted, ""), ev(event.FinalDelta, "Hello "), ev(event.FinalDelta, "world"),
-			ev(event.FinalAnswer, "Hello world")}, "Hello world", "Hello world"},
-		{"a failed presentation is followed by the stored answer", []event.Event{ev(event.FinalStarted, ""), ev(event.FinalDelta, "Partial"),
-			{Type: event.FinalAnswer, Agent: "a", Text: "Stored answer.", Reason: "the presentation failed"}}, "Stored answer.", "Partial\n\nStored answer."},
-		{"an orchestration restart presents again after a blank line", []event.Event{ev(event.FinalStarted, ""), ev(event.FinalDelta, "A"),
-			ev(event.FinalAnswer, "A"), ev(event.RunRestarted, ""), ev(event.FinalStarted, ""), ev(event.FinalDelta, "B"),
-			ev(event.FinalAnswer, "B")}, "B", "A\n\nB"},
+		{"dropped deltas are sent at the end", []event.Record{ev(event.TypeFinalStarted, ""), ev(event.TypeFinalDelta, "Hel"),
+			ev(event.TypeFinalAnswer, "Hello world")}, "Hello world", "Hello world"},
+		{"every delta arrived", []event.Record{ev(event.TypeFinalStarted, ""), ev(event.TypeFinalDelta, "Hello "), ev(event.TypeFinalDelta, "world"),
+			ev(event.TypeFinalAnswer, "Hello world")}, "Hello world", "Hello world"},
+		{"a failed presentation is followed by the stored answer", []event.Record{ev(event.TypeFinalStarted, ""), ev(event.TypeFinalDelta, "Partial"),
+			{Type: event.TypeFinalAnswer, Agent: "a", Text: "Stored answer.", Reason: "the presentation failed"}}, "Stored answer.", "Partial\n\nStored answer."},
+		{"an orchestration restart presents again after a blank line", []event.Record{ev(event.TypeFinalStarted, ""), ev(event.TypeFinalDelta, "A"),
+			ev(event.TypeFinalAnswer, "A"), ev(event.TypeRunRestarted, ""), ev(event.TypeFinalStarted, ""), ev(event.TypeFinalDelta, "B"),
+			ev(event.TypeFinalAnswer, "B")}, "B", "A\n\nB"},
 		{"no events at all: the result's final answer", nil, "Only the result.", "Only the result."},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -143,16 +151,16 @@ func TestStreamReconcilesDeltasWithTheFinalAnswer(t *testing.T) {
 }
 
 func TestStreamShape(t *testing.T) {
-	events := []event.Event{
-		{Type: event.RunStarted, Agents: []string{"a", "b"}},
-		{Type: event.TurnStarted, Agent: "a"},
-		{Type: event.TextDelta, Agent: "a", Text: "coordination text is not content"},
-		{Type: event.AnswerAccepted, Agent: "a", Label: "agent1.1", Text: "answer"},
-		{Type: event.VoteAccepted, Agent: "b", Target: "a", Reason: "complete"},
-		{Type: event.WinnerSelected, Agent: "a", Votes: map[string]int{"a": 2}},
-		{Type: event.FinalStarted, Agent: "a"},
-		{Type: event.FinalDelta, Agent: "a", Text: "Final"},
-		{Type: event.FinalAnswer, Agent: "a", Text: "Final", Reason: "presentation"},
+	events := []event.Record{
+		{Type: event.TypeRunStarted, Agents: []string{"a", "b"}},
+		{Type: event.TypeTurnStarted, Agent: "a"},
+		{Type: event.TypeTextDelta, Agent: "a", Text: "coordination text is not content"},
+		{Type: event.TypeAnswerAccepted, Agent: "a", Label: "agent1.1", Text: "answer"},
+		{Type: event.TypeVoteAccepted, Agent: "b", Target: "a", Reason: "complete"},
+		{Type: event.TypeWinnerSelected, Agent: "a", Votes: map[string]int{"a": 2}},
+		{Type: event.TypeFinalStarted, Agent: "a"},
+		{Type: event.TypeFinalDelta, Agent: "a", Text: "Final"},
+		{Type: event.TypeFinalAnswer, Agent: "a", Text: "Final", Reason: "presentation"},
 	}
 	res := &RunResult{Status: "completed", Final: "Final", Winner: "a", Usage: llm.Usage{InputTokens: 10, OutputTokens: 5},
 		ToolCalls: []llm.ToolCall{{ID: "call_1", Name: "get_weather", Arguments: `{"city":"Paris"}`}}}
@@ -173,8 +181,8 @@ func TestStreamShape(t *testing.T) {
 	if first := chunks[0]; first.Choices[0].Delta.Role != "assistant" || first.Object != "chat.completion.chunk" || !strings.HasPrefix(first.ID, "chatcmpl-") {
 		t.Errorf("first chunk = %+v, want the role chunk", first)
 	}
-	for _, want := range []string{"[massgen] run started: agents a, b\n", "[a] working\n", "[a] answered (agent1.1)\n",
-		"[b] voted for a: complete\n", "[massgen] winner: a (votes: a=2)\n", "[a] presenting the final answer\n"} {
+	for _, want := range []string{"[massgen] run started: 2 agents: a, b\n", "[a] working\n", "[a] answered agent1.1: answer\n",
+		"[b] voted for a: complete\n", "[massgen] winner: a (votes a=2)\n", "[a] is writing the final answer\n"} {
 		if !strings.Contains(reasoning.String(), want) {
 			t.Errorf("reasoning_content lacks %q:\n%s", want, reasoning.String())
 		}
@@ -206,7 +214,7 @@ func TestFailedAndTimedOutRuns(t *testing.T) {
 		code   int
 	}{{"failed", 500}, {"timeout", 504}} {
 		t.Run(tc.status, func(t *testing.T) {
-			hs, _ := fake(t, []event.Event{{Type: event.RunStarted}}, &RunResult{Status: tc.status, Err: errors.New("every agent failed")}, nil)
+			hs, _ := fake(t, []event.Record{{Type: event.TypeRunStarted}}, &RunResult{Status: tc.status, Err: errors.New("every agent failed")}, nil)
 			resp, body := post(t, hs.URL, `{"model":"massgen","messages":[{"role":"user","content":"q"}]}`)
 			var eb errorBody
 			if resp.StatusCode != tc.code || json.Unmarshal(body, &eb) != nil || !strings.Contains(eb.Error.Message, "every agent failed") {

@@ -1,0 +1,186 @@
+package event
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+)
+
+// Describe says e in words for people, on one line: the plain display,
+// massgen.log and the servers' progress lines all use it, so a run reads
+// the same everywhere. Streamed deltas are text, not steps: they describe
+// as "". Every other kind says something.
+func Describe(e Event) string {
+	switch e := e.(type) {
+	case RunStarted:
+		team := make([]string, len(e.Team))
+		for i, a := range e.Team {
+			team[i] = a.String()
+		}
+		return fmt.Sprintf("run started: %s: %s", plural(len(e.Team), "agent"), strings.Join(team, ", "))
+	case TurnStarted:
+		if len(e.Shown) == 0 {
+			return e.Agent + " working"
+		}
+		return fmt.Sprintf("%s working (sees %s: %s)", e.Agent, plural(len(e.Shown), "answer"), refs(e.Shown))
+	case TextDelta, ReasoningDelta, FinalDelta:
+		return ""
+	case ToolCalled:
+		s := fmt.Sprintf("%s called %s(%s)", e.Agent, e.Tool, clip(e.Args, 80))
+		if e.IsError {
+			s += " → error"
+		} else {
+			s += " →"
+		}
+		if e.Result != "" {
+			s += " " + clip(e.Result, 80)
+		}
+		return s + fmt.Sprintf(" [%s]", e.Duration.Round(1e6))
+	case AnswerAccepted:
+		s := e.Agent + " answered " + or(e.Label, "?")
+		if e.AnonLabel != "" {
+			s += " (shown as " + e.AnonLabel + ")"
+		}
+		if e.Content != "" {
+			s += ": " + clip(e.Content, 70)
+		}
+		return s
+	case VoteAccepted:
+		s := e.Agent + " voted for " + e.Target
+		switch {
+		case e.TargetAnswer != "" && e.TargetLabel != "":
+			s += " (" + e.TargetAnswer + ", shown as " + e.TargetLabel + ")"
+		case e.TargetAnswer != "" || e.TargetLabel != "":
+			s += " (" + e.TargetAnswer + e.TargetLabel + ")"
+		}
+		if e.Reason != "" {
+			s += ": " + clip(e.Reason, 80)
+		}
+		return s
+	case ActionRejected:
+		return fmt.Sprintf("%s: action rejected: %s", e.Agent, clip(e.Reason, 120))
+	case TurnRestarted:
+		return fmt.Sprintf("%s restarted: %s", e.Agent, or(e.Reason, "new answer from "+e.Cause))
+	case TurnFailed:
+		return fmt.Sprintf("%s turn failed: %s", e.Agent, clip(e.Err, 200))
+	case TurnEnded:
+		return fmt.Sprintf("%s turn ended: %s", e.Agent, e.Usage)
+	case AgentFailed:
+		s := e.Agent + " failed and left the run"
+		if e.Reason != "" {
+			s += " after " + e.Reason
+		}
+		return s + ": " + clip(e.Err, 200)
+	case Timeout:
+		if e.Agent == "" {
+			return "timeout: " + e.Reason
+		}
+		return fmt.Sprintf("%s turn timed out: %s", e.Agent, clip(or(e.Err, e.Reason), 200))
+	case BudgetExceeded:
+		return "budget reached, stopping: " + e.Reason
+	case WinnerSelected:
+		s := "winner: " + e.Agent
+		if e.Label != "" {
+			s += " with " + e.Label
+		}
+		if e.How != "" {
+			return s + fmt.Sprintf(" (%s; %s)", e.How, Tally(e.Votes))
+		}
+		return s + " (" + Tally(e.Votes) + ")"
+	case FinalStarted:
+		return e.Agent + " is writing the final answer"
+	case FinalAnswer:
+		if e.Reason == "" || e.Reason == "presentation" {
+			return fmt.Sprintf("final answer by %s (%d chars)", e.Agent, len([]rune(e.Text)))
+		}
+		return fmt.Sprintf("final answer by %s: %s", e.Agent, e.Reason)
+	case PostEvaluation:
+		s := fmt.Sprintf("post-evaluation by %s: %s", e.Agent, e.Verdict)
+		if e.Reason != "" {
+			s += " (" + clip(e.Reason, 200) + ")"
+		}
+		return s
+	case RunRestarted:
+		return "orchestration restarted: " + clip(e.Reason, 200)
+	case RunFinished:
+		s := "run " + e.Status
+		if e.Winner != "" && e.Status == "completed" {
+			s += " (winner " + e.Winner + ")"
+		}
+		return s
+	}
+	return string(e.Type())
+}
+
+// String is "id [backend/model]" (", simulated" when it is).
+func (a AgentInfo) String() string {
+	if a.Backend == "" && a.Model == "" {
+		return a.ID
+	}
+	sim := ""
+	if a.Simulated {
+		sim = ", simulated"
+	}
+	return fmt.Sprintf("%s [%s/%s%s]", a.ID, a.Backend, a.Model, sim)
+}
+
+// String is "12 in, 3 out tokens" (and the cost when known).
+func (u Usage) String() string {
+	s := fmt.Sprintf("%d in, %d out tokens", u.InputTokens, u.OutputTokens)
+	if u.CostUSD > 0 {
+		s += fmt.Sprintf(", $%.4f", u.CostUSD)
+	}
+	return s
+}
+
+// Tally says a vote count, ids sorted: "votes a=2 b=1", or "no votes".
+func Tally(votes map[string]int) string {
+	if len(votes) == 0 {
+		return "no votes"
+	}
+	parts := make([]string, 0, len(votes))
+	for _, id := range slices.Sorted(maps.Keys(votes)) {
+		parts = append(parts, fmt.Sprintf("%s=%d", id, votes[id]))
+	}
+	return "votes " + strings.Join(parts, " ")
+}
+
+// refs says answer pairs: "agent1=c (agent3.1), agent2=a (agent1.1)".
+func refs(rs []AnswerRef) string {
+	parts := make([]string, len(rs))
+	for i, r := range rs {
+		switch {
+		case r.Agent == "":
+			parts[i] = r.Label
+		case r.Answer == "":
+			parts[i] = r.Label + "=" + r.Agent
+		default:
+			parts[i] = fmt.Sprintf("%s=%s (%s)", r.Label, r.Agent, r.Answer)
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// clip shortens s to at most n runes, on one line, marking the cut with "…".
+func clip(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:max(0, n-1)]) + "…"
+	}
+	return s
+}
+
+func or(s, alt string) string {
+	if s == "" {
+		return alt
+	}
+	return s
+}

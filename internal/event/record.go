@@ -1,0 +1,231 @@
+package event
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+)
+
+// Record is the flat JSON form of an event, one object per event in
+// coordination_events.json and coordination_events.jsonl. Its fields and
+// tags are those of the event struct of earlier versions (type strings
+// included), plus new ones, so readers of older logs keep working; which
+// fields a type fills is said on each type's record method.
+type Record struct {
+	Seq     uint64    `json:"seq"`
+	Time    time.Time `json:"time"`
+	Type    Type      `json:"type"`
+	Attempt int       `json:"attempt,omitempty"`
+	Epoch   int       `json:"epoch"`
+	Agent   string    `json:"agent,omitempty"` // real agent id
+
+	Label       string         `json:"label,omitempty"`        // stable answer label "agent<position>.<revision>"
+	Labels      []string       `json:"labels,omitempty"`       // anonymous labels the agent was shown
+	Text        string         `json:"text,omitempty"`         // answer, delta, final text, question, prompt, tool name
+	Target      string         `json:"target,omitempty"`       // real id voted for / whose answer caused a restart
+	TargetLabel string         `json:"target_label,omitempty"` // anonymous label of Target as the voter saw it
+	Reason      string         `json:"reason,omitempty"`
+	Err         string         `json:"error,omitempty"`
+	Status      string         `json:"status,omitempty"`
+	Agents      []string       `json:"agents,omitempty"`
+	Votes       map[string]int `json:"votes,omitempty"`
+	// Tokens are the usage of the turn that ended with this event, if any.
+	InputTokens  int64   `json:"input_tokens,omitempty"`
+	OutputTokens int64   `json:"output_tokens,omitempty"`
+	CostUSD      float64 `json:"cost_usd,omitempty"`
+
+	// New in the typed-event format.
+	AnonLabel    string      `json:"anon_label,omitempty"`    // anonymous label of an accepted answer
+	TargetAnswer string      `json:"target_answer,omitempty"` // stable label of the answer voted for
+	Answers      []AnswerRef `json:"answers,omitempty"`       // label ↔ agent pairs (shown, or the answer set)
+	Team         []AgentInfo `json:"team,omitempty"`          // run_started: the team with backends
+	Args         string      `json:"args,omitempty"`          // tool_called: arguments preview
+	Result       string      `json:"result,omitempty"`        // tool_called: result preview
+	IsError      bool        `json:"is_error,omitempty"`      // tool_called: the tool failed
+	DurationMS   int64       `json:"duration_ms,omitempty"`   // tool_called: how long it ran
+}
+
+// ToRecord flattens e.
+func ToRecord(e Event) Record {
+	r := e.record()
+	h := e.Head()
+	r.Seq, r.Time, r.Type, r.Attempt, r.Epoch = h.Seq, h.Time, e.Type(), h.Attempt, h.Epoch
+	return r
+}
+
+// AgentOf is the real id of the agent an event is about, "" for run-wide
+// events.
+func AgentOf(e Event) string {
+	switch e := e.(type) {
+	case TextDelta:
+		return e.Agent
+	case ReasoningDelta:
+		return e.Agent
+	case FinalDelta:
+		return e.Agent
+	}
+	return e.record().Agent
+}
+
+// FromRecord is the inverse of ToRecord: it rebuilds the typed event from
+// its record (replaying a log). Unknown types are an error.
+func FromRecord(r Record) (Event, error) {
+	h := Header{Seq: r.Seq, Time: r.Time, Attempt: r.Attempt, Epoch: r.Epoch}
+	u := Usage{r.InputTokens, r.OutputTokens, r.CostUSD}
+	var e Event
+	switch r.Type {
+	case TypeRunStarted:
+		team := slices.Clone(r.Team)
+		if team == nil {
+			for _, id := range r.Agents { // an older log: ids only
+				team = append(team, AgentInfo{ID: id})
+			}
+		}
+		e = RunStarted{Question: r.Text, Team: team}
+	case TypeTurnStarted:
+		shown := slices.Clone(r.Answers)
+		if shown == nil {
+			for _, l := range r.Labels {
+				shown = append(shown, AnswerRef{Label: l})
+			}
+		}
+		e = TurnStarted{Agent: r.Agent, Prompt: r.Text, Shown: shown, Reason: r.Reason}
+	case TypeTextDelta:
+		e = TextDelta{Agent: r.Agent, Text: r.Text}
+	case TypeReasoningDelta:
+		e = ReasoningDelta{Agent: r.Agent, Text: r.Text}
+	case TypeToolCalled:
+		e = ToolCalled{Agent: r.Agent, Tool: r.Text, Args: r.Args, Result: r.Result, IsError: r.IsError,
+			Duration: time.Duration(r.DurationMS) * time.Millisecond}
+	case TypeAnswerAccepted:
+		e = AnswerAccepted{Agent: r.Agent, Content: r.Text, Label: r.Label, AnonLabel: r.AnonLabel, Answers: slices.Clone(r.Answers)}
+	case TypeVoteAccepted:
+		e = VoteAccepted{Agent: r.Agent, Target: r.Target, TargetLabel: r.TargetLabel, TargetAnswer: r.TargetAnswer, Reason: r.Reason}
+	case TypeActionRejected:
+		e = ActionRejected{Agent: r.Agent, Reason: r.Reason}
+	case TypeTurnRestarted:
+		e = TurnRestarted{Agent: r.Agent, Cause: r.Target, Reason: r.Reason}
+	case TypeTurnFailed:
+		e = TurnFailed{Agent: r.Agent, Err: r.Err}
+	case TypeTurnEnded:
+		e = TurnEnded{Agent: r.Agent, Usage: u}
+	case TypeAgentFailed:
+		e = AgentFailed{Agent: r.Agent, Err: r.Err, Reason: r.Reason}
+	case TypeTimeout:
+		e = Timeout{Agent: r.Agent, Err: r.Err, Reason: r.Reason}
+	case TypeBudgetExceeded:
+		e = BudgetExceeded{Reason: r.Reason}
+	case TypeWinnerSelected:
+		e = WinnerSelected{Agent: r.Agent, Votes: cloneVotes(r.Votes), How: r.Reason, Label: r.Label, Answers: slices.Clone(r.Answers)}
+	case TypeFinalStarted:
+		e = FinalStarted{Agent: r.Agent, Prompt: r.Text, Mode: r.Status}
+	case TypeFinalDelta:
+		e = FinalDelta{Agent: r.Agent, Text: r.Text}
+	case TypeFinalAnswer:
+		e = FinalAnswer{Agent: r.Agent, Text: r.Text, Reason: r.Reason, Usage: u}
+	case TypePostEvaluation:
+		e = PostEvaluation{Agent: r.Agent, Verdict: r.Text, Reason: r.Reason, Usage: u}
+	case TypeRunRestarted:
+		e = RunRestarted{Agent: r.Agent, Reason: r.Reason, Instructions: r.Text}
+	case TypeRunFinished:
+		e = RunFinished{Status: r.Status, Winner: r.Agent, Err: r.Err}
+	default:
+		return nil, fmt.Errorf("event: unknown type %q", r.Type)
+	}
+	return e.withHead(h), nil
+}
+
+func cloneVotes(m map[string]int) map[string]int {
+	if m == nil {
+		return nil
+	}
+	return maps.Clone(m)
+}
+
+func labelsOf(refs []AnswerRef) []string {
+	if len(refs) == 0 {
+		return nil
+	}
+	out := make([]string, len(refs))
+	for i, a := range refs {
+		out[i] = a.Label
+	}
+	return out
+}
+
+func usageRecord(r Record, u Usage) Record {
+	r.InputTokens, r.OutputTokens, r.CostUSD = u.InputTokens, u.OutputTokens, u.CostUSD
+	return r
+}
+
+// Text = question; Agents = ids, Team = the team with backends.
+func (e RunStarted) record() Record {
+	ids := make([]string, len(e.Team))
+	for i, a := range e.Team {
+		ids[i] = a.ID
+	}
+	return Record{Text: e.Question, Agents: ids, Team: slices.Clone(e.Team)}
+}
+
+// Text = prompt; Labels = anonymous labels shown, Answers = the pairs.
+func (e TurnStarted) record() Record {
+	return Record{Agent: e.Agent, Text: e.Prompt, Labels: labelsOf(e.Shown), Answers: slices.Clone(e.Shown), Reason: e.Reason}
+}
+
+func (e TextDelta) record() Record      { return Record{Agent: e.Agent, Text: e.Text} }
+func (e ReasoningDelta) record() Record { return Record{Agent: e.Agent, Text: e.Text} }
+func (e FinalDelta) record() Record     { return Record{Agent: e.Agent, Text: e.Text} }
+
+// Text = tool name.
+func (e ToolCalled) record() Record {
+	return Record{Agent: e.Agent, Text: e.Tool, Args: e.Args, Result: e.Result, IsError: e.IsError, DurationMS: e.Duration.Milliseconds()}
+}
+
+// Text = answer; Label = stable label; AnonLabel; Answers = the new set.
+func (e AnswerAccepted) record() Record {
+	return Record{Agent: e.Agent, Text: e.Content, Label: e.Label, AnonLabel: e.AnonLabel, Answers: slices.Clone(e.Answers)}
+}
+
+func (e VoteAccepted) record() Record {
+	return Record{Agent: e.Agent, Target: e.Target, TargetLabel: e.TargetLabel, TargetAnswer: e.TargetAnswer, Reason: e.Reason}
+}
+
+func (e ActionRejected) record() Record { return Record{Agent: e.Agent, Reason: e.Reason} }
+
+// Target = the author of the answer that caused the restart.
+func (e TurnRestarted) record() Record {
+	return Record{Agent: e.Agent, Target: e.Cause, Reason: e.Reason}
+}
+
+func (e TurnFailed) record() Record     { return Record{Agent: e.Agent, Err: e.Err} }
+func (e TurnEnded) record() Record      { return usageRecord(Record{Agent: e.Agent}, e.Usage) }
+func (e AgentFailed) record() Record    { return Record{Agent: e.Agent, Err: e.Err, Reason: e.Reason} }
+func (e Timeout) record() Record        { return Record{Agent: e.Agent, Err: e.Err, Reason: e.Reason} }
+func (e BudgetExceeded) record() Record { return Record{Reason: e.Reason} }
+
+// Reason = how the winner was chosen; Label = the winning answer's stable label.
+func (e WinnerSelected) record() Record {
+	return Record{Agent: e.Agent, Votes: cloneVotes(e.Votes), Reason: e.How, Label: e.Label,
+		Labels: labelsOf(e.Answers), Answers: slices.Clone(e.Answers)}
+}
+
+// Text = prompt; Status = mode.
+func (e FinalStarted) record() Record { return Record{Agent: e.Agent, Text: e.Prompt, Status: e.Mode} }
+
+func (e FinalAnswer) record() Record {
+	return usageRecord(Record{Agent: e.Agent, Text: e.Text, Reason: e.Reason}, e.Usage)
+}
+
+// Text = verdict.
+func (e PostEvaluation) record() Record {
+	return usageRecord(Record{Agent: e.Agent, Text: e.Verdict, Reason: e.Reason}, e.Usage)
+}
+
+// Text = instructions.
+func (e RunRestarted) record() Record {
+	return Record{Agent: e.Agent, Reason: e.Reason, Text: e.Instructions}
+}
+
+// Agent = winner.
+func (e RunFinished) record() Record { return Record{Agent: e.Winner, Status: e.Status, Err: e.Err} }

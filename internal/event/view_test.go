@@ -1,0 +1,110 @@
+package event
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// play publishes events through a broker with a fixed clock and returns it.
+func play(t0 time.Time, events ...Event) *Broker {
+	b := NewBroker()
+	clock := t0
+	b.now = func() time.Time { clock = clock.Add(time.Second); return clock }
+	for _, e := range events {
+		b.Publish(e)
+	}
+	return b
+}
+
+func TestViewFollowsACoordination(t *testing.T) {
+	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	c1 := AnswerRef{Label: "agent1", Agent: "c", Answer: "agent3.1"}
+	a1 := AnswerRef{Label: "agent1", Agent: "a", Answer: "agent1.1"}
+	c1b := AnswerRef{Label: "agent2", Agent: "c", Answer: "agent3.1"}
+	b := play(t0,
+		RunStarted{Question: "q", Team: []AgentInfo{{ID: "a", Backend: "sim", Model: "m"}, {ID: "b"}, {ID: "c"}}},
+		TurnStarted{Agent: "a"}, TurnStarted{Agent: "b"}, TurnStarted{Agent: "c"},
+		AnswerAccepted{Agent: "c", Content: "C", Label: "agent3.1", AnonLabel: "agent1", Answers: []AnswerRef{c1}},
+		VoteAccepted{Agent: "b", Target: "c", TargetLabel: "agent1", TargetAnswer: "agent3.1"},
+		AnswerAccepted{Agent: "a", Content: "A", Label: "agent1.1", AnonLabel: "agent1", Answers: []AnswerRef{a1, c1b}},
+		TurnFailed{Agent: "b", Err: "503"},
+		Timeout{Agent: "b", Err: "deadline"},
+		TurnEnded{Agent: "a", Usage: Usage{InputTokens: 3, OutputTokens: 2, CostUSD: 1}},
+		TurnStarted{Agent: "b"},
+		VoteAccepted{Agent: "b", Target: "c", TargetLabel: "agent2", TargetAnswer: "agent3.1"},
+	)
+	s := b.View().Snapshot(t0.Add(13 * time.Second))
+	if s.Epoch != 2 || s.Question != "q" || s.Status != RunRunning || s.Attempt != 1 {
+		t.Errorf("epoch %d question %q status %s attempt %d", s.Epoch, s.Question, s.Status, s.Attempt)
+	}
+	if diff := cmp.Diff(map[string]int{"a": 0, "c": 1}, s.Tally); diff != "" {
+		t.Errorf("tally counts only the current epoch's votes (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]string{"agent1": "a", "agent2": "c"}, s.Labels()); diff != "" {
+		t.Errorf("labels (-want +got):\n%s", diff)
+	}
+	bv, _ := s.Agent("b")
+	if bv.Failures != 2 || bv.Status != StatusVoted || bv.Vote == nil || bv.Vote.TargetAnswer != "agent3.1" {
+		t.Errorf("b = %+v; want 2 failures (failed turn and turn timeout), voted for agent3.1", bv)
+	}
+	av, _ := s.Agent("a")
+	if av.Backend != "sim" || av.Answers != 1 || av.LatestAnswer != "agent1.1" || av.Usage.CostUSD != 1 || s.Usage.InputTokens != 3 {
+		t.Errorf("a = %+v, run usage %+v", av, s.Usage)
+	}
+	if got := []string{s.Answers[0].Label, s.Answers[1].Label}; !cmp.Equal(got, []string{"agent3.1", "agent1.1"}) {
+		t.Errorf("answers %v", got)
+	}
+	// The snapshot is a copy: changing it changes nothing in the view.
+	s.Agents[0].Status, s.Tally["a"] = "x", 9
+	if s2 := b.View().Snapshot(t0); s2.Agents[0].Status == "x" || s2.Tally["a"] == 9 {
+		t.Error("a snapshot shares memory with the view")
+	}
+}
+
+func TestViewShowsAQuietTurnAsStalled(t *testing.T) {
+	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	b := play(t0, RunStarted{Team: []AgentInfo{{ID: "a"}, {ID: "b"}}},
+		TurnStarted{Agent: "a"}, TurnStarted{Agent: "b"}, TextDelta{Agent: "b", Text: "x"}) // a at t0+2s, b at t0+4s
+	v := b.View()
+	v.SetStallAfter(10 * time.Second)
+	s := v.Snapshot(t0.Add(13 * time.Second))
+	a, _ := s.Agent("a")
+	bb, _ := s.Agent("b")
+	if a.Status != StatusStalled || a.StalledSeconds != 11 {
+		t.Errorf("a = %s %.0fs, want stalled 11s", a.Status, a.StalledSeconds)
+	}
+	if bb.Status != StatusWorking {
+		t.Errorf("b = %s, want working (heard from 9s ago)", bb.Status)
+	}
+	// A failed turn is not in flight: it does not stall.
+	b.Publish(TurnFailed{Agent: "a", Err: "idle stream"})
+	if a, _ := func() (AgentView, bool) { s := v.Snapshot(t0.Add(time.Hour)); return s.Agent("a") }(); a.Status != StatusIdle || a.Failures != 1 {
+		t.Errorf("after its turn failed a = %s, %d failures", a.Status, a.Failures)
+	}
+}
+
+func TestViewAppliesAnEventOnce(t *testing.T) {
+	b := play(time.Now(), RunStarted{Team: []AgentInfo{{ID: "a"}}})
+	e := b.Publish(TurnFailed{Agent: "a", Err: "x"})
+	b.View().Apply(e) // a log writer feeding the broker's view again
+	s := b.View().Snapshot(time.Now())
+	if a, _ := s.Agent("a"); a.Failures != 1 {
+		t.Errorf("failures = %d after one event applied twice", a.Failures)
+	}
+}
+
+func TestViewStartsAttemptsAfresh(t *testing.T) {
+	b := play(time.Now(), RunStarted{Team: []AgentInfo{{ID: "a"}}},
+		AnswerAccepted{Agent: "a", Label: "agent1.1", AnonLabel: "agent1"},
+		TurnFailed{Agent: "a"},
+		RunRestarted{Agent: "a", Reason: "wrong"},
+		TurnStarted{Header: Header{Attempt: 2}, Agent: "a"},
+	)
+	s := b.View().Snapshot(time.Now())
+	a, _ := s.Agent("a")
+	if s.Attempt != 2 || s.Epoch != 0 || a.Answers != 0 || a.Failures != 1 || len(s.Answers) != 1 {
+		t.Errorf("attempt %d epoch %d, a answers %d failures %d, run answers %d", s.Attempt, s.Epoch, a.Answers, a.Failures, len(s.Answers))
+	}
+}
