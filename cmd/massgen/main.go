@@ -1,5 +1,6 @@
 // Command massgen runs a team of LLM agents that refine and vote on each
-// other's answers. All behaviour lives in internal/cli.
+// other's answers. The command line is internal/cli; what a run does is
+// internal/app, which the Go library (package massgen) and the server share.
 package main
 
 import (

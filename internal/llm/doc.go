@@ -20,4 +20,10 @@
 // Errors held back by an open circuit satisfy errors.Is(err, ErrCircuitOpen);
 // a stall is a *StallError. WithActivity lets a caller see how long the
 // request in flight has been silent.
+//
+// And it holds the provider registry (registry.go): each adapter package
+// registers the backend types it serves with Register — how a backend block
+// is prepared (base URL, headers, vendor parameters) and how its Model is
+// built — so internal/app builds any team without a switch over types, and
+// adding a provider touches only its adapter.
 package llm
