@@ -2,6 +2,7 @@ package app
 
 import (
 	"io"
+	"os"
 	"time"
 )
 
@@ -20,4 +21,21 @@ type Env struct {
 	// DotEnvLoaded says Getenv already includes the .env files, so Execute
 	// does not read them again (the server loads them once, at start).
 	DotEnvLoaded bool
+}
+
+// WithDefaults fills what e leaves unset from the process: the working
+// directory, the clock, the environment, and a Stderr that discards.
+func (e *Env) WithDefaults() {
+	if e.WorkDir == "" {
+		e.WorkDir, _ = os.Getwd()
+	}
+	if e.Now == nil {
+		e.Now = time.Now
+	}
+	if e.Getenv == nil {
+		e.Getenv = os.Getenv
+	}
+	if e.Stderr == nil {
+		e.Stderr = io.Discard
+	}
 }

@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 
@@ -79,18 +78,7 @@ type Outcome struct {
 // the team, run the orchestration with logs. Errors before the run starts
 // carry their exit code; the run's own outcome is in Outcome.Status.
 func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
-	if env.WorkDir == "" {
-		env.WorkDir, _ = os.Getwd()
-	}
-	if env.Now == nil {
-		env.Now = time.Now
-	}
-	if env.Getenv == nil {
-		env.Getenv = os.Getenv
-	}
-	if env.Stderr == nil {
-		env.Stderr = io.Discard
-	}
+	env.WithDefaults()
 	if strings.TrimSpace(rq.Question) == "" {
 		return nil, usageErr("the question is empty")
 	}

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -61,20 +60,12 @@ type ServeRunner struct {
 // serialised here.
 func NewServeRunner(env *Env, o ServeOptions) *ServeRunner {
 	base := *env.app()
-	if base.WorkDir == "" {
-		base.WorkDir, _ = os.Getwd()
-	}
-	if base.Now == nil {
-		base.Now = time.Now
-	}
-	if base.Getenv == nil {
-		base.Getenv = os.Getenv
-	}
+	base.WithDefaults()
 	// Read the .env files once, not on every request.
 	if getenv, err := app.LoadEnv(&base); err == nil {
 		base.Getenv, base.DotEnvLoaded = getenv, true
 	}
-	base.Stderr = &syncWriter{w: cmp.Or[io.Writer](base.Stderr, io.Discard)}
+	base.Stderr = &syncWriter{w: base.Stderr}
 	return &ServeRunner{env: base, o: o, teams: app.NewTeamCache()}
 }
 
