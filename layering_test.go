@@ -1,0 +1,64 @@
+package massgen_test
+
+import (
+	"encoding/json"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// The house's dependencies point one way (DESIGN.md §3): cli →
+// {server, …} → app → orchestrator → {coord, agent, event, runlog} → {llm,
+// tool}. Each rule below names a package and what it must never reach; a
+// change that breaks one fails here rather than in a review.
+func TestDependenciesPointOneWay(t *testing.T) {
+	const mod = "github.com/massgen/massgen/"
+	out, err := exec.Command("go", "list", "-json=ImportPath,Imports,Deps", "./...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	deps := map[string][]string{}    // every package it reaches
+	imports := map[string][]string{} // what it imports directly
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	for dec.More() {
+		var p struct {
+			ImportPath    string
+			Imports, Deps []string
+		}
+		if err := dec.Decode(&p); err != nil {
+			t.Fatal(err)
+		}
+		deps[p.ImportPath], imports[p.ImportPath] = p.Deps, p.Imports
+	}
+	never := func(pkg string, banned ...string) {
+		t.Helper()
+		if _, ok := deps[mod+pkg]; !ok {
+			t.Fatalf("package %s not found: the rule would pass vacuously", pkg)
+		}
+		for _, d := range deps[mod+pkg] {
+			for _, b := range banned {
+				if d == mod+b || strings.HasPrefix(d, mod+b+"/") {
+					t.Errorf("%s reaches %s", pkg, d)
+				}
+			}
+		}
+	}
+	above := []string{"internal/cli", "internal/server", "internal/app"}
+	never("internal/app", "internal/cli", "internal/server")
+	never("internal/server", "internal/cli")
+	never("internal/orchestrator", append(above, "internal/config", "internal/runlog", "internal/provider")...)
+	never("internal/agent", append(above, "internal/orchestrator", "internal/config")...)
+	never("internal/runlog", append(above, "internal/orchestrator", "internal/llm")...)
+	never("internal/tool", append(above, "internal/orchestrator", "internal/agent")...)
+	never("internal/llm", "internal/config", "internal/provider", "internal/coord", "internal/event", "internal/tool")
+	// coord and event: the standard library only (scripts/test checks
+	// their whole closure); an adapter: llm and its own SDK, nothing else.
+	for _, adapter := range []string{"chatcompat", "openai", "anthropic", "gemini"} {
+		pkg := mod + "internal/llm/" + adapter
+		for _, imp := range imports[pkg] {
+			if strings.HasPrefix(imp, mod) && imp != mod+"internal/llm" {
+				t.Errorf("adapter %s imports %s: an adapter imports llm and its own SDK only", adapter, imp)
+			}
+		}
+	}
+}
