@@ -77,6 +77,7 @@ Try it without any API key on the built-in simulator:
 			if err := up.unavailable(); err != nil {
 				return err
 			}
+			up.notes(env.Stderr)
 			// A command word after -- is a question.
 			if len(args) > 0 && cmd.ArgsLenAtDash() != 0 {
 				if err := commandWord(args[0]); err != nil {

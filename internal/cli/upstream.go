@@ -1,9 +1,12 @@
 package cli
 
 import (
+	"fmt"
+	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // commandWords are upstream MassGen's subcommands that massgen does not
@@ -39,10 +42,66 @@ type upstreamFlags struct {
 	sessionID                                                  string
 	cont, listSessions, all, selectCfg, init, setup, rate      bool
 	showSchema, skipValidation, strictValidation, listBackends bool
+	flags                                                      *pflag.FlagSet
 }
+
+// laterFlag is a flag of later upstream versions (reference §5.2): value
+// says whether it takes one (so the parser consumes it), note whether the
+// run goes on with a note on stderr (the flag asks for nothing massgen does
+// differently) rather than stop with what to use instead.
+type laterFlag struct {
+	name  string
+	value bool
+	note  bool
+	do    string
+}
+
+var laterFlags = func() []laterFlag {
+	web := "the web and Textual-serve UIs are not available: `massgen serve` offers an OpenAI-compatible HTTP API " +
+		"(chat completions and Responses), and every run's status.json shows its progress"
+	quick := "the quickstart wizard and config generator are not available yet: start from an example " +
+		"(`massgen examples`, then `massgen examples NAME > config.yaml`), or run one model with --model NAME"
+	return []laterFlag{
+		{name: "display", value: true, note: true, do: "there is no full-screen display yet: the run shows plain progress lines on stderr"},
+		{name: "web", do: web}, {name: "web-host", value: true, do: web}, {name: "web-port", value: true, do: web},
+		{name: "no-browser", do: web}, {name: "web-review", do: web}, {name: "web-quickstart", do: web},
+		{name: "textual-serve", do: web}, {name: "textual-serve-port", value: true, do: web},
+		{name: "quickstart", do: quick}, {name: "headless", do: quick}, {name: "generate-config", value: true, do: quick},
+		{name: "config-backend", value: true, do: quick}, {name: "config-model", value: true, do: quick},
+		{name: "config-agents", value: true, do: quick}, {name: "config-agent-id", value: true, do: quick},
+		{name: "config-docker", do: quick}, {name: "config-context-path", value: true, do: quick},
+		{name: "quickstart-agent", value: true, do: quick},
+		{name: "setup-skills", do: "skills are not available yet"},
+		{name: "setup-docker", do: "Docker command execution is not available yet"},
+		{name: "cwd-context", value: true, do: "context paths are not available yet: agents cannot read or write your files in this version"},
+		{name: "stream-events", do: "the JSON event stream is not available yet: --automation prints stable KEY: value lines, " +
+			"and the log directory's coordination_events.jsonl gets one JSON event per line as the run goes"},
+		{name: "inbox-dir", value: true, do: "mid-run steering is not available yet"},
+		{name: "step", do: "single-step runs are not available yet"},
+		{name: "session-dir", value: true, do: "sessions are not available yet: each massgen run stands alone"},
+		{name: "save-streaming-buffers", note: true, do: "each agent's streamed output is always kept in agent_outputs/ in the log directory"},
+		{name: "logfire", do: "Logfire tracing is not available: massgen.log and coordination_events.jsonl in the log directory record the run"},
+		{name: "no-session-registry", note: true, do: "massgen keeps no session registry"},
+		{name: "no-parse-at-references", note: true, do: "massgen does not read @path references in questions yet"},
+		{name: "eval-criteria", value: true, do: "evaluation criteria files are not available yet"},
+		{name: "checklist-criteria-preset", value: true, do: "checklist criteria are not available yet"},
+		{name: "skip-agent-selector", note: true, do: "massgen has no agent selector"},
+		{name: "schema-backend", value: true, do: "the schema printer is not available yet: the README's Configuration section lists the keys"},
+		{name: "with-examples", do: "the schema printer is not available yet: the README's Configuration section lists the keys"},
+	}
+}()
 
 func (u *upstreamFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
+	u.flags = fl
+	for _, f := range laterFlags {
+		if f.value {
+			fl.String(f.name, "", "")
+		} else {
+			fl.Bool(f.name, false, "")
+		}
+		_ = fl.MarkHidden(f.name)
+	}
 	hide := func(names ...string) {
 		for _, n := range names {
 			_ = fl.MarkHidden(n)
@@ -97,7 +156,22 @@ func (u *upstreamFlags) unavailable() error {
 	if u.all && !u.listSessions {
 		return usageErr("--all goes with --list-sessions (%s)", sessions)
 	}
+	for _, f := range laterFlags {
+		if !f.note && u.flags != nil && u.flags.Changed(f.name) {
+			return usageErr("--%s: %s", f.name, f.do)
+		}
+	}
 	return nil
+}
+
+// notes tells stderr about the upstream flags a run accepts although they
+// change nothing here, so that nobody believes they took effect.
+func (u *upstreamFlags) notes(w io.Writer) {
+	for _, f := range laterFlags {
+		if f.note && u.flags != nil && u.flags.Changed(f.name) {
+			fmt.Fprintf(w, "note: --%s: %s\n", f.name, f.do)
+		}
+	}
 }
 
 // mapped runs the upstream flags massgen has an equivalent for, through the
