@@ -116,9 +116,9 @@ func Describe(e Event) string {
 // Describe says e as the package's Describe does, except the run's last
 // event: RunFinished is told with what the view knows by then, the whole
 // run in one line (Summary). The plain display and the servers' progress
-// lines end with it.
+// lines end with it. A nil view says e as Describe does.
 func (v *View) Describe(e Event) string {
-	if f, ok := e.(RunFinished); ok {
+	if f, ok := e.(RunFinished); ok && v != nil {
 		s := v.Snapshot(f.Time)
 		return s.Summary()
 	}

@@ -151,6 +151,10 @@ func TestViewSaysTheRunsEndWithItsTallyAndUsage(t *testing.T) {
 			if got := b.View().Describe(vote); got != Describe(vote) {
 				t.Errorf("View.Describe(vote) = %q, want Describe's %q", got, Describe(vote))
 			}
+			var none *View // a runner that shares no view
+			if got := none.Describe(fin); got != Describe(fin) {
+				t.Errorf("nil View.Describe(run_finished) = %q, want Describe's %q", got, Describe(fin))
+			}
 		})
 	}
 }

@@ -293,10 +293,7 @@ func progress(v *event.View, e event.Event) string {
 	if f, ok := e.(event.FinalAnswer); ok && (f.Reason == "" || f.Reason == "presentation") {
 		return ""
 	}
-	line := event.Describe(e)
-	if v != nil {
-		line = v.Describe(e)
-	}
+	line := v.Describe(e)
 	if line == "" {
 		return ""
 	}
