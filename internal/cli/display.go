@@ -37,16 +37,17 @@ func (d *display) run(sub *event.Subscription) {
 			return
 		}
 		if !d.automation {
-			d.line(d.env.Stderr, e)
+			d.line(d.env.Stderr, sub.View(), e)
 		}
 	}
 }
 
 // line prints one step in event.Describe's words: the same sentence the
 // servers' progress lines and massgen.log use. The run's first and last
-// lines are marked as massgen's own.
-func (d *display) line(w io.Writer, e event.Event) {
-	text := event.Describe(e)
+// lines are marked as massgen's own; the last sums the run up from its
+// view (winner, tally, answers, usage), so the display keeps no state.
+func (d *display) line(w io.Writer, v *event.View, e event.Event) {
+	text := v.Describe(e)
 	switch {
 	case text == "":
 	case e.Type() == event.TypeRunStarted || e.Type() == event.TypeRunFinished:

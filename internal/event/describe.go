@@ -113,6 +113,59 @@ func Describe(e Event) string {
 	return string(e.Type())
 }
 
+// Describe says e as the package's Describe does, except the run's last
+// event: RunFinished is told with what the view knows by then, the whole
+// run in one line (Summary). The plain display and the servers' progress
+// lines end with it. A nil view says e as Describe does.
+func (v *View) Describe(e Event) string {
+	if f, ok := e.(RunFinished); ok && v != nil {
+		s := v.Snapshot(f.Time)
+		return s.Summary()
+	}
+	return Describe(e)
+}
+
+// Summary says where the run stands, on one line: its status, the winner
+// with its answer and the tally, how many answers it took (and attempts,
+// past the first), the agents that left, and what it spent. For example
+// "run completed: winner a with agent1.2 (plurality; votes a=2 b=1);
+// 3 answers; 1200 in, 340 out tokens, $0.0021".
+func (s *Snapshot) Summary() string {
+	head := "run " + s.Status
+	if s.Winner != "" && s.Status == "completed" {
+		head += ": winner " + s.Winner
+		if s.WinnerLabel != "" {
+			head += " with " + s.WinnerLabel
+		}
+		if s.How != "" {
+			head += fmt.Sprintf(" (%s; %s)", s.How, Tally(s.Tally))
+		} else {
+			head += " (" + Tally(s.Tally) + ")"
+		}
+	} else if len(s.Tally) > 0 {
+		head += ": " + Tally(s.Tally)
+	}
+	parts := []string{head}
+	answers := "no answers"
+	if len(s.Answers) > 0 {
+		answers = plural(len(s.Answers), "answer")
+	}
+	if s.Attempt > 1 {
+		answers += fmt.Sprintf(" in %d attempts", s.Attempt)
+	}
+	parts = append(parts, answers)
+	var failed []string
+	for _, a := range s.Agents {
+		if a.Status == StatusFailed {
+			failed = append(failed, a.ID)
+		}
+	}
+	if len(failed) > 0 {
+		parts = append(parts, "left the run: "+strings.Join(failed, ", "))
+	}
+	return strings.Join(append(parts, s.Usage.String()), "; ")
+}
+
 // String is "id [backend/model]" (", simulated" when it is).
 func (a AgentInfo) String() string {
 	if a.Backend == "" && a.Model == "" {

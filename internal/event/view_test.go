@@ -108,3 +108,53 @@ func TestViewStartsAttemptsAfresh(t *testing.T) {
 		t.Errorf("attempt %d epoch %d, a answers %d failures %d, run answers %d", s.Attempt, s.Epoch, a.Answers, a.Failures, len(s.Answers))
 	}
 }
+
+func TestViewSaysTheRunsEndWithItsTallyAndUsage(t *testing.T) {
+	a1 := AnswerRef{Label: "agent1", Agent: "a", Answer: "agent1.1"}
+	b1 := AnswerRef{Label: "agent2", Agent: "b", Answer: "agent2.1"}
+	for _, tc := range []struct {
+		name   string
+		events []Event
+		want   string
+	}{
+		{"completed", []Event{
+			AnswerAccepted{Agent: "a", Label: "agent1.1", AnonLabel: "agent1", Answers: []AnswerRef{a1}},
+			AnswerAccepted{Agent: "b", Label: "agent2.1", AnonLabel: "agent2", Answers: []AnswerRef{a1, b1}},
+			TurnEnded{Agent: "a", Usage: Usage{InputTokens: 100, OutputTokens: 20, CostUSD: 0.001}},
+			TurnEnded{Agent: "b", Usage: Usage{InputTokens: 50, OutputTokens: 10, CostUSD: 0.0005}},
+			AgentFailed{Agent: "c", Err: "401"},
+			WinnerSelected{Agent: "a", Votes: map[string]int{"a": 2, "b": 0}, How: "plurality", Label: "agent1.1"},
+			FinalAnswer{Agent: "a", Text: "A", Reason: "presentation", Usage: Usage{InputTokens: 10, OutputTokens: 5}},
+			RunFinished{Status: "completed", Winner: "a"},
+		}, "run completed: winner a with agent1.1 (plurality; votes a=2 b=0); 2 answers; left the run: c; 160 in, 35 out tokens, $0.0015"},
+		{"timed out with votes, in a second attempt", []Event{
+			AnswerAccepted{Agent: "a", Label: "agent1.1", AnonLabel: "agent1", Answers: []AnswerRef{a1}},
+			RunRestarted{Agent: "a", Reason: "wrong"},
+			AnswerAccepted{Header: Header{Attempt: 2}, Agent: "b", Label: "agent2.1", AnonLabel: "agent1", Answers: []AnswerRef{{Label: "agent1", Agent: "b", Answer: "agent2.1"}}},
+			VoteAccepted{Header: Header{Attempt: 2}, Agent: "a", Target: "b"},
+			RunFinished{Header: Header{Attempt: 2}, Status: "timeout", Err: "deadline"},
+		}, "run timeout: votes b=1; 2 answers in 2 attempts; 0 in, 0 out tokens"},
+		{"failed before any answer", []Event{
+			AgentFailed{Agent: "a", Err: "401"}, AgentFailed{Agent: "b", Err: "500"},
+			RunFinished{Status: "failed", Err: "every agent failed"},
+		}, "run failed; no answers; left the run: a, b; 0 in, 0 out tokens"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			events := append([]Event{RunStarted{Team: []AgentInfo{{ID: "a"}, {ID: "b"}, {ID: "c"}}}}, tc.events...)
+			b := play(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC), events[:len(events)-1]...)
+			fin := b.Publish(events[len(events)-1])
+			if got := b.View().Describe(fin); got != tc.want {
+				t.Errorf("the last line = %q\n                  want %q", got, tc.want)
+			}
+			// Every other event reads as Describe says it.
+			vote := VoteAccepted{Agent: "a", Target: "b", Reason: "r"}
+			if got := b.View().Describe(vote); got != Describe(vote) {
+				t.Errorf("View.Describe(vote) = %q, want Describe's %q", got, Describe(vote))
+			}
+			var none *View // a runner that shares no view
+			if got := none.Describe(fin); got != Describe(fin) {
+				t.Errorf("nil View.Describe(run_finished) = %q, want Describe's %q", got, Describe(fin))
+			}
+		})
+	}
+}

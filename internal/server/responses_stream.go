@@ -63,7 +63,9 @@ func (s *responsesStream) abandon() bool {
 	return s.out.abandon()
 }
 
-func (s *responsesStream) start() {
+// start sends the opening events, once. The Responses stream needs no
+// view: response.completed carries the run's summary in its massgen object.
+func (s *responsesStream) start(*event.View) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.startLocked()
@@ -85,7 +87,7 @@ func (s *responsesStream) observe(e event.Event) {
 		return
 	}
 	s.startLocked()
-	p := progress(e)
+	p := progress(nil, e)
 	if e.Type() == event.TypeRunFinished {
 		p = "" // response.completed says so
 	}

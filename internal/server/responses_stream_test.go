@@ -154,4 +154,9 @@ func TestResponsesStreamKeepsTheAnswerLast(t *testing.T) {
 	if names[len(names)-1] != "response.completed" || strings.Join(kinds, ",") != "reasoning,message" {
 		t.Errorf("output items %v (last event %s), want reasoning then message", kinds, names[len(names)-1])
 	}
+	// response.completed says how the run ended, from its view.
+	m, _ := datas[len(datas)-1]["response"].(map[string]any)["massgen"].(map[string]any)
+	if m["winner"] != "a" || m["answers"] != 1.0 {
+		t.Errorf("massgen object = %v, want winner a with 1 answer", m)
+	}
 }

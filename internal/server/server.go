@@ -426,7 +426,7 @@ type format interface {
 // runner's observer goroutine, the others from the handler's: a stream
 // orders them itself.
 type runStream interface {
-	start()                          // headers and the opening events, once
+	start(*event.View)               // headers and the opening events, once; the run's view (nil: none)
 	observe(event.Event)             // one event of the run
 	abandon() bool                   // end before starting (false if started)
 	finish(*RunResult, *massgenInfo) // a completed run
@@ -540,7 +540,7 @@ func (s *Server) complete(ctx context.Context, w http.ResponseWriter, f format, 
 		writeError(w, e)
 		return res, nil
 	}
-	f.complete(w, res, &massgenInfo{RunID: id, Winner: res.Winner, Status: res.Status, LogDir: res.LogDir}, model, start)
+	f.complete(w, res, s.info(id, res), model, start)
 	return res, nil
 }
 
@@ -552,7 +552,7 @@ func (s *Server) stream(ctx context.Context, cancel context.CancelCauseFunc, w h
 	started := rr.Started
 	rr.Started = func(logDir string, view *event.View) {
 		started(logDir, view)
-		st.start()
+		st.start(view)
 	}
 	rr.Observe = st.observe
 	res, err := s.runOnce(ctx, rr)
@@ -568,11 +568,24 @@ func (s *Server) stream(ctx context.Context, cancel context.CancelCauseFunc, w h
 		st.fail(e)
 		return res, nil
 	}
-	st.finish(res, &massgenInfo{RunID: id, Winner: res.Winner, Status: res.Status, LogDir: res.LogDir})
+	st.finish(res, s.info(id, res))
 	return res, nil
 }
 
 var errClientGone = errors.New("the client went away")
+
+// info is the `massgen` object of a completed run: the runner's verdict,
+// and what the run's view knows (the winner, the tally, the answers, the
+// cost) when the runner shared its view.
+func (s *Server) info(id string, res *RunResult) *massgenInfo {
+	info := &massgenInfo{RunID: id, Winner: res.Winner, Status: res.Status, LogDir: res.LogDir}
+	if ri, ok := s.runs.get(id); ok && ri.View != nil {
+		snap := ri.View.Snapshot(s.d.Now())
+		info.Winner = cmp.Or(snap.Winner, info.Winner)
+		info.Votes, info.Answers, info.CostUSD = snap.Tally, len(snap.Answers), snap.Usage.CostUSD
+	}
+	return info
+}
 
 // runFailure is the error for a run that did not complete, nil otherwise.
 func (s *Server) runFailure(ctx context.Context, res *RunResult) *Error {

@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -137,10 +138,12 @@ func ctx10(t *testing.T) context.Context {
 
 // massgenExt reads the `massgen` extension object of a response.
 func massgenExt(t *testing.T, raw string) (ext struct {
-	RunID  string `json:"run_id"`
-	Winner string `json:"winner"`
-	Status string `json:"status"`
-	LogDir string `json:"log_dir"`
+	RunID   string         `json:"run_id"`
+	Winner  string         `json:"winner"`
+	Status  string         `json:"status"`
+	LogDir  string         `json:"log_dir"`
+	Votes   map[string]int `json:"votes"`
+	Answers int            `json:"answers"`
 }) {
 	t.Helper()
 	var v struct {
@@ -179,6 +182,11 @@ func TestNonStreamingAnswerWithUsage(t *testing.T) {
 	ext := massgenExt(t, resp.RawJSON())
 	if resp.ID != "chatcmpl-"+ext.RunID || ext.Status != "completed" || ext.Winner == "" || resp.Object != "chat.completion" {
 		t.Errorf("id %s object %s massgen %+v", resp.ID, resp.Object, ext)
+	}
+	// From the run's view: the winner's tally and the answers of the run
+	// (the simulator's three agents answer once each, then all vote).
+	if ext.Votes[ext.Winner] == 0 || ext.Answers != 3 {
+		t.Errorf("massgen votes %v answers %d, want votes for the winner %s and 3 answers", ext.Votes, ext.Answers, ext.Winner)
 	}
 	// The run wrote the usual logs, and the final answer there is the content.
 	answer, err := os.ReadFile(filepath.Join(ext.LogDir, "final", ext.Winner, "answer.txt"))
@@ -310,10 +318,15 @@ func TestRawSSEHasReasoningProgressUsageAndDone(t *testing.T) {
 		t.Error("no usage chunk just before [DONE]")
 	}
 	for _, want := range []string{"[massgen] run started: 3 agents: researcher [sim/sim-alpha, simulated], critic", "[critic] working",
-		"answered agent", "voted for", "[massgen] winner: ", "is writing the final answer", "[massgen] run completed"} {
+		"answered agent", "voted for", "[massgen] winner: ", "is writing the final answer"} {
 		if !strings.Contains(reasoning.String(), want) {
 			t.Errorf("reasoning_content lacks %q:\n%s", want, reasoning.String())
 		}
+	}
+	// The last progress line sums the run up from its view.
+	last := regexp.MustCompile(`\[massgen\] run completed: winner \w+ with agent\d\.\d+ \(plurality; votes [\w= ]+\); 3 answers; [1-9]\d* in, [1-9]\d* out tokens\n$`)
+	if !last.MatchString(reasoning.String()) {
+		t.Errorf("reasoning_content does not end with the run's summary (%s):\n%s", last, reasoning.String())
 	}
 }
 

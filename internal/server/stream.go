@@ -35,6 +35,9 @@ type sseStream struct {
 	runID string
 	// includeUsage adds a usage chunk at the end (stream_options.include_usage).
 	includeUsage bool
+	// view is the run's view (nil when the runner shares none): the run's
+	// last progress line sums the run up from it.
+	view *event.View
 
 	// cur is the content streamed since the latest presentation started;
 	// sentAny says whether any content was sent at all (an orchestration
@@ -60,9 +63,10 @@ func (s *sseStream) abandon() bool {
 }
 
 // start sends the headers and the role chunk, once.
-func (s *sseStream) start() {
+func (s *sseStream) start(view *event.View) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.view = view
 	s.startLocked()
 }
 
@@ -91,7 +95,7 @@ func (s *sseStream) observe(e event.Event) {
 	case event.FinalAnswer:
 		s.reconcileLocked(e.Text)
 	}
-	if p := progress(e); p != "" {
+	if p := progress(s.view, e); p != "" {
 		s.sendLocked(delta{ReasoningContent: p}, nil, nil, nil)
 	}
 }
@@ -279,15 +283,17 @@ func (x *sseWriter) end() {
 // progress is the reasoning_content line for a coordination event, or ""
 // for events that are not shown (deltas, a turn's usage, and a final
 // answer given by presentation: its text is the content itself). The
-// words are event.Describe's, as in the CLI and massgen.log.
-func progress(e event.Event) string {
+// words are event.Describe's, as in the CLI and massgen.log; with the
+// run's view, the run's end is summed up from it (winner, tally, answers,
+// usage), as the CLI's last line is.
+func progress(v *event.View, e event.Event) string {
 	if slices.Contains(event.Bookkeeping, e.Type()) {
 		return ""
 	}
 	if f, ok := e.(event.FinalAnswer); ok && (f.Reason == "" || f.Reason == "presentation") {
 		return ""
 	}
-	line := event.Describe(e)
+	line := v.Describe(e)
 	if line == "" {
 		return ""
 	}

@@ -156,11 +156,13 @@ func TestStreamShape(t *testing.T) {
 		{Type: event.TypeTurnStarted, Agent: "a"},
 		{Type: event.TypeTextDelta, Agent: "a", Text: "coordination text is not content"},
 		{Type: event.TypeAnswerAccepted, Agent: "a", Label: "agent1.1", Text: "answer"},
+		{Type: event.TypeTurnEnded, Agent: "a", InputTokens: 7, OutputTokens: 3, CostUSD: 0.25},
 		{Type: event.TypeVoteAccepted, Agent: "b", Target: "a", Reason: "complete"},
 		{Type: event.TypeWinnerSelected, Agent: "a", Votes: map[string]int{"a": 2}},
 		{Type: event.TypeFinalStarted, Agent: "a"},
 		{Type: event.TypeFinalDelta, Agent: "a", Text: "Final"},
-		{Type: event.TypeFinalAnswer, Agent: "a", Text: "Final", Reason: "presentation"},
+		{Type: event.TypeFinalAnswer, Agent: "a", Text: "Final", Reason: "presentation", InputTokens: 3, OutputTokens: 2},
+		{Type: event.TypeRunFinished, Status: "completed", Agent: "a"},
 	}
 	res := &RunResult{Status: "completed", Final: "Final", Winner: "a", Usage: llm.Usage{InputTokens: 10, OutputTokens: 5},
 		ToolCalls: []llm.ToolCall{{ID: "call_1", Name: "get_weather", Arguments: `{"city":"Paris"}`}}}
@@ -182,10 +184,16 @@ func TestStreamShape(t *testing.T) {
 		t.Errorf("first chunk = %+v, want the role chunk", first)
 	}
 	for _, want := range []string{"[massgen] run started: 2 agents: a, b\n", "[a] working\n", "[a] answered agent1.1: answer\n",
-		"[b] voted for a: complete\n", "[massgen] winner: a (votes a=2)\n", "[a] is writing the final answer\n"} {
+		"[b] voted for a: complete\n", "[massgen] winner: a (votes a=2)\n", "[a] is writing the final answer\n",
+		// The last line sums the run up from its view, usage included
+		// (the turns' usage is not a progress line of its own).
+		"[massgen] run completed: winner a (votes a=2); 1 answer; 10 in, 5 out tokens, $0.2500\n"} {
 		if !strings.Contains(reasoning.String(), want) {
 			t.Errorf("reasoning_content lacks %q:\n%s", want, reasoning.String())
 		}
+	}
+	if strings.Contains(reasoning.String(), "turn ended") {
+		t.Errorf("reasoning_content shows a turn's usage:\n%s", reasoning.String())
 	}
 	if got := content(t, datas); got != "Final" {
 		t.Errorf("content = %q", got)
@@ -197,6 +205,9 @@ func TestStreamShape(t *testing.T) {
 	}
 	if fr := fin.Choices[0].FinishReason; fr == nil || *fr != "tool_calls" || fin.Massgen == nil || fin.Massgen.Winner != "a" {
 		t.Errorf("finish chunk = %+v", fin)
+	}
+	if m := fin.Massgen; m == nil || m.Votes["a"] != 2 || m.Answers != 1 || m.CostUSD != 0.25 {
+		t.Errorf("massgen object = %+v, want the view's tally a=2, 1 answer, $0.25", m)
 	}
 	if len(usage.Choices) != 0 || usage.Usage == nil || usage.Usage.TotalTokens != 15 {
 		t.Errorf("usage chunk = %+v", usage)

@@ -66,6 +66,12 @@ type massgenInfo struct {
 	Winner string `json:"winner,omitempty"`
 	Status string `json:"status"`
 	LogDir string `json:"log_dir,omitempty"`
+	// From the run's view: the winner's tally (real id → votes), the
+	// answers accepted in the whole run, and the run's cost where the
+	// models are priced.
+	Votes   map[string]int `json:"votes,omitempty"`
+	Answers int            `json:"answers,omitempty"`
+	CostUSD float64        `json:"cost_usd,omitempty"`
 }
 
 type chunk struct {

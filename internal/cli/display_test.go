@@ -1,0 +1,80 @@
+package cli
+
+import (
+	"bytes"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/massgen/massgen/internal/event"
+)
+
+// The plain display keeps no state of its own: its lines are Describe's,
+// and its last line sums the run up from the view, which counted the
+// turns' usage although the display never sees a TurnEnded.
+func TestDisplayEndsWithTheRunFromItsView(t *testing.T) {
+	b := event.NewBroker()
+	sub := b.Subscribe(append(slices.Clone(event.Deltas), event.Bookkeeping...)...)
+	a1 := event.AnswerRef{Label: "agent1", Agent: "a", Answer: "agent1.1"}
+	for _, e := range []event.Event{
+		event.RunStarted{Question: "q", Team: []event.AgentInfo{{ID: "a", Backend: "sim", Model: "m"}, {ID: "b", Backend: "sim", Model: "m"}}},
+		event.TurnStarted{Agent: "a"},
+		event.TextDelta{Agent: "a", Text: "thinking aloud"},
+		event.AnswerAccepted{Agent: "a", Content: "Paris", Label: "agent1.1", AnonLabel: "agent1", Answers: []event.AnswerRef{a1}},
+		event.TurnEnded{Agent: "a", Usage: event.Usage{InputTokens: 120, OutputTokens: 30, CostUSD: 0.002}},
+		event.VoteAccepted{Agent: "b", Target: "a", TargetLabel: "agent1", TargetAnswer: "agent1.1", Reason: "right"},
+		event.TurnEnded{Agent: "b", Usage: event.Usage{InputTokens: 80, OutputTokens: 10, CostUSD: 0.001}},
+		event.WinnerSelected{Agent: "a", Votes: map[string]int{"a": 1}, How: "plurality", Label: "agent1.1", Answers: []event.AnswerRef{a1}},
+		event.FinalAnswer{Agent: "a", Text: "Paris", Reason: "single agent: the winning answer is final"},
+		event.RunFinished{Status: "completed", Winner: "a"},
+	} {
+		b.Publish(e)
+	}
+	b.Close()
+	var stderr bytes.Buffer
+	newDisplay(&Env{Stderr: &stderr}, false).run(sub)
+	want := `massgen: run started: 2 agents: a [sim/m], b [sim/m]
+  a working
+  a answered agent1.1 (shown as agent1): Paris
+  b voted for a (agent1.1, shown as agent1): right
+  winner: a with agent1.1 (plurality; votes a=1)
+  final answer by a: single agent: the winning answer is final
+massgen: run completed: winner a with agent1.1 (plurality; votes a=1); 1 answer; 200 in, 40 out tokens, $0.0030
+`
+	if got := stderr.String(); got != want {
+		t.Errorf("display printed:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+func TestAutomationDisplayPrintsNoProgress(t *testing.T) {
+	b := event.NewBroker()
+	sub := b.Subscribe()
+	b.Publish(event.RunStarted{Team: []event.AgentInfo{{ID: "a"}}})
+	b.Publish(event.RunFinished{Status: "completed", Winner: "a"})
+	b.Close()
+	var stdout, stderr bytes.Buffer
+	newDisplay(&Env{Stdout: &stdout, Stderr: &stderr}, true).run(sub)
+	if stdout.Len()+stderr.Len() != 0 {
+		t.Errorf("automation display printed %q on stdout and %q on stderr", stdout.String(), stderr.String())
+	}
+}
+
+// On a real run the last progress line names the winner, the tally, the
+// answers and the tokens.
+func TestPlainRunEndsWithASummaryLine(t *testing.T) {
+	r := massgen(t, t.Context(), nil, nil, "--no-logs", "--config", "@examples/sim_three_agents", "What is the capital of France?")
+	if r.code != 0 {
+		t.Fatalf("exit %d\nstderr:\n%s", r.code, r.stderr)
+	}
+	var last string
+	for line := range strings.Lines(r.stderr) {
+		if strings.HasPrefix(line, "massgen: ") {
+			last = strings.TrimSpace(line)
+		}
+	}
+	re := regexp.MustCompile(`^massgen: run completed: winner \w+ with agent\d\.\d+ \(plurality; votes (\w+=\d ?)+\); \d+ answers; [1-9]\d* in, [1-9]\d* out tokens$`)
+	if !re.MatchString(last) {
+		t.Errorf("last progress line = %q, want it to match %s\nstderr:\n%s", last, re, r.stderr)
+	}
+}
