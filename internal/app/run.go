@@ -163,14 +163,22 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 		sub := broker.Subscribe(rq.ObserveSkips...)
 		wg.Go(func() { rq.Observe(sub, agents, out.LogDir) })
 	}
-	out.Result = orchestrator.Run(ctx, rq.Question, orchestrator.Options{
+	opts := orchestrator.Options{
 		Agents:      agents,
 		Settings:    settings,
 		History:     rq.History,
 		ClientTools: rq.ClientTools,
 		Events:      broker,
 		Now:         env.Now,
-	})
+	}
+	if logs != nil {
+		// The machine's steps go to coordination_replay.jsonl as it takes
+		// them: the run can be replayed, even after a crash.
+		if opts.Trace, err = logs.Trace(opts.MachineConfig()); err != nil {
+			fmt.Fprintf(env.Stderr, "warning: writing logs: %v\n", err)
+		}
+	}
+	out.Result = orchestrator.Run(ctx, rq.Question, opts)
 	if open := t.guards.Open(); open != nil && out.Status == orchestrator.Failed && out.Err != nil {
 		// Say that the endpoints are held back, and until when (massgen
 		// serve answers 503 with Retry-After).
