@@ -40,17 +40,7 @@ ui: {logging_enabled: true}
       - {when: evaluation, restart: "the answer cites no source", reason: "cite one"}
 `,
 	}
-	for name, body := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	env := &Env{Getenv: func(k string) string {
-		if k == "HOME" {
-			return dir
-		}
-		return ""
-	}, Stderr: discard{}, WorkDir: dir}
+	env := simDir(t, dir, files)
 	out, err := Execute(t.Context(), env, Request{Question: "What is the capital of France?", Config: "c.yaml", LogDir: filepath.Join(dir, "logs")})
 	if err != nil {
 		t.Fatal(err)
@@ -92,4 +82,21 @@ ui: {logging_enabled: true}
 	if diff := cmp.Diff(log.Steps, log.Replay(), cmpopts.EquateEmpty()); diff != "" {
 		t.Errorf("replaying the log directory's inputs gives other commands (-recorded +replayed):\n%s", diff)
 	}
+}
+
+// simDir writes files into dir and returns an Env that runs there, with
+// no API keys and HOME in dir.
+func simDir(t *testing.T, dir string, files map[string]string) *Env {
+	t.Helper()
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return &Env{Getenv: func(k string) string {
+		if k == "HOME" {
+			return dir
+		}
+		return ""
+	}, Stderr: discard{}, WorkDir: dir}
 }

@@ -44,6 +44,9 @@ type Options struct {
 	// run's loop goroutine. The inputs are the run's replay log (coord.Log,
 	// whose Config is MachineConfig).
 	Trace func(coord.Input, []coord.Command)
+	// Activities, when set, follow the bytes of each agent's requests
+	// (NewActivities), so a status display can tell a silent provider.
+	Activities Activities
 }
 
 // MachineConfig is the coord.Config a run with these options builds its
