@@ -97,6 +97,12 @@ type Snapshot struct {
 	FinalReason string // "presentation", or why the stored answer stands
 	Stopped     string // why the run stopped early (budget), if it did
 
+	// Fallback says, once the run has finished, why its final answer is the
+	// winner's stored answer ("" when a presentation made it); GraceExpired
+	// is true when the presentation ran out of time past the deadline.
+	Fallback     string
+	GraceExpired bool
+
 	Ignored []string // config features this run does not do
 	Usage   Usage    // whole run
 	Deltas  int      // streamed deltas seen
@@ -339,6 +345,7 @@ func (v *View) Apply(e Event) {
 	case RunFinished:
 		s.Status = or(e.Status, "completed")
 		s.Err = e.Err
+		s.Fallback, s.GraceExpired = e.Fallback, e.GraceExpired
 		s.FinishedAt = h.Time
 		s.Phase = PhaseDone
 		if s.Winner == "" {

@@ -49,7 +49,7 @@ func Run(ctx context.Context, question string, o Options) *Result {
 		res.Cost[id] = r.cost[id]
 	}
 	r.mu.Unlock()
-	fin := event.RunFinished{Status: string(res.Status), Winner: res.Winner}
+	fin := event.RunFinished{Status: string(res.Status), Winner: res.Winner, Fallback: res.Fallback, GraceExpired: res.GraceExpired}
 	if res.Err != nil {
 		fin.Err = res.Err.Error()
 	}

@@ -93,6 +93,12 @@ type ResultsView struct {
 	Winner             string         `json:"winner"`
 	WinnerLabel        string         `json:"winner_label,omitempty"` // stable label of the winning answer
 	FinalAnswerPreview string         `json:"final_answer_preview"`
+	// Fallback says why the final answer is the winner's stored answer, not
+	// a presentation ("" otherwise); GraceExpired is true when the
+	// presentation did not end by the run deadline plus the presentation
+	// grace. Both are set when the run finishes.
+	Fallback     string `json:"fallback"`
+	GraceExpired bool   `json:"grace_expired"`
 	// Totals over every agent and request of the run.
 	InputTokens  int64   `json:"input_tokens"`
 	OutputTokens int64   `json:"output_tokens"`
@@ -131,6 +137,8 @@ func StatusOf(s event.Snapshot, logDir string, now time.Time, p Process) StatusV
 			Votes:        s.Tally,
 			Winner:       s.Winner,
 			WinnerLabel:  s.WinnerLabel,
+			Fallback:     s.Fallback,
+			GraceExpired: s.GraceExpired,
 			InputTokens:  s.Usage.InputTokens,
 			OutputTokens: s.Usage.OutputTokens,
 			CostUSD:      s.Usage.CostUSD,

@@ -73,6 +73,10 @@ type RunResult struct {
 	// Err says why the run did not complete. A failed run whose Err holds
 	// an *llm.CircuitOpenError is answered 503 with Retry-After.
 	Err error
+	// Fallback says why Final is the winner's stored answer rather than a
+	// presentation (GraceExpired: the presentation ran out of time).
+	Fallback     string
+	GraceExpired bool
 }
 
 // Runner runs one orchestration. It returns an error only when the run
@@ -540,7 +544,7 @@ func (s *Server) complete(ctx context.Context, w http.ResponseWriter, f format, 
 		writeError(w, e)
 		return res, nil
 	}
-	f.complete(w, res, &massgenInfo{RunID: id, Winner: res.Winner, Status: res.Status, LogDir: res.LogDir}, model, start)
+	f.complete(w, res, infoOf(id, res), model, start)
 	return res, nil
 }
 
@@ -568,7 +572,7 @@ func (s *Server) stream(ctx context.Context, cancel context.CancelCauseFunc, w h
 		st.fail(e)
 		return res, nil
 	}
-	st.finish(res, &massgenInfo{RunID: id, Winner: res.Winner, Status: res.Status, LogDir: res.LogDir})
+	st.finish(res, infoOf(id, res))
 	return res, nil
 }
 

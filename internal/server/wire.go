@@ -66,6 +66,15 @@ type massgenInfo struct {
 	Winner string `json:"winner,omitempty"`
 	Status string `json:"status"`
 	LogDir string `json:"log_dir,omitempty"`
+	// Fallback notes that the answer is the winner's stored answer, and
+	// why; GraceExpired that its presentation ran out of time.
+	Fallback     string `json:"fallback,omitempty"`
+	GraceExpired bool   `json:"grace_expired,omitempty"`
+}
+
+func infoOf(id string, res *RunResult) *massgenInfo {
+	return &massgenInfo{RunID: id, Winner: res.Winner, Status: res.Status, LogDir: res.LogDir,
+		Fallback: res.Fallback, GraceExpired: res.GraceExpired}
 }
 
 type chunk struct {
