@@ -116,6 +116,13 @@ type Result struct {
 	Duration time.Duration
 	LogDir   string // "" with NoLogs
 	Err      error  // why the run did not complete, if it did not
+
+	// Fallback says why Answer is the winner's stored answer rather than
+	// its final presentation ("" when the presentation made it): the
+	// presentation failed, came back empty, or — GraceExpired — did not end
+	// by the run deadline plus the presentation grace.
+	Fallback     string
+	GraceExpired bool
 }
 
 // Run coordinates the team on question. The error is for problems before
@@ -148,8 +155,8 @@ func Run(ctx context.Context, question string, o Options) (*Result, error) {
 		return nil, err
 	}
 	r := out.Result
-	return &Result{Status: r.Status, Answer: r.Final, Winner: r.Winner, How: r.How, Votes: r.Tally,
-		Usage: r.Usage, CostUSD: r.TotalCost(), Duration: r.Duration, LogDir: out.LogDir, Err: r.Err}, nil
+	return &Result{Status: r.Status, Answer: r.Final, Winner: r.Winner, How: r.How, Fallback: r.Fallback, GraceExpired: r.GraceExpired,
+		Votes: r.Tally, Usage: r.Usage, CostUSD: r.TotalCost(), Duration: r.Duration, LogDir: out.LogDir, Err: r.Err}, nil
 }
 
 // agents turns a team given in code into config agents, as the YAML

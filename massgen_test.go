@@ -2,7 +2,9 @@ package massgen_test
 
 import (
 	"context"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -144,5 +146,32 @@ func TestStreamYieldsEventsAndBreakingCancelsTheRun(t *testing.T) {
 	}
 	if res, err := result(); err != nil || res.Status != massgen.Interrupted {
 		t.Fatalf("after break: res %+v, err %v; want interrupted", res, err)
+	}
+}
+
+// Past the run deadline and the presentation grace, the winner's stored
+// answer is the answer, and the Result says so (issue 8 §2).
+func TestResultSaysWhenTheStoredAnswerIsFinal(t *testing.T) {
+	dir := t.TempDir()
+	for name, body := range map[string]string{
+		"c.yaml": "agents:\n  - {id: a, backend: {type: sim, model: sim-a, scenario: s.yaml}}\n  - {id: b, backend: {type: sim, model: sim-b, scenario: s.yaml}}\n" +
+			"timeout_settings: {orchestrator_timeout_seconds: 1.5, presentation_grace_seconds: 0.3}\n",
+		"s.yaml": "defaults:\n  steps:\n    - {when: presentation, fault: hang}\n", // every presentation hangs
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := massgen.Run(t.Context(), "q", massgen.Options{Config: "c.yaml", NoLogs: true, WorkDir: dir, Getenv: noEnv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != massgen.Completed || res.Answer == "" || !res.GraceExpired || !strings.Contains(res.Fallback, "presentation grace") {
+		t.Fatalf("status=%s answer=%q grace expired=%v fallback=%q: the result does not say the stored answer is final",
+			res.Status, res.Answer, res.GraceExpired, res.Fallback)
+	}
+	ok, err := massgen.Run(t.Context(), "q", massgen.Options{Config: "@examples/sim_three_agents", NoLogs: true, WorkDir: dir, Getenv: noEnv})
+	if err != nil || ok.Fallback != "" || ok.GraceExpired {
+		t.Errorf("a presented answer: fallback=%q grace expired=%v (%v)", ok.Fallback, ok.GraceExpired, err)
 	}
 }

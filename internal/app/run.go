@@ -117,6 +117,16 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 		level, logOut = slog.LevelDebug, env.Stderr
 	}
 	broker := event.NewBroker()
+	// Every view of the run (the broker's, the log writer's) calls an agent
+	// stalled when its request has received no byte for half the idle
+	// timeout (event.StallAfterFor): visible before the timeout fails it.
+	acts := orchestrator.NewActivities(agents)
+	stallAfter := event.StallAfterFor(t.guards.IdleLimit())
+	watchBytes := func(v *event.View) {
+		v.SetStallAfter(stallAfter)
+		v.SetSilence(acts.SinceLastByte)
+	}
+	watchBytes(broker.View())
 	var logs *runlog.Writer
 	if !rq.NoLogs && (cfg.UI.LoggingEnabled || rq.Debug || rq.Automation) {
 		root := rq.LogDir
@@ -127,6 +137,7 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 			return nil, execErr("cannot create the log directory: %w", err)
 		}
 		logOut = io.MultiWriter(logOut, logs.LogWriter())
+		watchBytes(logs.View())
 	}
 	log := slog.New(slog.NewTextHandler(logOut, &slog.HandlerOptions{Level: level}))
 	for _, n := range t.notes {
@@ -151,14 +162,23 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 		sub := broker.Subscribe(rq.ObserveSkips...)
 		wg.Go(func() { rq.Observe(sub, agents, out.LogDir) })
 	}
-	out.Result = orchestrator.Run(ctx, rq.Question, orchestrator.Options{
+	opts := orchestrator.Options{
 		Agents:      agents,
 		Settings:    settings,
 		History:     rq.History,
 		ClientTools: rq.ClientTools,
 		Events:      broker,
 		Now:         env.Now,
-	})
+		Activities:  acts,
+	}
+	if logs != nil {
+		// The machine's steps go to coordination_replay.jsonl as it takes
+		// them: the run can be replayed, even after a crash.
+		if opts.Trace, err = logs.Trace(opts.MachineConfig()); err != nil {
+			fmt.Fprintf(env.Stderr, "warning: writing logs: %v\n", err)
+		}
+	}
+	out.Result = orchestrator.Run(ctx, rq.Question, opts)
 	if open := t.guards.Open(); open != nil && out.Status == orchestrator.Failed && out.Err != nil {
 		// Say that the endpoints are held back, and until when (massgen
 		// serve answers 503 with Retry-After).

@@ -105,6 +105,9 @@ func TestAutomationPrintsOnlyStableKeyValueLines(t *testing.T) {
 			t.Errorf("automation output lacks %s:\n%s", k, r.stdout)
 		}
 	}
+	if keys["FALLBACK"] { // a single agent's answer is final by design, not as a fallback
+		t.Errorf("FALLBACK for a run whose answer is no fallback:\n%s", r.stdout)
+	}
 }
 
 func TestOutputFileGetsTheFinalAnswer(t *testing.T) {

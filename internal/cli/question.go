@@ -63,6 +63,11 @@ func finish(env *Env, automation bool, outputFile string, out *app.Outcome) erro
 		fmt.Fprintf(env.Stdout, "DURATION: %.1fs\n", res.Duration.Seconds())
 		fmt.Fprintf(env.Stdout, "COST_USD: %.6f\n", res.TotalCost())
 		fmt.Fprintf(env.Stdout, "RESULT: %s\n", res.Status)
+		if res.Fallback != "" {
+			// RESULT stays as it was (scripts match on it); this line says
+			// the answer is the winner's stored one, and why.
+			fmt.Fprintf(env.Stdout, "FALLBACK: %s\n", oneLine(res.Fallback))
+		}
 		if len(out.IgnoredFeatures) > 0 {
 			fmt.Fprintf(env.Stdout, "WARNINGS: %s\n", strings.Join(out.IgnoredFeatures, ", "))
 		}
@@ -72,6 +77,9 @@ func finish(env *Env, automation bool, outputFile string, out *app.Outcome) erro
 	} else {
 		if res.Status == orchestrator.Completed {
 			fmt.Fprintln(env.Stdout, res.Final)
+		}
+		if res.Fallback != "" {
+			fmt.Fprintf(env.Stderr, "note: %s\n", oneLine(res.Fallback))
 		}
 		printUsage(env.Stderr, res)
 	}
@@ -89,6 +97,10 @@ func finish(env *Env, automation bool, outputFile string, out *app.Outcome) erro
 		return &exitError{code: ExitExecution, err: res.Err}
 	}
 }
+
+// oneLine keeps a reason on one line: a provider's error inside it may
+// span several, and automation output is one KEY: value per line.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 func outputPath(env *Env, p string) string {
 	if !filepath.IsAbs(p) {

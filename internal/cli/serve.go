@@ -119,7 +119,7 @@ func (s *ServeRunner) Run(ctx context.Context, r server.RunRequest) (*server.Run
 		return nil, err
 	}
 	return &server.RunResult{Status: string(out.Status), Final: out.Final, Winner: out.Winner, LogDir: out.LogDir,
-		ToolCalls: out.ToolCalls, Usage: out.TotalUsage(), Err: out.Err}, nil
+		ToolCalls: out.ToolCalls, Usage: out.TotalUsage(), Err: out.Err, Fallback: out.Fallback, GraceExpired: out.GraceExpired}, nil
 }
 
 // ServeConfigs maps model ids to configs: "massgen/<name>" for every

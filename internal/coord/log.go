@@ -19,17 +19,36 @@ type Log struct {
 // WriteTo writes the log as JSON lines.
 func (l *Log) WriteTo(w io.Writer) (int64, error) {
 	cw := &countingWriter{w: w}
-	enc := json.NewEncoder(cw)
-	if err := enc.Encode(l.Config); err != nil {
+	lw, err := NewLogWriter(cw, l.Config)
+	if err != nil {
 		return cw.n, err
 	}
 	for _, r := range l.Steps {
-		if err := enc.Encode(r); err != nil {
+		if err := lw.Append(r); err != nil {
 			return cw.n, err
 		}
 	}
 	return cw.n, nil
 }
+
+// LogWriter writes a replay log as the run goes, in the form WriteTo
+// writes and ReadLog reads: the Config, then one Record per step. Each
+// line goes out in one Write, so a log appended to a file by a run that
+// dies holds every step up to the last one whole. It is not safe for
+// concurrent use (one goroutine feeds the machine).
+type LogWriter struct{ enc *json.Encoder }
+
+// NewLogWriter writes cfg, the log's first line, to w.
+func NewLogWriter(w io.Writer, cfg Config) (*LogWriter, error) {
+	enc := json.NewEncoder(w) // Encode writes each value in one Write
+	if err := enc.Encode(cfg); err != nil {
+		return nil, err
+	}
+	return &LogWriter{enc: enc}, nil
+}
+
+// Append writes one step.
+func (l *LogWriter) Append(r Record) error { return l.enc.Encode(r) }
 
 // ReadLog reads what WriteTo wrote.
 func ReadLog(r io.Reader) (*Log, error) {

@@ -162,6 +162,12 @@ type RunFinished struct {
 	Status string // completed|timeout|failed|interrupted
 	Winner string
 	Err    string
+	// Fallback says why the final answer is the winner's stored answer
+	// rather than a presentation ("" when the presentation made it);
+	// GraceExpired is true when that is because the presentation did not
+	// end by the run deadline plus the presentation grace.
+	Fallback     string
+	GraceExpired bool
 }
 
 func (RunStarted) Type() Type     { return TypeRunStarted }

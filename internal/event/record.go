@@ -44,6 +44,8 @@ type Record struct {
 	Result       string      `json:"result,omitempty"`        // tool_called: result preview
 	IsError      bool        `json:"is_error,omitempty"`      // tool_called: the tool failed
 	DurationMS   int64       `json:"duration_ms,omitempty"`   // tool_called: how long it ran
+	Fallback     string      `json:"fallback,omitempty"`      // run_finished: why the stored answer is final
+	GraceExpired bool        `json:"grace_expired,omitempty"` // run_finished: the presentation ran out of grace
 }
 
 // ToRecord flattens e.
@@ -129,7 +131,7 @@ func FromRecord(r Record) (Event, error) {
 	case TypeRunRestarted:
 		e = RunRestarted{Agent: r.Agent, Reason: r.Reason, Instructions: r.Text}
 	case TypeRunFinished:
-		e = RunFinished{Status: r.Status, Winner: r.Agent, Err: r.Err}
+		e = RunFinished{Status: r.Status, Winner: r.Agent, Err: r.Err, Fallback: r.Fallback, GraceExpired: r.GraceExpired}
 	default:
 		return nil, fmt.Errorf("event: unknown type %q", r.Type)
 	}
@@ -228,4 +230,6 @@ func (e RunRestarted) record() Record {
 }
 
 // Agent = winner.
-func (e RunFinished) record() Record { return Record{Agent: e.Winner, Status: e.Status, Err: e.Err} }
+func (e RunFinished) record() Record {
+	return Record{Agent: e.Winner, Status: e.Status, Err: e.Err, Fallback: e.Fallback, GraceExpired: e.GraceExpired}
+}

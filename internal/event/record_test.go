@@ -35,7 +35,7 @@ func samples() []Event {
 		FinalAnswer{h, "c", "final", "presentation", u},
 		PostEvaluation{h, "c", "restart", "wrong", u},
 		RunRestarted{h, "c", "wrong", "fix it"},
-		RunFinished{h, "completed", "c", "boom"},
+		RunFinished{h, "completed", "c", "boom", "the presentation failed, so the stored answer is final", true},
 	}
 }
 

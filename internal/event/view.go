@@ -15,7 +15,7 @@ const (
 	StatusVoted      = "voted"      // voted in the current epoch
 	StatusRestarted  = "restarted"  // its turn was cancelled by a newer answer
 	StatusFailed     = "failed"     // out of the run
-	StatusStalled    = "stalled"    // in a turn, but nothing heard for StallAfter
+	StatusStalled    = "stalled"    // in a turn, but no byte (or no event) for the stall threshold
 	StatusPresenting = "presenting" // writing the final answer
 	StatusDone       = "done"       // the run is over
 )
@@ -30,11 +30,29 @@ const (
 	RunRunning = "running"
 )
 
-// DefaultStallAfter is how long an agent in a turn may go without any
-// event (a token, a tool call) before the view calls it stalled. It is a
-// display threshold, below the providers' idle-stream timeout, which is
-// what actually fails such a turn.
+// DefaultStallAfter is how long an agent in a turn may go silent before
+// the view calls it stalled, when no idle-stream timeout says otherwise
+// (StallAfterFor). It is a display threshold: the providers' idle-stream
+// timeout is what actually fails such a turn.
 const DefaultStallAfter = 30 * time.Second
+
+// StallAfterFor is the stall threshold of a run whose model requests fail
+// after idle without a byte: half of it, so that a hung provider shows as
+// stalled well before the timeout fails its turn, and at most
+// DefaultStallAfter, so that a long timeout (for models that think
+// silently) still shows a silence early. idle <= 0 (no timeout) gives
+// DefaultStallAfter.
+func StallAfterFor(idle time.Duration) time.Duration {
+	if idle <= 0 {
+		return DefaultStallAfter
+	}
+	return min(idle/2, DefaultStallAfter)
+}
+
+// Silence says how long the model request agent has in flight has gone
+// without receiving a byte; ok is false when it has none in flight. The
+// orchestrator's byte watch provides it (orchestrator.Activities).
+type Silence func(agent string) (d time.Duration, ok bool)
 
 // View is the state of one run, built from its events: every consumer
 // (log files, displays, servers) reads it rather than re-deriving state
@@ -45,6 +63,7 @@ type View struct {
 	mu         sync.Mutex
 	last       uint64
 	stallAfter time.Duration
+	silence    Silence // nil: events are the only sign of life
 	s          Snapshot
 	idx        map[string]int  // agent id → index in s.Agents
 	inTurn     map[string]bool // a turn or presentation of the agent is in flight
@@ -78,6 +97,12 @@ type Snapshot struct {
 	FinalReason string // "presentation", or why the stored answer stands
 	Stopped     string // why the run stopped early (budget), if it did
 
+	// Fallback says, once the run has finished, why its final answer is the
+	// winner's stored answer ("" when a presentation made it); GraceExpired
+	// is true when the presentation ran out of time past the deadline.
+	Fallback     string
+	GraceExpired bool
+
 	Ignored []string // config features this run does not do
 	Usage   Usage    // whole run
 	Deltas  int      // streamed deltas seen
@@ -97,7 +122,11 @@ type AgentView struct {
 	LastError      string
 	Usage          Usage
 	LastActivity   time.Time
-	StalledSeconds float64 // with StatusStalled: time since its last activity
+	StalledSeconds float64 // with StatusStalled: time since its last byte, else since its last event
+	// SinceLastByte is, with StatusStalled, how long its model request in
+	// flight has received no byte (0 when the stall is known from events
+	// only: no request was in flight).
+	SinceLastByte time.Duration
 }
 
 // AnswerView is one accepted answer.
@@ -135,6 +164,17 @@ func (v *View) SetStallAfter(d time.Duration) {
 	if d > 0 {
 		v.stallAfter = d
 	}
+}
+
+// SetSilence gives the view the bytes of the agents' requests: an agent
+// in a turn whose request has received nothing for the stall threshold is
+// stalled even though it is within its idle timeout, and one whose bytes
+// flow is not, even when they make no event (a long answer streamed as
+// tool-call arguments). Without a request in flight, events decide.
+func (v *View) SetSilence(f Silence) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.silence = f
 }
 
 // Declare records what is known before the first event: the team (kept in
@@ -305,6 +345,7 @@ func (v *View) Apply(e Event) {
 	case RunFinished:
 		s.Status = or(e.Status, "completed")
 		s.Err = e.Err
+		s.Fallback, s.GraceExpired = e.Fallback, e.GraceExpired
 		s.FinishedAt = h.Time
 		s.Phase = PhaseDone
 		if s.Winner == "" {
@@ -344,9 +385,10 @@ func (v *View) newAttempt(n int) {
 	clear(v.inTurn)
 }
 
-// Snapshot returns a copy of the view as of now: an agent in a turn that
-// has sent nothing since StallAfter shows as stalled, with the seconds since
-// its last activity.
+// Snapshot returns a copy of the view as of now: an agent in a turn whose
+// request has received no byte for the stall threshold (or, with no
+// request in flight or no Silence, that has made no event for it) shows as
+// stalled, with the time since.
 func (v *View) Snapshot(now time.Time) Snapshot {
 	v.mu.Lock()
 	defer v.mu.Unlock()
@@ -367,12 +409,27 @@ func (v *View) Snapshot(now time.Time) Snapshot {
 			vote := *ag.Vote
 			ag.Vote = &vote
 		}
-		if idle := now.Sub(ag.LastActivity); v.inTurn[ag.ID] && !ag.LastActivity.IsZero() && idle >= v.stallAfter {
-			ag.Status = StatusStalled
-			ag.StalledSeconds = idle.Seconds()
+		if v.inTurn[ag.ID] {
+			v.markStall(ag, now)
 		}
 	}
 	return s
+}
+
+// markStall marks an agent in a turn stalled if it has been silent for the
+// threshold: by its bytes when a request is in flight, else by its events.
+func (v *View) markStall(ag *AgentView, now time.Time) {
+	if v.silence != nil {
+		if d, ok := v.silence(ag.ID); ok {
+			if d >= v.stallAfter {
+				ag.Status, ag.StalledSeconds, ag.SinceLastByte = StatusStalled, d.Seconds(), d
+			}
+			return
+		}
+	}
+	if idle := now.Sub(ag.LastActivity); !ag.LastActivity.IsZero() && idle >= v.stallAfter {
+		ag.Status, ag.StalledSeconds = StatusStalled, idle.Seconds()
+	}
 }
 
 // Agent returns the agent id of the snapshot.

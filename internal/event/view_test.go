@@ -85,6 +85,63 @@ func TestViewShowsAQuietTurnAsStalled(t *testing.T) {
 	}
 }
 
+// With the agents' bytes (SetSilence), a request in flight decides: its
+// silence stalls an agent whose events are recent, and bytes that flow
+// without events (a long answer streamed as tool-call arguments) keep an
+// agent with old events working. With no request in flight, events decide.
+func TestViewStallsByTheBytesOfTheRequestInFlight(t *testing.T) {
+	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	b := play(t0, RunStarted{Team: []AgentInfo{{ID: "a"}, {ID: "b"}, {ID: "c"}, {ID: "d"}}},
+		TurnStarted{Agent: "a"}, TurnStarted{Agent: "b"}, TurnStarted{Agent: "c"}, FinalStarted{Agent: "d"}) // at t0+2..5s
+	v := b.View()
+	v.SetStallAfter(10 * time.Second)
+	silent := map[string]time.Duration{
+		"a": 12 * time.Second, // hung: no byte for 12s
+		"b": time.Second,      // streaming tool-call arguments: no event, but bytes
+		// c: no request in flight (running a tool): its events decide
+		"d": 30 * time.Second, // a presentation that hangs
+	}
+	v.SetSilence(func(id string) (time.Duration, bool) { d, ok := silent[id]; return d, ok })
+	s := v.Snapshot(t0.Add(20 * time.Second))
+	want := map[string]struct {
+		status        string
+		stalled       float64
+		sinceLastByte time.Duration
+	}{
+		"a": {StatusStalled, 12, 12 * time.Second},
+		"b": {StatusWorking, 0, 0},
+		"c": {StatusStalled, 16, 0},
+		"d": {StatusStalled, 30, 30 * time.Second},
+	}
+	for id, w := range want {
+		ag, _ := s.Agent(id)
+		if ag.Status != w.status || ag.StalledSeconds != w.stalled || ag.SinceLastByte != w.sinceLastByte {
+			t.Errorf("%s = %s, stalled %.0fs, %s since its last byte; want %s, %.0fs, %s", id, ag.Status, ag.StalledSeconds, ag.SinceLastByte, w.status, w.stalled, w.sinceLastByte)
+		}
+	}
+	// Not in a turn: silence means nothing.
+	b.Publish(TurnFailed{Agent: "a", Err: "idle stream"})
+	if a, _ := func() (AgentView, bool) { s := v.Snapshot(t0.Add(time.Hour)); return s.Agent("a") }(); a.Status != StatusIdle || a.SinceLastByte != 0 {
+		t.Errorf("after its turn failed a = %s, %s since its last byte", a.Status, a.SinceLastByte)
+	}
+}
+
+// The stall threshold follows the idle-stream timeout: half of it, so a
+// hung provider shows before its turn fails, at most DefaultStallAfter.
+func TestStallAfterFollowsTheIdleTimeout(t *testing.T) {
+	for idle, want := range map[time.Duration]time.Duration{
+		0:                DefaultStallAfter, // no idle timeout
+		-time.Second:     DefaultStallAfter,
+		8 * time.Second:  4 * time.Second,
+		60 * time.Second: 30 * time.Second,
+		10 * time.Minute: DefaultStallAfter,
+	} {
+		if got := StallAfterFor(idle); got != want {
+			t.Errorf("StallAfterFor(%s) = %s, want %s", idle, got, want)
+		}
+	}
+}
+
 func TestViewAppliesAnEventOnce(t *testing.T) {
 	b := play(time.Now(), RunStarted{Team: []AgentInfo{{ID: "a"}}})
 	e := b.Publish(TurnFailed{Agent: "a", Err: "x"})

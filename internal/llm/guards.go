@@ -59,11 +59,19 @@ func (g *Guards) Wrap(m Model, r Route, p RetryPolicy) Model {
 		l = NewLimiter(r.RequestsPerMinute, r.TokensPerMinute)
 		g.limiters[k] = l
 	}
-	idle := g.IdleTimeout
-	if idle == 0 {
-		idle = DefaultIdleTimeout
+	return WithBreaker(WithRetry(WithRateLimit(WithIdleTimeout(m, g.IdleLimit()), l), p), b, r.Provider, r.Model)
+}
+
+// IdleLimit is the idle-stream timeout in force: IdleTimeout with its
+// default applied, or 0 for none.
+func (g *Guards) IdleLimit() time.Duration {
+	switch {
+	case g.IdleTimeout == 0:
+		return DefaultIdleTimeout
+	case g.IdleTimeout < 0:
+		return 0
 	}
-	return WithBreaker(WithRetry(WithRateLimit(WithIdleTimeout(m, idle), l), p), b, r.Provider, r.Model)
+	return g.IdleTimeout
 }
 
 // Open reports the team's open circuit that lets a trial through soonest,

@@ -50,6 +50,12 @@ func TestRunEndsByTheDeadlinePlusThePresentationGrace(t *testing.T) {
 				if len(fin) != 1 || fin[0].Text != "answer from a" || !strings.Contains(fin[0].Reason, "grace") {
 					t.Errorf("final_answer events = %+v", fin)
 				}
+				// The run's last event says so too: the logs and the
+				// servers' run views are built from it.
+				end := rec.of(event.TypeRunFinished)
+				if len(end) != 1 || end[0].Status != "completed" || end[0].Fallback != res.Fallback || !end[0].GraceExpired {
+					t.Errorf("run_finished = %+v, want completed with the fallback %q and grace expired", end, res.Fallback)
+				}
 			})
 		})
 	}

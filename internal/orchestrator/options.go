@@ -41,8 +41,23 @@ type Options struct {
 	Now         func() time.Time
 	// Trace, when set, is called with every input the run feeds its
 	// coordination machine and the commands it got back, in order, from the
-	// run's loop goroutine. The inputs are the run's replay log (coord.Log).
+	// run's loop goroutine. The inputs are the run's replay log (coord.Log,
+	// whose Config is MachineConfig).
 	Trace func(coord.Input, []coord.Command)
+	// Activities, when set, follow the bytes of each agent's requests
+	// (NewActivities), so a status display can tell a silent provider.
+	Activities Activities
+}
+
+// MachineConfig is the coord.Config a run with these options builds its
+// machine from: the first line of its replay log. Its settings have their
+// defaults applied, so the log says which rules were in force.
+func (o *Options) MachineConfig() coord.Config {
+	ids := make([]string, len(o.Agents))
+	for i, a := range o.Agents {
+		ids[i] = a.ID
+	}
+	return coord.Config{Agents: ids, Settings: o.Settings.WithDefaults(), ClientTools: len(o.ClientTools) > 0}
 }
 
 // Status is how a run ended (one type for library, server, logs and CLI).

@@ -21,7 +21,7 @@ func (r *runner) startCall(ctx context.Context, id string, call func(context.Con
 	r.call = cancel
 	r.wg.Go(func() {
 		defer cancel(nil)
-		res := call(cctx)
+		res := call(r.o.Activities.watch(cctx, id))
 		res.cost = r.addUsage(id, res.usage)
 		r.send(inboxMsg{agent: id, call: &res})
 	})

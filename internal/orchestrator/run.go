@@ -18,13 +18,9 @@ import (
 // started has ended.
 func Run(ctx context.Context, question string, o Options) *Result {
 	o.defaults()
-	ids := make([]string, len(o.Agents))
-	for i, a := range o.Agents {
-		ids[i] = a.ID
-	}
 	r := &runner{
 		o: o, question: question, byID: map[string]*Agent{},
-		m:        coord.New(coord.Config{Agents: ids, Settings: o.Settings, ClientTools: len(o.ClientTools) > 0}),
+		m:        coord.New(o.MachineConfig()),
 		inbox:    make(chan inboxMsg),
 		loopDone: make(chan struct{}),
 		live:     map[coord.TurnID]*liveTurn{},
@@ -53,7 +49,7 @@ func Run(ctx context.Context, question string, o Options) *Result {
 		res.Cost[id] = r.cost[id]
 	}
 	r.mu.Unlock()
-	fin := event.RunFinished{Status: string(res.Status), Winner: res.Winner}
+	fin := event.RunFinished{Status: string(res.Status), Winner: res.Winner, Fallback: res.Fallback, GraceExpired: res.GraceExpired}
 	if res.Err != nil {
 		fin.Err = res.Err.Error()
 	}

@@ -63,10 +63,10 @@ func (r *runner) startTurn(ctx context.Context, c coord.StartTurn) {
 		defer cancel(nil)
 		var res agent.Result
 		if wait(tctx, c.Delay) {
-			runCtx := tctx
+			runCtx := r.o.Activities.watch(tctx, c.Agent)
 			if timeout > 0 {
 				var stop context.CancelFunc
-				runCtx, stop = context.WithTimeout(tctx, timeout)
+				runCtx, stop = context.WithTimeout(runCtx, timeout)
 				defer stop()
 			}
 			res = turn.Run(runCtx)

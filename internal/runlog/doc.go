@@ -9,6 +9,9 @@
 //	status.json               live view, atomically rewritten on every important
 //	                          event and at least every 2 s while Run is running
 //	coordination_events.json  every non-droppable event, in Seq order
+//	coordination_events.jsonl the same, appended as each event is handled
+//	coordination_replay.jsonl the coordination machine's inputs and commands,
+//	                          appended as it steps (Trace; coord.ReadLog reads it)
 //	coordination_table.txt    a readable epoch-by-epoch table, one column per agent
 //	vote.json                 the final epoch's votes, tally, winner and labels
 //	[attempt_<N>/]            only when orchestration restarts are enabled:

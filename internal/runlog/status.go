@@ -55,7 +55,8 @@ type AgentView struct {
 	// Status is idle|working|answered|voted|restarted|failed|stalled|presenting|done.
 	Status string `json:"status"`
 	// StalledSeconds is, for a stalled agent, the time since its turn last
-	// produced anything.
+	// produced anything: since its model request last received a byte when
+	// one is in flight (SecondsSinceLastByte), else since its last event.
 	StalledSeconds    float64   `json:"stalled_seconds,omitempty"`
 	Backend           string    `json:"backend"`
 	Model             string    `json:"model"`
@@ -71,6 +72,11 @@ type AgentView struct {
 	OutputTokens      int64     `json:"output_tokens"`
 	CostUSD           float64   `json:"cost_usd"`
 	LastActivity      time.Time `json:"last_activity,omitzero"`
+
+	// SecondsSinceLastByte is, for an agent stalled in a model request,
+	// how long that request has received no byte (a hung provider shows
+	// here before the idle-stream timeout fails its turn).
+	SecondsSinceLastByte float64 `json:"seconds_since_last_byte,omitempty"`
 }
 
 // VoteView is an agent's vote in the current epoch.
@@ -87,6 +93,12 @@ type ResultsView struct {
 	Winner             string         `json:"winner"`
 	WinnerLabel        string         `json:"winner_label,omitempty"` // stable label of the winning answer
 	FinalAnswerPreview string         `json:"final_answer_preview"`
+	// Fallback says why the final answer is the winner's stored answer, not
+	// a presentation ("" otherwise); GraceExpired is true when the
+	// presentation did not end by the run deadline plus the presentation
+	// grace. Both are set when the run finishes.
+	Fallback     string `json:"fallback"`
+	GraceExpired bool   `json:"grace_expired"`
 	// Totals over every agent and request of the run.
 	InputTokens  int64   `json:"input_tokens"`
 	OutputTokens int64   `json:"output_tokens"`
@@ -125,6 +137,8 @@ func StatusOf(s event.Snapshot, logDir string, now time.Time, p Process) StatusV
 			Votes:        s.Tally,
 			Winner:       s.Winner,
 			WinnerLabel:  s.WinnerLabel,
+			Fallback:     s.Fallback,
+			GraceExpired: s.GraceExpired,
 			InputTokens:  s.Usage.InputTokens,
 			OutputTokens: s.Usage.OutputTokens,
 			CostUSD:      s.Usage.CostUSD,
@@ -158,6 +172,8 @@ func StatusOf(s event.Snapshot, logDir string, now time.Time, p Process) StatusV
 			OutputTokens:      ag.Usage.OutputTokens,
 			CostUSD:           ag.Usage.CostUSD,
 			LastActivity:      ag.LastActivity,
+
+			SecondsSinceLastByte: ag.SinceLastByte.Seconds(),
 		}
 		if vote := ag.Vote; vote != nil {
 			av.Vote = &VoteView{VotedFor: vote.Target, VotedForLabel: vote.TargetLabel, VotedForAnswer: vote.TargetAnswer,

@@ -56,6 +56,7 @@ type Writer struct {
 
 	events   []event.Record // non-droppable events, for coordination_events.json
 	journal  *os.File       // coordination_events.jsonl, appended as events come
+	replay   *replayLog     // coordination_replay.jsonl, once Trace has opened it
 	dropped  uint64         // droppable events the subscription lost
 	version  int            // events applied, and changes made by Close
 	flushed  flushMark      // what the summaries were last written from
@@ -242,7 +243,7 @@ func (w *Writer) Close() error {
 	for _, ag := range w.agents {
 		errs = append(errs, ag.out.close())
 	}
-	errs = append(errs, w.cur.finalOut.close(), w.logFile.Close(), w.journal.Close())
+	errs = append(errs, w.cur.finalOut.close(), w.logFile.Close(), w.journal.Close(), w.replay.close())
 	return errors.Join(errs...)
 }
 

@@ -73,6 +73,10 @@ type RunResult struct {
 	// Err says why the run did not complete. A failed run whose Err holds
 	// an *llm.CircuitOpenError is answered 503 with Retry-After.
 	Err error
+	// Fallback says why Final is the winner's stored answer rather than a
+	// presentation (GraceExpired: the presentation ran out of time).
+	Fallback     string
+	GraceExpired bool
 }
 
 // Runner runs one orchestration. It returns an error only when the run
@@ -578,7 +582,8 @@ var errClientGone = errors.New("the client went away")
 // and what the run's view knows (the winner, the tally, the answers, the
 // cost) when the runner shared its view.
 func (s *Server) info(id string, res *RunResult) *massgenInfo {
-	info := &massgenInfo{RunID: id, Winner: res.Winner, Status: res.Status, LogDir: res.LogDir}
+	info := &massgenInfo{RunID: id, Winner: res.Winner, Status: res.Status, LogDir: res.LogDir,
+		Fallback: res.Fallback, GraceExpired: res.GraceExpired}
 	if ri, ok := s.runs.get(id); ok && ri.View != nil {
 		snap := ri.View.Snapshot(s.d.Now())
 		info.Winner = cmp.Or(snap.Winner, info.Winner)

@@ -72,6 +72,10 @@ type massgenInfo struct {
 	Votes   map[string]int `json:"votes,omitempty"`
 	Answers int            `json:"answers,omitempty"`
 	CostUSD float64        `json:"cost_usd,omitempty"`
+	// Fallback notes that the answer is the winner's stored answer, and
+	// why; GraceExpired that its presentation ran out of time.
+	Fallback     string `json:"fallback,omitempty"`
+	GraceExpired bool   `json:"grace_expired,omitempty"`
 }
 
 type chunk struct {
