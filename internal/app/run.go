@@ -297,7 +297,7 @@ func logEvents(log *slog.Logger, sub *event.Subscription) {
 		}
 		// The record keeps the event's own time, not the time it was logged.
 		if h := log.Handler(); h.Enabled(context.Background(), level) {
-			rec := slog.NewRecord(r.Time, level, event.Describe(e), 0)
+			rec := slog.NewRecord(r.Time, level, sub.View().Describe(e), 0)
 			rec.Add(attrs...)
 			_ = h.Handle(context.Background(), rec)
 		}
