@@ -1,0 +1,254 @@
+package server
+
+// The path of a request that runs the team, shared by chat completions
+// and Responses: decode, route to a config or model, run, answer (whole or
+// streamed), and map how the run ended to an HTTP status.
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/massgen/massgen/internal/event"
+	"github.com/massgen/massgen/internal/llm"
+)
+
+// runRoute is the handler of an API that runs the team (POST
+// /v1/chat/completions, POST /v1/responses): decode reads the request
+// into a chatRequest, formatOf chooses how the run is written back.
+func (s *Server) runRoute(decode func(http.ResponseWriter, *http.Request, int64) (*chatRequest, *Error),
+	formatOf func(*chatRequest) format) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if !methods(w, r, http.MethodPost) {
+			return
+		}
+		if e := contentTypeError(r); e != nil {
+			writeError(w, e)
+			return
+		}
+		if !s.enter() {
+			writeError(w, errShuttingDown)
+			return
+		}
+		defer s.leave()
+		// A deadline for the body alone: http.Server's ReadTimeout would
+		// also cut long streamed responses short on HTTP/2. It stays set
+		// when the body failed, so that net/http does not wait for the
+		// rest of it (to keep the connection) before sending the error.
+		rc := http.NewResponseController(w)
+		_ = rc.SetReadDeadline(time.Now().Add(s.d.BodyTimeout))
+		req, e := decode(w, r, s.d.MaxBodyBytes)
+		if e != nil {
+			writeError(w, e)
+			return
+		}
+		_ = rc.SetReadDeadline(time.Time{})
+		s.serveRun(w, r, req, formatOf(req))
+	}
+}
+
+// format is how one API writes a run: whole, once it has completed, or
+// streamed while it happens.
+type format interface {
+	complete(w http.ResponseWriter, res *RunResult, info *massgenInfo, model string, start time.Time)
+	stream(w http.ResponseWriter, id, model string, start time.Time, timeout time.Duration, gone func()) runStream
+}
+
+// runStream writes one run as it happens. observe is called from the
+// runner's observer goroutine, the others from the handler's: a stream
+// orders them itself.
+type runStream interface {
+	start(*event.View)               // headers and the opening events, once; the run's view (nil: none)
+	observe(event.Event)             // one event of the run
+	abandon() bool                   // end before starting (false if started)
+	finish(*RunResult, *massgenInfo) // a completed run
+	fail(*Error)                     // a run that ended without an answer
+}
+
+// serveRun runs one request, whichever API it came from: it routes the
+// model, waits for a run slot, registers the run for GET /v1/runs/{id},
+// and writes the outcome in the request's format.
+func (s *Server) serveRun(w http.ResponseWriter, r *http.Request, req *chatRequest, f format) {
+	rr, e := req.runRequest()
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	model := cmp.Or(req.Model, DefaultModel)
+	if e := s.route(model, &rr); e != nil {
+		writeError(w, e)
+		return
+	}
+
+	if err := s.adm.acquire(r.Context()); err != nil {
+		switch err {
+		case errQueueFull:
+			writeError(w, errQueueFullHTTP)
+		case errClosed:
+			writeError(w, errShuttingDown)
+		} // else the client went away while queued
+		return
+	}
+	defer s.adm.release()
+
+	id := newRunID()
+	start := s.d.Now()
+	s.runs.add(id, model, start)
+	w.Header().Set("X-Massgen-Run-Id", id)
+	status := "rejected" // the run could not start
+	var res *RunResult
+	defer func() {
+		var winner, logDir string
+		if res != nil {
+			winner, logDir = res.Winner, res.LogDir
+		}
+		s.runs.finish(id, status, winner, logDir, s.d.Now())
+	}()
+
+	ctx, cancel := context.WithCancelCause(r.Context())
+	defer cancel(nil)
+	defer context.AfterFunc(s.stopCtx, func() { cancel(errStopped) })()
+	rr.Started = func(logDir string, view *event.View) {
+		s.runs.update(id, func(ri *runInfo) { ri.LogDir, ri.View = logDir, view })
+	}
+	s.log.Info("run started", "run", id, "model", model, "stream", req.Stream, "api", r.URL.Path)
+
+	var err error
+	if req.Stream {
+		res, err = s.stream(ctx, cancel, w, f, rr, id, model, start)
+	} else {
+		res, err = s.complete(ctx, w, f, rr, id, model, start)
+	}
+	switch {
+	case err != nil:
+		status = "rejected"
+		s.log.Info("run not started", "run", id, "model", model, "error", err)
+	case res != nil:
+		status = res.Status
+		s.log.Info("run finished", "run", id, "model", model, "status", res.Status, "winner", res.Winner,
+			"duration", s.d.Now().Sub(start).Round(time.Millisecond), "tokens", res.Usage.Total())
+	}
+}
+
+// route sets the config or model of the run from the request's model id.
+func (s *Server) route(model string, rr *RunRequest) *Error {
+	switch {
+	case model == DefaultModel:
+	case strings.HasPrefix(model, DefaultModel+"/"):
+		cfg, ok := s.d.Configs[model]
+		if !ok {
+			names := slices.Sorted(maps.Keys(s.d.Configs))
+			return &Error{Status: http.StatusNotFound, Param: "model", Code: "model_not_found",
+				Message: fmt.Sprintf("The model '%s' does not exist. massgen models: %s, %s.", model, DefaultModel, strings.Join(names, ", "))}
+		}
+		rr.Config = cfg
+	default:
+		rr.Model = model
+	}
+	return nil
+}
+
+// runOnce calls the Runner; a Runner that returns neither a result nor an
+// error is a bug, reported as a 500.
+func (s *Server) runOnce(ctx context.Context, rr RunRequest) (*RunResult, error) {
+	res, err := s.d.Run(ctx, rr)
+	if res == nil && err == nil {
+		err = errors.New("server: the runner returned no result")
+	}
+	return res, err
+}
+
+// complete runs without streaming and writes the outcome at once.
+func (s *Server) complete(ctx context.Context, w http.ResponseWriter, f format, rr RunRequest, id, model string, start time.Time) (*RunResult, error) {
+	res, err := s.runOnce(ctx, rr)
+	rc := http.NewResponseController(w)
+	_ = rc.SetWriteDeadline(time.Now().Add(s.d.WriteTimeout))
+	defer func() { _ = rc.SetWriteDeadline(time.Time{}) }()
+	if err != nil {
+		writeError(w, asError(err))
+		return nil, err
+	}
+	if e := s.runFailure(ctx, res); e != nil {
+		writeError(w, e)
+		return res, nil
+	}
+	f.complete(w, res, s.info(id, res), model, start)
+	return res, nil
+}
+
+// stream runs with streaming: events go to the format's stream as they
+// happen.
+func (s *Server) stream(ctx context.Context, cancel context.CancelCauseFunc, w http.ResponseWriter, f format,
+	rr RunRequest, id, model string, start time.Time) (*RunResult, error) {
+	st := f.stream(w, id, model, start, s.d.WriteTimeout, func() { cancel(errClientGone) })
+	started := rr.Started
+	rr.Started = func(logDir string, view *event.View) {
+		started(logDir, view)
+		st.start(view)
+	}
+	rr.Observe = st.observe
+	res, err := s.runOnce(ctx, rr)
+	if err != nil {
+		if st.abandon() {
+			writeError(w, asError(err))
+		} else {
+			st.fail(asError(err))
+		}
+		return nil, err
+	}
+	if e := s.runFailure(ctx, res); e != nil {
+		st.fail(e)
+		return res, nil
+	}
+	st.finish(res, s.info(id, res))
+	return res, nil
+}
+
+var errClientGone = errors.New("the client went away")
+
+// info is the `massgen` object of a completed run: the runner's verdict,
+// and what the run's view knows (the winner, the tally, the answers, the
+// cost) when the runner shared its view.
+func (s *Server) info(id string, res *RunResult) *massgenInfo {
+	info := &massgenInfo{RunID: id, Winner: res.Winner, Status: res.Status, LogDir: res.LogDir,
+		Fallback: res.Fallback, GraceExpired: res.GraceExpired}
+	if ri, ok := s.runs.get(id); ok && ri.View != nil {
+		snap := ri.View.Snapshot(s.d.Now())
+		info.Winner = cmp.Or(snap.Winner, info.Winner)
+		info.Votes, info.Answers, info.CostUSD = snap.Tally, len(snap.Answers), snap.Usage.CostUSD
+	}
+	return info
+}
+
+// runFailure is the error for a run that did not complete, nil otherwise.
+func (s *Server) runFailure(ctx context.Context, res *RunResult) *Error {
+	why := "no answer"
+	if res.Err != nil {
+		why = res.Err.Error()
+	}
+	switch res.Status {
+	case "completed":
+		return nil
+	case "failed":
+		// The team's circuit breakers hold its models back: say when a
+		// trial goes through rather than blame the server.
+		if open, ok := errors.AsType[*llm.CircuitOpenError](res.Err); ok {
+			return &Error{Status: http.StatusServiceUnavailable, Code: "circuit_open", RetryAfter: max(open.Wait, time.Second),
+				Message: "The run failed and its model endpoints are held back by an open circuit breaker; retry later: " + why, Err: res.Err}
+		}
+	case "timeout":
+		return &Error{Status: http.StatusGatewayTimeout, Code: "run_timeout", Message: "The run timed out without an answer: " + why, Err: res.Err}
+	case "interrupted":
+		if errors.Is(context.Cause(ctx), errStopped) {
+			return errShuttingDown
+		}
+		return &Error{Status: 499, Code: "cancelled", Type: "server_error", Message: "The run was cancelled: " + why, Err: res.Err}
+	}
+	return &Error{Status: http.StatusInternalServerError, Code: "run_failed", Message: "The run failed: " + why, Err: res.Err}
+}
