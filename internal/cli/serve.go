@@ -118,7 +118,7 @@ func (s *ServeRunner) Run(ctx context.Context, r server.RunRequest) (*server.Run
 		}
 		return nil, err
 	}
-	return &server.RunResult{Status: string(out.Status), Final: out.Final, Winner: out.Winner, LogDir: out.LogDir,
+	return &server.RunResult{Status: out.Status, Final: out.Final, Winner: out.Winner, LogDir: out.LogDir,
 		ToolCalls: out.ToolCalls, Usage: out.TotalUsage(), Err: out.Err, Fallback: out.Fallback, GraceExpired: out.GraceExpired}, nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/massgen/massgen/internal/coord"
 	"github.com/massgen/massgen/internal/event"
 )
 
@@ -229,7 +230,7 @@ func (w *Writer) Close() error {
 		return nil
 	}
 	if w.running() {
-		w.view.Apply(event.RunFinished{Header: event.Header{Time: w.now()}, Status: "interrupted"})
+		w.view.Apply(event.RunFinished{Header: event.Header{Time: w.now()}, Status: string(coord.RunInterrupted)})
 		w.version++
 	}
 	var errs []error

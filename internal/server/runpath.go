@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/massgen/massgen/internal/coord"
 	"github.com/massgen/massgen/internal/event"
 	"github.com/massgen/massgen/internal/llm"
 )
@@ -130,7 +131,7 @@ func (s *Server) serveRun(w http.ResponseWriter, r *http.Request, req *chatReque
 		status = "rejected"
 		s.log.Info("run not started", "run", id, "model", model, "error", err)
 	case res != nil:
-		status = res.Status
+		status = string(res.Status)
 		s.log.Info("run finished", "run", id, "model", model, "status", res.Status, "winner", res.Winner,
 			"duration", s.d.Now().Sub(start).Round(time.Millisecond), "tokens", res.Usage.Total())
 	}
@@ -233,18 +234,18 @@ func (s *Server) runFailure(ctx context.Context, res *RunResult) *Error {
 		why = res.Err.Error()
 	}
 	switch res.Status {
-	case "completed":
+	case coord.RunCompleted:
 		return nil
-	case "failed":
+	case coord.RunFailed:
 		// The team's circuit breakers hold its models back: say when a
 		// trial goes through rather than blame the server.
 		if open, ok := errors.AsType[*llm.CircuitOpenError](res.Err); ok {
 			return &Error{Status: http.StatusServiceUnavailable, Code: "circuit_open", RetryAfter: max(open.Wait, time.Second),
 				Message: "The run failed and its model endpoints are held back by an open circuit breaker; retry later: " + why, Err: res.Err}
 		}
-	case "timeout":
+	case coord.RunTimedOut:
 		return &Error{Status: http.StatusGatewayTimeout, Code: "run_timeout", Message: "The run timed out without an answer: " + why, Err: res.Err}
-	case "interrupted":
+	case coord.RunInterrupted:
 		if errors.Is(context.Cause(ctx), errStopped) {
 			return errShuttingDown
 		}

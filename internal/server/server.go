@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/massgen/massgen/internal/coord"
 	"github.com/massgen/massgen/internal/event"
 	"github.com/massgen/massgen/internal/llm"
 )
@@ -57,7 +58,7 @@ type RunRequest struct {
 
 // RunResult is how a run ended.
 type RunResult struct {
-	Status    string // completed|timeout|failed|interrupted
+	Status    coord.RunStatus
 	Final     string
 	Winner    string
 	LogDir    string

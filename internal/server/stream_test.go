@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/massgen/massgen/internal/coord"
 	"github.com/massgen/massgen/internal/event"
 	"github.com/massgen/massgen/internal/llm"
 )
@@ -221,10 +222,10 @@ func TestStreamShape(t *testing.T) {
 
 func TestFailedAndTimedOutRuns(t *testing.T) {
 	for _, tc := range []struct {
-		status string
+		status coord.RunStatus
 		code   int
 	}{{"failed", 500}, {"timeout", 504}} {
-		t.Run(tc.status, func(t *testing.T) {
+		t.Run(string(tc.status), func(t *testing.T) {
 			hs, _ := fake(t, []event.Record{{Type: event.TypeRunStarted}}, &RunResult{Status: tc.status, Err: errors.New("every agent failed")}, nil)
 			resp, body := post(t, hs.URL, `{"model":"massgen","messages":[{"role":"user","content":"q"}]}`)
 			var eb errorBody

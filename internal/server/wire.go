@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 
+	"github.com/massgen/massgen/internal/coord"
 	"github.com/massgen/massgen/internal/llm"
 )
 
@@ -62,10 +63,10 @@ func usageOf(u llm.Usage) wireUsage {
 // massgenInfo is the `massgen` extension object of a completion (and of
 // the finishing chunk of a stream). Clients that do not know it ignore it.
 type massgenInfo struct {
-	RunID  string `json:"run_id"`
-	Winner string `json:"winner,omitempty"`
-	Status string `json:"status"`
-	LogDir string `json:"log_dir,omitempty"`
+	RunID  string          `json:"run_id"`
+	Winner string          `json:"winner,omitempty"`
+	Status coord.RunStatus `json:"status"`
+	LogDir string          `json:"log_dir,omitempty"`
 	// From the run's view: the winner's tally (real id → votes), the
 	// answers accepted in the whole run, and the run's cost where the
 	// models are priced.
