@@ -53,7 +53,7 @@ func eventFrom(e event.Event) Event {
 		Label: r.Label, AnonLabel: r.AnonLabel, TargetAnswer: r.TargetAnswer, Labels: r.Labels, Text: r.Text,
 		Target: r.Target, TargetLabel: r.TargetLabel, Reason: r.Reason, Err: r.Err, Status: r.Status, Agents: r.Agents,
 		Votes: r.Votes, InputTokens: r.InputTokens, OutputTokens: r.OutputTokens, CostUSD: r.CostUSD,
-		Args: r.Args, Result: r.Result, IsError: r.IsError, Duration: time.Duration(r.DurationMS) * time.Millisecond,
+		Args: r.Args, Result: r.Result, IsError: r.IsError, Duration: r.ToolDuration(),
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Describe says e in words for people, on one line: the plain display,
@@ -36,7 +37,7 @@ func Describe(e Event) string {
 		if e.Result != "" {
 			s += " " + clip(e.Result, 80)
 		}
-		return s + fmt.Sprintf(" [%s]", e.Duration.Round(1e6))
+		return s + " [" + Took(e.Duration) + "]"
 	case AnswerAccepted:
 		s := e.Agent + " answered " + or(e.Label, "?")
 		if e.AnonLabel != "" {
@@ -65,7 +66,11 @@ func Describe(e Event) string {
 	case TurnFailed:
 		return fmt.Sprintf("%s turn failed: %s", e.Agent, clip(e.Err, 200))
 	case TurnEnded:
-		return fmt.Sprintf("%s turn ended: %s", e.Agent, e.Usage)
+		s := fmt.Sprintf("%s turn ended: %s", e.Agent, e.Usage)
+		if e.ToolRounds > 0 {
+			s += ", " + plural(e.ToolRounds, "tool round")
+		}
+		return s
 	case AgentFailed:
 		s := e.Agent + " failed and left the run"
 		if e.Reason != "" {
@@ -163,7 +168,49 @@ func (s *Snapshot) Summary() string {
 	if len(failed) > 0 {
 		parts = append(parts, "left the run: "+strings.Join(failed, ", "))
 	}
+	if t := s.Tools(); t != "" {
+		parts = append(parts, t)
+	}
 	return strings.Join(append(parts, s.Usage.String()), "; ")
+}
+
+// Tools says the run's tool use over every agent, "" when there was none:
+// "5 tool calls (1 failed) in 3 rounds".
+func (s *Snapshot) Tools() string {
+	var calls, errs, rounds int
+	for _, a := range s.Agents {
+		calls, errs, rounds = calls+a.ToolCalls, errs+a.ToolErrors, rounds+a.ToolRounds
+	}
+	return ToolUse(calls, errs, rounds)
+}
+
+// ToolUse says tool-use counts: "5 tool calls (1 failed) in 3 rounds", ""
+// when there were no calls.
+func ToolUse(calls, errs, rounds int) string {
+	if calls == 0 {
+		return ""
+	}
+	s := plural(calls, "tool call")
+	if errs > 0 {
+		s += fmt.Sprintf(" (%d failed)", errs)
+	}
+	if rounds > 0 {
+		s += " in " + plural(rounds, "round")
+	}
+	return s
+}
+
+// Took says how long something short took, to a precision that suits it:
+// "42µs", "12ms", "1.5s".
+func Took(d time.Duration) string {
+	switch {
+	case d < time.Millisecond:
+		return d.Round(time.Microsecond).String()
+	case d < time.Second:
+		return d.Round(time.Millisecond).String()
+	default:
+		return d.Round(100 * time.Millisecond).String()
+	}
 }
 
 // String is "id [backend/model]" (", simulated" when it is).

@@ -84,11 +84,14 @@ type TurnFailed struct {
 }
 
 // TurnEnded: a turn (or presentation call) finished, any way; Usage is
-// what it spent, cancelled turns included.
+// what it spent, cancelled turns included. ToolRounds counts its responses
+// that ran tools (each a round trip to the model beyond the one that
+// answered or voted); the calls themselves are ToolCalled events.
 type TurnEnded struct {
 	Header
 	Agent string
 	Usage
+	ToolRounds int
 }
 
 // AgentFailed: Agent left the run.

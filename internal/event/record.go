@@ -3,6 +3,7 @@ package event
 import (
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"time"
 )
@@ -43,7 +44,8 @@ type Record struct {
 	Args         string      `json:"args,omitempty"`          // tool_called: arguments preview
 	Result       string      `json:"result,omitempty"`        // tool_called: result preview
 	IsError      bool        `json:"is_error,omitempty"`      // tool_called: the tool failed
-	DurationMS   int64       `json:"duration_ms,omitempty"`   // tool_called: how long it ran
+	DurationMS   float64     `json:"duration_ms,omitempty"`   // tool_called: how long it ran, to the microsecond
+	ToolRounds   int         `json:"tool_rounds,omitempty"`   // turn_ended: responses of the turn that ran tools
 	Fallback     string      `json:"fallback,omitempty"`      // run_finished: why the stored answer is final
 	GraceExpired bool        `json:"grace_expired,omitempty"` // run_finished: the presentation ran out of grace
 }
@@ -99,7 +101,7 @@ func FromRecord(r Record) (Event, error) {
 		e = ReasoningDelta{Agent: r.Agent, Text: r.Text}
 	case TypeToolCalled:
 		e = ToolCalled{Agent: r.Agent, Tool: r.Text, Args: r.Args, Result: r.Result, IsError: r.IsError,
-			Duration: time.Duration(r.DurationMS) * time.Millisecond}
+			Duration: r.ToolDuration()}
 	case TypeAnswerAccepted:
 		e = AnswerAccepted{Agent: r.Agent, Content: r.Text, Label: r.Label, AnonLabel: r.AnonLabel, Answers: slices.Clone(r.Answers)}
 	case TypeVoteAccepted:
@@ -111,7 +113,7 @@ func FromRecord(r Record) (Event, error) {
 	case TypeTurnFailed:
 		e = TurnFailed{Agent: r.Agent, Err: r.Err}
 	case TypeTurnEnded:
-		e = TurnEnded{Agent: r.Agent, Usage: u}
+		e = TurnEnded{Agent: r.Agent, Usage: u, ToolRounds: r.ToolRounds}
 	case TypeAgentFailed:
 		e = AgentFailed{Agent: r.Agent, Err: r.Err, Reason: r.Reason}
 	case TypeTimeout:
@@ -181,7 +183,15 @@ func (e FinalDelta) record() Record     { return Record{Agent: e.Agent, Text: e.
 
 // Text = tool name.
 func (e ToolCalled) record() Record {
-	return Record{Agent: e.Agent, Text: e.Tool, Args: e.Args, Result: e.Result, IsError: e.IsError, DurationMS: e.Duration.Milliseconds()}
+	return Record{Agent: e.Agent, Text: e.Tool, Args: e.Args, Result: e.Result, IsError: e.IsError,
+		DurationMS: float64(e.Duration.Round(time.Microsecond)) / float64(time.Millisecond)}
+}
+
+// ToolDuration is how long a tool_called record's tool ran. The log keeps
+// milliseconds with a fraction, because a local tool often takes less than
+// one: a whole number would say 0 for it.
+func (r Record) ToolDuration() time.Duration {
+	return time.Duration(math.Round(r.DurationMS*1000)) * time.Microsecond
 }
 
 // Text = answer; Label = stable label; AnonLabel; Answers = the new set.
@@ -200,8 +210,10 @@ func (e TurnRestarted) record() Record {
 	return Record{Agent: e.Agent, Target: e.Cause, Reason: e.Reason}
 }
 
-func (e TurnFailed) record() Record     { return Record{Agent: e.Agent, Err: e.Err} }
-func (e TurnEnded) record() Record      { return usageRecord(Record{Agent: e.Agent}, e.Usage) }
+func (e TurnFailed) record() Record { return Record{Agent: e.Agent, Err: e.Err} }
+func (e TurnEnded) record() Record {
+	return usageRecord(Record{Agent: e.Agent, ToolRounds: e.ToolRounds}, e.Usage)
+}
 func (e AgentFailed) record() Record    { return Record{Agent: e.Agent, Err: e.Err, Reason: e.Reason} }
 func (e Timeout) record() Record        { return Record{Agent: e.Agent, Err: e.Err, Reason: e.Reason} }
 func (e BudgetExceeded) record() Record { return Record{Reason: e.Reason} }

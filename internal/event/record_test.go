@@ -25,7 +25,7 @@ func samples() []Event {
 		ActionRejected{h, "a", "no tool call"},
 		TurnRestarted{h, "b", "a", "new answer from a"},
 		TurnFailed{h, "a", "503"},
-		TurnEnded{h, "a", u},
+		TurnEnded{h, "a", u, 2},
 		AgentFailed{h, "a", "503", "3 consecutive failed turns"},
 		Timeout{h, "a", "deadline", "turn timeout"},
 		BudgetExceeded{h, "max_cost_usd"},

@@ -111,18 +111,22 @@ type Snapshot struct {
 // AgentView is one agent in a Snapshot.
 type AgentView struct {
 	AgentInfo
-	Status         string
-	Answers        int    // answers given in this attempt
-	LatestAnswer   string // stable label of its latest answer
-	Vote           *VoteView
-	Turns          int
-	Restarts       int
-	Rejections     int
-	Failures       int // failed turns (errors, idle streams, turn timeouts)
-	LastError      string
-	Usage          Usage
-	LastActivity   time.Time
-	StalledSeconds float64 // with StatusStalled: time since its last byte, else since its last event
+	Status       string
+	Answers      int    // answers given in this attempt
+	LatestAnswer string // stable label of its latest answer
+	Vote         *VoteView
+	Turns        int
+	Restarts     int
+	Rejections   int
+	Failures     int // failed turns (errors, idle streams, turn timeouts)
+	LastError    string
+	Usage        Usage
+	// ToolCalls counts the calls of its own tools (workflow tools aside),
+	// ToolErrors those that failed; ToolRounds counts the responses that
+	// ran tools, as its turns report them when they end.
+	ToolCalls, ToolErrors, ToolRounds int
+	LastActivity                      time.Time
+	StalledSeconds                    float64 // with StatusStalled: time since its last byte, else since its last event
 	// SinceLastByte is, with StatusStalled, how long its model request in
 	// flight has received no byte (0 when the stall is known from events
 	// only: no request was in flight).
@@ -238,7 +242,7 @@ func (v *View) Apply(e Event) {
 		ag.LastActivity = h.Time
 	} else {
 		switch e.(type) {
-		case TurnStarted, AnswerAccepted, VoteAccepted, ActionRejected, TurnRestarted, TurnFailed, TurnEnded, AgentFailed, FinalStarted:
+		case TurnStarted, ToolCalled, AnswerAccepted, VoteAccepted, ActionRejected, TurnRestarted, TurnFailed, TurnEnded, AgentFailed, FinalStarted:
 			return // about an agent, but names none: nothing to update
 		}
 	}
@@ -306,8 +310,14 @@ func (v *View) Apply(e Event) {
 			}
 			v.turnFailed(ag, why)
 		}
+	case ToolCalled:
+		ag.ToolCalls++
+		if e.IsError {
+			ag.ToolErrors++
+		}
 	case TurnEnded:
 		ag.Usage = ag.Usage.Add(e.Usage)
+		ag.ToolRounds += e.ToolRounds
 		s.Usage = s.Usage.Add(e.Usage)
 	case AgentFailed:
 		ag.Status = StatusFailed

@@ -1,6 +1,7 @@
 package event
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -213,5 +214,74 @@ func TestViewSaysTheRunsEndWithItsTallyAndUsage(t *testing.T) {
 				t.Errorf("nil View.Describe(run_finished) = %q, want Describe's %q", got, Describe(fin))
 			}
 		})
+	}
+}
+
+func TestViewCountsToolCallsAndRoundsPerAgent(t *testing.T) {
+	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	b := play(t0,
+		RunStarted{Question: "q", Team: []AgentInfo{{ID: "a"}, {ID: "b"}}},
+		TurnStarted{Agent: "a"},
+		ToolCalled{Agent: "a", Tool: "add", Args: `{"a":2,"b":3}`, Result: "5", Duration: 40 * time.Microsecond},
+		ToolCalled{Agent: "a", Tool: "lookup", Args: `{"country":"Mars"}`, Result: "no capital known", IsError: true},
+		ToolCalled{Agent: "a", Tool: "add", Args: `{"a":5,"b":1}`, Result: "6"},
+		TurnEnded{Agent: "a", Usage: Usage{InputTokens: 30, OutputTokens: 6}, ToolRounds: 2},
+		ToolCalled{Agent: "b", Tool: "add", Result: "1"},
+		TurnEnded{Agent: "b", ToolRounds: 1},
+		RunFinished{Status: "completed", Winner: "a"},
+	)
+	s := b.View().Snapshot(t0.Add(time.Minute))
+	av, _ := s.Agent("a")
+	if av.ToolCalls != 3 || av.ToolErrors != 1 || av.ToolRounds != 2 {
+		t.Errorf("a: %d calls, %d errors, %d rounds; want 3, 1, 2", av.ToolCalls, av.ToolErrors, av.ToolRounds)
+	}
+	bv, _ := s.Agent("b")
+	if bv.ToolCalls != 1 || bv.ToolErrors != 0 || bv.ToolRounds != 1 {
+		t.Errorf("b: %d calls, %d errors, %d rounds; want 1, 0, 1", bv.ToolCalls, bv.ToolErrors, bv.ToolRounds)
+	}
+	if got, want := s.Tools(), "4 tool calls (1 failed) in 3 rounds"; got != want {
+		t.Errorf("Tools() = %q, want %q", got, want)
+	}
+	if got := s.Summary(); !strings.Contains(got, "; 4 tool calls (1 failed) in 3 rounds; 30 in, 6 out tokens") {
+		t.Errorf("summary %q does not say the tool use before the usage", got)
+	}
+}
+
+func TestSummaryWithoutToolsSaysNothingOfThem(t *testing.T) {
+	b := play(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC), RunStarted{Team: []AgentInfo{{ID: "a"}}}, TurnEnded{Agent: "a"})
+	s := b.View().Snapshot(time.Time{})
+	if got := s.Summary(); strings.Contains(got, "tool") {
+		t.Errorf("summary %q mentions tools in a run without any", got)
+	}
+}
+
+func TestDescribeToolCallSaysToolArgsResultAndTime(t *testing.T) {
+	for _, c := range []struct {
+		e    ToolCalled
+		want string
+	}{
+		{ToolCalled{Agent: "a", Tool: "add", Args: `{"a":2,"b":3}`, Result: "5", Duration: 42_300 * time.Nanosecond},
+			`a called add({"a":2,"b":3}) → 5 [42µs]`},
+		{ToolCalled{Agent: "b", Tool: "lookup", Args: `{"country":"Mars"}`, Result: `no capital known for "Mars"`, IsError: true, Duration: 12_400 * time.Microsecond},
+			`b called lookup({"country":"Mars"}) → error no capital known for "Mars" [12ms]`},
+		{ToolCalled{Agent: "c", Tool: "slow", Args: "{}", Duration: 1520 * time.Millisecond},
+			`c called slow({}) → [1.5s]`},
+	} {
+		if got := Describe(c.e); got != c.want {
+			t.Errorf("Describe = %q\nwant       %q", got, c.want)
+		}
+	}
+	if got := Describe(TurnEnded{Agent: "a", Usage: Usage{InputTokens: 3, OutputTokens: 1}, ToolRounds: 2}); got != "a turn ended: 3 in, 1 out tokens, 2 tool rounds" {
+		t.Errorf("TurnEnded: %q", got)
+	}
+}
+
+func TestToolDurationKeepsMicrosecondsThroughTheRecord(t *testing.T) {
+	r := ToRecord(ToolCalled{Agent: "a", Tool: "add", Duration: 42_300 * time.Nanosecond})
+	if r.DurationMS != 0.042 {
+		t.Errorf("duration_ms = %v, want 0.042 (a sub-millisecond call must not log as 0)", r.DurationMS)
+	}
+	if got := r.ToolDuration(); got != 42*time.Microsecond {
+		t.Errorf("ToolDuration = %s, want 42µs", got)
 	}
 }
