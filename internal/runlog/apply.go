@@ -74,6 +74,7 @@ func (w *Writer) apply(e event.Event) error {
 	case event.TurnStarted:
 		errs = append(errs, w.turnStarted(ag, e))
 	case event.ToolCalled:
+		a.note(e.Agent, toolCell(e), epoch)
 		errs = append(errs, w.outLine(ag, event.Describe(e)))
 	case event.AnswerAccepted:
 		a.note(e.Agent, "answered "+orDash(e.Label), epoch)

@@ -12,10 +12,11 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 // coordination_table.txt is read by people and by scripts that grep it: its
-// layout is a compatibility contract, checked here in full.
+// layout is a compatibility contract, checked here in full (tool calls
+// included: they are lines in their agent's column).
 func TestCoordinationTableGolden(t *testing.T) {
 	w := newTestWriter(t, Metadata{Question: "What is 2+2?"})
-	for _, e := range threeAgentRun() {
+	for _, e := range toolRun() {
 		if err := w.Handle(ev(e)); err != nil {
 			t.Fatal(err)
 		}

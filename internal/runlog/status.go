@@ -71,7 +71,12 @@ type AgentView struct {
 	InputTokens       int64     `json:"input_tokens"`
 	OutputTokens      int64     `json:"output_tokens"`
 	CostUSD           float64   `json:"cost_usd"`
-	LastActivity      time.Time `json:"last_activity,omitzero"`
+	// ToolCalls counts its calls of its own tools (workflow tools aside),
+	// ToolErrors those that failed; ToolRounds its responses that ran tools.
+	ToolCalls    int       `json:"tool_calls"`
+	ToolErrors   int       `json:"tool_errors"`
+	ToolRounds   int       `json:"tool_rounds"`
+	LastActivity time.Time `json:"last_activity,omitzero"`
 
 	// SecondsSinceLastByte is, for an agent stalled in a model request,
 	// how long that request has received no byte (a hung provider shows
@@ -171,6 +176,9 @@ func StatusOf(s event.Snapshot, logDir string, now time.Time, p Process) StatusV
 			InputTokens:       ag.Usage.InputTokens,
 			OutputTokens:      ag.Usage.OutputTokens,
 			CostUSD:           ag.Usage.CostUSD,
+			ToolCalls:         ag.ToolCalls,
+			ToolErrors:        ag.ToolErrors,
+			ToolRounds:        ag.ToolRounds,
 			LastActivity:      ag.LastActivity,
 
 			SecondsSinceLastByte: ag.SinceLastByte.Seconds(),

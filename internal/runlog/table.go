@@ -55,6 +55,16 @@ func (a *attempt) note(agent, text string, epoch int) {
 	g.cells[agent] = append(g.cells[agent], text)
 }
 
+// toolCell is the table text for a tool call: "tool add ok 12ms", or
+// "tool lookup error 3ms" (the result is in agent_outputs and the events).
+func toolCell(e event.ToolCalled) string {
+	outcome := "ok"
+	if e.IsError {
+		outcome = "error"
+	}
+	return "tool " + e.Tool + " " + outcome + " " + event.Took(e.Duration)
+}
+
 func (w *Writer) writeTable() error {
 	return writeAtomic(filepath.Join(w.dir, "coordination_table.txt"), []byte(w.renderTable()))
 }

@@ -35,6 +35,16 @@ type usageSummary struct {
 	OutputTokens int64              `json:"output_tokens"`
 	CostUSD      float64            `json:"cost_usd"`
 	PerAgent     map[string]float64 `json:"cost_usd_per_agent"`
+	// Tool use per agent, every agent listed (zeros included).
+	ToolsPerAgent map[string]toolUse `json:"tools_per_agent"`
+}
+
+// toolUse is one agent's tool use: rounds are its responses that ran
+// tools, each a model request beyond the ones that answered or voted.
+type toolUse struct {
+	Calls  int `json:"tool_calls"`
+	Errors int `json:"tool_errors"`
+	Rounds int `json:"tool_rounds"`
 }
 
 type voteEntry struct {
@@ -59,13 +69,14 @@ func voteSummaryOf(s event.Snapshot) voteSummary {
 		Labels:       s.Labels(),
 		AnswerLabels: make(map[string]string, len(s.Current)),
 		Usage: usageSummary{InputTokens: s.Usage.InputTokens, OutputTokens: s.Usage.OutputTokens, CostUSD: s.Usage.CostUSD,
-			PerAgent: make(map[string]float64, len(s.Agents))},
+			PerAgent: make(map[string]float64, len(s.Agents)), ToolsPerAgent: make(map[string]toolUse, len(s.Agents))},
 	}
 	for _, a := range s.Current {
 		vs.AnswerLabels[a.Label] = a.Answer
 	}
 	for _, ag := range s.Agents {
 		vs.Usage.PerAgent[ag.ID] = ag.Usage.CostUSD
+		vs.Usage.ToolsPerAgent[ag.ID] = toolUse{Calls: ag.ToolCalls, Errors: ag.ToolErrors, Rounds: ag.ToolRounds}
 	}
 	if vs.Winner == "" {
 		vs.Winner = s.FinalAgent

@@ -254,7 +254,8 @@ func TestScriptedRun(t *testing.T) {
 		Labels:       map[string]string{"agent1": "alpha", "agent2": "beta"},
 		AnswerLabels: map[string]string{"agent1": "agent1.1", "agent2": "agent2.2"},
 		// Tokens summed over the turns that ended.
-		Usage: usageSummary{InputTokens: 160, OutputTokens: 35, PerAgent: map[string]float64{"alpha": 0, "beta": 0, "gamma": 0}},
+		Usage: usageSummary{InputTokens: 160, OutputTokens: 35, PerAgent: map[string]float64{"alpha": 0, "beta": 0, "gamma": 0},
+			ToolsPerAgent: map[string]toolUse{"alpha": {}, "beta": {}, "gamma": {}}},
 	}
 	if diff := cmp.Diff(wantVS, vs); diff != "" {
 		t.Errorf("vote.json (-want +got):\n%s", diff)
@@ -459,5 +460,80 @@ func TestCloseRewritesSummariesOnlyWhenSomethingChanged(t *testing.T) {
 				t.Errorf("temporary files left: %v", tmps)
 			}
 		})
+	}
+}
+
+// toolRun is threeAgentRun where beta calls tools: add (ok, 12.3ms)
+// while gamma is rejected, lookup (an error, 42µs) in epoch 1, and its
+// turns report two tool rounds. Events are stamped afresh, one second apart.
+func toolRun() []event.Record {
+	var s script
+	for _, e := range threeAgentRun() {
+		switch {
+		case e.Type == event.TypeTurnEnded && e.Agent == "beta":
+			e.ToolRounds = 2
+		case e.Type == event.TypeTurnStarted && e.Agent == "alpha" && e.Epoch == 1:
+			s.add(event.Record{Type: event.TypeToolCalled, Agent: "beta", Text: "lookup", Args: `{"country":"Mars"}`,
+				Result: `no capital known for "Mars"`, IsError: true, DurationMS: 0.042, Epoch: 1})
+		}
+		s.add(e)
+		if e.Type == event.TypeActionRejected {
+			s.add(event.Record{Type: event.TypeToolCalled, Agent: "beta", Text: "add", Args: `{"a":2,"b":2}`, Result: "4", DurationMS: 12.3})
+		}
+	}
+	return s.evs
+}
+
+// Tool calls are in the table (golden), agent_outputs, status.json,
+// vote.json and the events, each with what it says of them.
+func TestToolCallsInEveryLogFile(t *testing.T) {
+	w := newTestWriter(t, Metadata{Question: "What is 2+2?"})
+	for _, e := range toolRun() {
+		if err := w.Handle(ev(e)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	d := w.Dir()
+	var st StatusView
+	readJSON(t, filepath.Join(d, "status.json"), &st)
+	for id, want := range map[string][3]int{"alpha": {0, 0, 0}, "beta": {2, 1, 2}, "gamma": {0, 0, 0}} {
+		a := st.Agents[id]
+		if got := [3]int{a.ToolCalls, a.ToolErrors, a.ToolRounds}; got != want {
+			t.Errorf("status.json %s: tool_calls, tool_errors, tool_rounds = %v, want %v", id, got, want)
+		}
+	}
+	var vs voteSummary
+	readJSON(t, filepath.Join(d, "vote.json"), &vs)
+	wantTools := map[string]toolUse{"alpha": {}, "beta": {Calls: 2, Errors: 1, Rounds: 2}, "gamma": {}}
+	if diff := cmp.Diff(wantTools, vs.Usage.ToolsPerAgent); diff != "" {
+		t.Errorf("vote.json usage.tools_per_agent (-want +got):\n%s", diff)
+	}
+	out := read(t, filepath.Join(d, "agent_outputs", "beta.txt"))
+	for _, want := range []string{`beta called add({"a":2,"b":2}) → 4 [12ms]`, `beta called lookup({"country":"Mars"}) → error no capital known for "Mars" [42µs]`} {
+		if !strings.Contains(out, want+"\n") {
+			t.Errorf("beta.txt lacks the line %q:\n%s", want, out)
+		}
+	}
+	table := read(t, filepath.Join(d, "coordination_table.txt"))
+	for _, want := range []string{"| tool add ok 12ms ", "| tool lookup error 42µs "} {
+		if !strings.Contains(table, want) {
+			t.Errorf("table lacks %q:\n%s", want, table)
+		}
+	}
+	var ef struct {
+		Events []event.Record `json:"events"`
+	}
+	readJSON(t, filepath.Join(d, "coordination_events.json"), &ef)
+	var tools []event.Record
+	for _, r := range ef.Events {
+		if r.Type == event.TypeToolCalled {
+			tools = append(tools, r)
+		}
+	}
+	if len(tools) != 2 || tools[0].DurationMS != 12.3 || tools[1].DurationMS != 0.042 || !tools[1].IsError || tools[1].Result == "" {
+		t.Errorf("tool_called events = %+v", tools)
 	}
 }
