@@ -124,7 +124,8 @@ func checkWritable(path string) error {
 	return nil
 }
 
-// printUsage ends plain output with what the run spent, per agent.
+// printUsage ends plain output with what the run spent, per agent, with
+// the agent's tool use when it called tools: tool rounds are requests too.
 func printUsage(w io.Writer, res *orchestrator.Result) {
 	ids := make([]string, 0, len(res.Usage))
 	for id := range res.Usage {
@@ -134,7 +135,11 @@ func printUsage(w io.Writer, res *orchestrator.Result) {
 	var parts []string
 	for _, id := range ids {
 		u := res.Usage[id]
-		parts = append(parts, fmt.Sprintf("%s %d/%d $%.4f", id, u.InputTokens, u.OutputTokens, res.Cost[id]))
+		part := fmt.Sprintf("%s %d/%d $%.4f", id, u.InputTokens, u.OutputTokens, res.Cost[id])
+		if t := res.Tools[id]; t.Calls > 0 {
+			part += " with " + event.ToolUse(t.Calls, t.Errors, t.Rounds)
+		}
+		parts = append(parts, part)
 	}
 	total := res.TotalUsage()
 	fmt.Fprintf(w, "usage: %d input + %d output tokens, $%.4f in %.1fs (%s)\n",

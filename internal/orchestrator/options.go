@@ -95,9 +95,17 @@ type Result struct {
 	Answers      []coord.Answer
 	Usage        map[string]llm.Usage // per agent, all turns
 	Cost         map[string]float64   // USD per agent, from the model catalogue
+	Tools        map[string]ToolUse   // per agent, all turns (zero for an agent without tools)
 	Attempts     int
 	Duration     time.Duration
 	Err          error // why the run failed, when it did
+}
+
+// ToolUse is what an agent did with its own tools (workflow tools aside):
+// Calls made, Errors among them, and Rounds, its responses that ran tools
+// (each a model request beyond those that answered or voted).
+type ToolUse struct {
+	Calls, Errors, Rounds int
 }
 
 // TotalCost sums cost over agents.

@@ -26,7 +26,7 @@ func Run(ctx context.Context, question string, o Options) *Result {
 		live:     map[coord.TurnID]*liveTurn{},
 		replies:  map[coord.TurnID]chan coord.Verdict{},
 		timers:   map[coord.Timer]*time.Timer{},
-		usage:    map[string]*llm.Usage{}, cost: map[string]float64{},
+		usage:    map[string]*llm.Usage{}, cost: map[string]float64{}, tools: map[string]ToolUse{},
 	}
 	for i := range o.Agents {
 		a := &o.Agents[i]
@@ -42,11 +42,12 @@ func Run(ctx context.Context, question string, o Options) *Result {
 	res := r.drive(ctx)
 	r.wg.Wait()
 	res.Duration = o.Now().Sub(start)
-	res.Usage, res.Cost = map[string]llm.Usage{}, map[string]float64{}
+	res.Usage, res.Cost, res.Tools = map[string]llm.Usage{}, map[string]float64{}, map[string]ToolUse{}
 	r.mu.Lock()
 	for id, u := range r.usage {
 		res.Usage[id] = *u
 		res.Cost[id] = r.cost[id]
+		res.Tools[id] = r.tools[id]
 	}
 	r.mu.Unlock()
 	fin := event.RunFinished{Status: string(res.Status), Winner: res.Winner, Fallback: res.Fallback, GraceExpired: res.GraceExpired}
@@ -81,9 +82,10 @@ type runner struct {
 	timers    map[coord.Timer]*time.Timer
 	budgetHit bool
 
-	mu    sync.Mutex // guards usage and cost: turns add to them as they end
+	mu    sync.Mutex // guards usage, cost and tools: turns add to them as they go
 	usage map[string]*llm.Usage
 	cost  map[string]float64
+	tools map[string]ToolUse
 }
 
 // liveTurn is an in-flight turn as the loop sees it.

@@ -39,6 +39,7 @@ func (r *runner) startTurn(ctx context.Context, c coord.StartTurn) {
 		Updates: lt.updates,
 		Tools:   a.Tools,
 		OnTool: func(call llm.ToolCall, res tool.Result, d time.Duration) {
+			r.countTools(c.Agent, ToolUse{Calls: 1, Errors: btoi(res.IsError)})
 			r.o.Events.Publish(event.ToolCalled{Header: event.Header{Attempt: attempt, Epoch: c.Epoch}, Agent: c.Agent,
 				Tool: call.Name, Args: preview(call.Arguments), Result: preview(res.Content), IsError: res.IsError, Duration: d})
 		},
@@ -77,10 +78,11 @@ func (r *runner) startTurn(ctx context.Context, c coord.StartTurn) {
 			res.Err = context.Cause(tctx) // cancelled while waiting: no request was made
 		}
 		cost := r.addUsage(c.Agent, res.Usage)
+		r.countTools(c.Agent, ToolUse{Rounds: res.Steps})
 		// Usage is published as the turn ends, cancelled turns included, so
 		// the logs count every token that was paid for.
 		r.o.Events.Publish(event.TurnEnded{Header: event.Header{Attempt: attempt, Epoch: c.Epoch}, Agent: c.Agent,
-			Usage: event.Usage{InputTokens: res.Usage.InputTokens, OutputTokens: res.Usage.OutputTokens, CostUSD: cost}})
+			Usage: event.Usage{InputTokens: res.Usage.InputTokens, OutputTokens: res.Usage.OutputTokens, CostUSD: cost}, ToolRounds: res.Steps})
 		r.send(inboxMsg{agent: c.Agent, turn: c.Turn, result: &turnResult{err: res.Err}})
 	})
 }
@@ -112,6 +114,22 @@ func (r *runner) addUsage(id string, u llm.Usage) float64 {
 	r.cost[id] += c
 	r.mu.Unlock()
 	return c
+}
+
+// countTools adds to id's tool use: a call as it is made, the rounds of a
+// turn as it ends.
+func (r *runner) countTools(id string, add ToolUse) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	u := r.tools[id]
+	r.tools[id] = ToolUse{Calls: u.Calls + add.Calls, Errors: u.Errors + add.Errors, Rounds: u.Rounds + add.Rounds}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // overBudget says which limit the run has reached, or "".
