@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/massgen/massgen/internal/event"
 )
@@ -76,5 +77,35 @@ func TestPlainRunEndsWithASummaryLine(t *testing.T) {
 	re := regexp.MustCompile(`^massgen: run completed: winner \w+ with agent\d\.\d+ \(plurality; votes (\w+=\d ?)+\); \d+ answers; [1-9]\d* in, [1-9]\d* out tokens$`)
 	if !re.MatchString(last) {
 		t.Errorf("last progress line = %q, want it to match %s\nstderr:\n%s", last, re, r.stderr)
+	}
+}
+
+// Tool calls are progress: the plain display prints each one (agent, tool,
+// arguments, outcome and result, time), and the last line counts them
+// with the rounds the turns reported, although TurnEnded is not shown.
+func TestDisplayShowsToolCalls(t *testing.T) {
+	b := event.NewBroker()
+	sub := b.Subscribe(append(slices.Clone(event.Deltas), event.Bookkeeping...)...)
+	for _, e := range []event.Event{
+		event.RunStarted{Question: "q", Team: []event.AgentInfo{{ID: "a"}}},
+		event.TurnStarted{Agent: "a"},
+		event.ToolCalled{Agent: "a", Tool: "add", Args: `{"a":2,"b":3}`, Result: "5", Duration: 41_700 * time.Nanosecond},
+		event.ToolCalled{Agent: "a", Tool: "lookup", Args: `{"country":"Mars"}`, Result: `no capital known for "Mars"`, IsError: true, Duration: 3 * time.Millisecond},
+		event.TurnEnded{Agent: "a", Usage: event.Usage{InputTokens: 50, OutputTokens: 5}, ToolRounds: 1},
+		event.RunFinished{Status: "failed"},
+	} {
+		b.Publish(e)
+	}
+	b.Close()
+	var stderr bytes.Buffer
+	newDisplay(&Env{Stderr: &stderr}, false).run(sub)
+	want := `massgen: run started: 1 agent: a
+  a working
+  a called add({"a":2,"b":3}) → 5 [42µs]
+  a called lookup({"country":"Mars"}) → error no capital known for "Mars" [3ms]
+massgen: run failed; no answers; 2 tool calls (1 failed) in 1 round; 50 in, 5 out tokens
+`
+	if got := stderr.String(); got != want {
+		t.Errorf("display printed:\n%s\nwant:\n%s", got, want)
 	}
 }
