@@ -22,8 +22,11 @@ func TestSpentBudgetStopsCoordinationAndPresentsTheBestAnswerSoFar(t *testing.T)
 		if len(stops) != 1 || !strings.Contains(stops[0].Reason, "max_total_tokens") {
 			t.Fatalf("budget events = %+v", stops)
 		}
-		if calls := b.record(); len(calls) != 1 || !calls[0].cancelled {
-			t.Errorf("b's calls = %+v, want its slow first answer cancelled", calls)
+		// b's turn is cancelled by the stop: before its request went out
+		// (the goroutine had not run yet) or while it was in flight. Either
+		// way its slow answer never completes.
+		if calls := b.record(); len(calls) > 1 || len(calls) == 1 && !calls[0].cancelled {
+			t.Errorf("b's calls = %+v, want its slow first answer cancelled (or never sent)", calls)
 		}
 	})
 }
