@@ -13,7 +13,7 @@ import (
 	"sync"
 )
 
-//go:embed runner
+//go:embed all:runner
 var runnerFS embed.FS
 
 const runnerScript = "massgen_runner.py"

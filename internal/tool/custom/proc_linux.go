@@ -6,11 +6,14 @@ import (
 )
 
 // isolate puts cmd in its own process group, which dies with massgen
-// (Pdeathsig: even after a kill -9 of massgen) and is killed whole when
-// cmd's context ends, so a tool's own children go too.
+// (Pdeathsig: even after a kill -9 of massgen), so that killGroup takes a
+// tool's own children too. A cmd made with a context is killed that way
+// when the context ends.
 func isolate(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	cmd.Cancel = func() error { return killGroup(cmd) }
+	if cmd.Cancel != nil {
+		cmd.Cancel = func() error { return killGroup(cmd) }
+	}
 }
 
 func killGroup(cmd *exec.Cmd) error {

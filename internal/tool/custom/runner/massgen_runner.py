@@ -24,6 +24,7 @@ import json
 import os
 import re
 import sys
+import sysconfig
 import threading
 import traceback
 import types
@@ -31,6 +32,7 @@ import typing
 
 MAX_TEXT = 1 << 20  # a result's text beyond this is cut, with a note
 
+_STDLIB = sysconfig.get_paths()["stdlib"]
 _modules = {}  # absolute file path -> module
 _tools = {}  # key -> (function, preset_args)
 
@@ -237,7 +239,7 @@ def _describe(err):
     """An exception as the model should read it: its type, message, and
     where in the tool's own code it was raised."""
     text = "%s: %s" % (type(err).__name__, err)
-    frames = [f for f in traceback.extract_tb(err.__traceback__) if f.filename != __file__]
+    frames = [f for f in traceback.extract_tb(err.__traceback__) if f.filename != __file__ and not f.filename.startswith(_STDLIB)]
     if frames:
         f = frames[-1]
         text += " (at %s line %d, in %s)" % (os.path.basename(f.filename), f.lineno, f.name)
