@@ -231,7 +231,7 @@ func prepareFresh(env *Env, rq *Request, getenv func(string) string) (*prepared,
 		return nil, nil, err
 	}
 	printWarnings(env.Stderr, cfg.Warnings)
-	t, err := buildTeam(cfg, getenv)
+	t, err := buildTeam(cfg, getenv, env.WorkDir)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/massgen/massgen/internal/llmsim"
 	"github.com/massgen/massgen/internal/orchestrator"
 	"github.com/massgen/massgen/internal/provider"
+	"github.com/massgen/massgen/internal/tool/custom"
 )
 
 // team is a ready-to-run set of agents plus what must be stopped afterwards.
@@ -22,13 +23,17 @@ type team struct {
 	agents   []orchestrator.Agent
 	guards   *llm.Guards // the agents' circuit breakers and rate limiters
 	sims     []*llmsim.Server
-	warnings []string // for the user, once
-	notes    []string // for each run's log
+	python   *custom.Python // the runner of the team's Python tools, if any
+	warnings []string       // for the user, once
+	notes    []string       // for each run's log
 }
 
 func (t *team) Close() {
 	for _, s := range t.sims {
 		s.Close()
+	}
+	if t.python != nil {
+		t.python.Close()
 	}
 }
 
@@ -37,7 +42,7 @@ func (t *team) Close() {
 // wraps every model in the shared retry policy. It fails before any request
 // is made when a key is missing, naming the variable to set. Retries are
 // logged to the logger of the run that made the request (runLog).
-func buildTeam(cfg *config.Config, getenv func(string) string) (*team, error) {
+func buildTeam(cfg *config.Config, getenv func(string) string, workDir string) (*team, error) {
 	t := &team{}
 	sims, err := t.startSims(cfg)
 	if err != nil {
@@ -85,6 +90,10 @@ func buildTeam(cfg *config.Config, getenv func(string) string) (*team, error) {
 	if len(problems) > 0 {
 		t.Close()
 		return nil, agentsErr(problems)
+	}
+	if err := t.addCustomTools(cfg, workDir, getenv); err != nil {
+		t.Close()
+		return nil, err
 	}
 	return t, nil
 }

@@ -66,6 +66,8 @@ func (d *decoder) backend(bp *pair, path string) Backend {
 			d.ignore(p.keyPos, key, p.key, "'system_message' belongs to the agent, not its backend; it is ignored here",
 				"move it one level up, next to 'backend:'")
 			b.Extra[p.key] = plain(p.val)
+		case p.key == "custom_tools":
+			b.CustomTools = d.customTools(p, key)
 		case isOwnedBackendKey(p.key):
 			d.ownedKey(p, key)
 			if !provider.SupportsBuiltin(b.Type, p.key) {

@@ -33,6 +33,8 @@ var implementedKeys = []string{
 	"display_type", "type", "logging_enabled", "use_orchestrator_for_single_agent", "enable_final_presentation",
 	// backend: the Azure v1 API has no api-version, so there is nothing to ignore
 	"api_version",
+	// backend: custom tools (customtools.go)
+	"custom_tools",
 }
 
 var builtinFlags = []string{"enable_web_search", "enable_code_execution", "enable_code_interpreter"}
@@ -50,7 +52,7 @@ var ignoredFeatures = map[string]string{
 	"mcp_servers": "MCP tools", "allowed_tools": "MCP tool filters", "exclude_tools": "MCP tool filters",
 	"direct_mcp_servers": "MCP tools", "max_mcp_message_history": "MCP tools",
 	"exclude_file_operation_mcps": "MCP tools", "use_mcpwrapped_for_tool_filtering": "MCP tools",
-	"use_no_roots_wrapper": "MCP tools", "custom_tools": "custom tools", "custom_tools_path": "custom tools",
+	"use_no_roots_wrapper": "MCP tools", "custom_tools_path": "custom tools",
 	"auto_discover_custom_tools": "custom tools", "exclude_custom_tools": "custom tools",
 	"shared_tools_directory": "custom tools", "enable_code_based_tools": "code-based tools",
 	"enable_mcp_command_line": "command execution", "enable_multimodal_tools": "multimodal tools",

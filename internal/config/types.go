@@ -67,8 +67,10 @@ type Backend struct {
 	// (cwd, mcp_servers, enable_web_search, context_paths, ...), as plain
 	// values, for the features that will use them.
 	Extra map[string]any
-	Sim   *SimBackend // non-nil only for type sim
-	Line  int         // source line of the `backend:` key
+	// CustomTools are the backend's `custom_tools:` (customtools.go).
+	CustomTools []CustomTool
+	Sim         *SimBackend // non-nil only for type sim
+	Line        int         // source line of the `backend:` key
 	// RequestsPerMinute and TokensPerMinute pace requests to this provider
 	// model, shared by every agent on it (0 = no limit).
 	RequestsPerMinute int
