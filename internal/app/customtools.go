@@ -36,7 +36,7 @@ func (t *team) addCustomTools(cfg *config.Config, workDir string, getenv func(st
 	for i, a := range t.agents {
 		ca := configAgent(cfg, a.ID)
 		for _, tc := range ca.Backend.CustomTools {
-			name := custom.ToolName(tc.Name, tc.Category)
+			name := tc.ToolName()
 			timeout := time.Duration(tc.TimeoutSeconds * float64(time.Second))
 			if tc.Type == "command" {
 				perAgent[i] = append(perAgent[i], t.commandTool(a.ID, name, tc, dirs, workDir, timeout))

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strings"
 
 	"github.com/massgen/massgen/internal/coord"
-	"github.com/massgen/massgen/internal/tool/custom"
 )
 
 // CustomTool is one tool of a backend's `custom_tools:`. Upstream lets one
@@ -15,7 +15,7 @@ import (
 // CustomTool per function.
 type CustomTool struct {
 	Type     string // "python" (the default) or "command"
-	Name     string // as configured (the function's name when absent); see custom.ToolName
+	Name     string // as configured (the function's name when absent); see ToolName
 	Category string
 	// Description replaces the one a Python tool's docstring gives.
 	Description string
@@ -77,7 +77,7 @@ func (d *decoder) customTools(p *pair, key string) []CustomTool {
 
 func (d *decoder) checkCustomToolName(t CustomTool, earlier []CustomTool, key string, at pos) {
 	switch {
-	case !customToolNameRule.MatchString(custom.ToolName(t.Name, t.Category)):
+	case !customToolNameRule.MatchString(t.ToolName()):
 		d.fail(at, join(key, "name"), fmt.Sprintf("invalid custom tool name '%s'", t.Name),
 			"use letters, digits, '_' and '-' only, at most 64 characters with the custom_tool__ prefix, as the providers require")
 	case t.Category == "builtin" && slices.Contains([]string{coord.ToolNewAnswer, coord.ToolVote, coord.ToolSubmit, coord.ToolRestart}, t.Name):
@@ -229,4 +229,18 @@ func (d *decoder) toolTimeout(n *node, key string) float64 {
 		return 0
 	}
 	return v
+}
+
+// CustomToolPrefix is what upstream MassGen puts before a custom tool's
+// name, so that prompts and filters written for it keep working.
+const CustomToolPrefix = "custom_tool__"
+
+// ToolName is the name the tool is offered under: custom_tool__<name>,
+// unless the name has the prefix already or the tool's category is
+// "builtin" (upstream's rule).
+func (t CustomTool) ToolName() string {
+	if t.Category == "builtin" || strings.HasPrefix(t.Name, CustomToolPrefix) {
+		return t.Name
+	}
+	return CustomToolPrefix + t.Name
 }

@@ -86,3 +86,15 @@ func TestCustomToolMistakesAreNamed(t *testing.T) {
 		})
 	}
 }
+
+func TestCustomToolNames(t *testing.T) {
+	for _, tt := range []struct{ name, category, want string }{
+		{"two_num_tool", "math", "custom_tool__two_num_tool"},
+		{"custom_tool__x", "", "custom_tool__x"},
+		{"read_file", "builtin", "read_file"},
+	} {
+		if got := (CustomTool{Name: tt.name, Category: tt.category}).ToolName(); got != tt.want {
+			t.Errorf("ToolName(%q, %q) = %q, want %q", tt.name, tt.category, got, tt.want)
+		}
+	}
+}

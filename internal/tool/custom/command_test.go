@@ -47,15 +47,3 @@ func TestCommandOutputIsUnquotedAndCapped(t *testing.T) {
 		t.Errorf("JSON string = %q", got)
 	}
 }
-
-func TestToolNames(t *testing.T) {
-	for _, tt := range []struct{ name, category, want string }{
-		{"two_num_tool", "math", "custom_tool__two_num_tool"},
-		{"custom_tool__x", "", "custom_tool__x"},
-		{"read_file", "builtin", "read_file"},
-	} {
-		if got := ToolName(tt.name, tt.category); got != tt.want {
-			t.Errorf("ToolName(%q, %q) = %q, want %q", tt.name, tt.category, got, tt.want)
-		}
-	}
-}
