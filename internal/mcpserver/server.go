@@ -69,9 +69,13 @@ func (s *Server) Connect(ctx context.Context, t mcp.Transport) (*mcp.ServerSessi
 	return s.mcp.Connect(ctx, t, nil)
 }
 
-// Close cancels the runs in flight and stops the shared teams.
+// Close cancels the runs in flight, ends the sessions (an HTTP session
+// outlives its requests) and stops the shared teams.
 func (s *Server) Close() {
 	s.stopped()
+	for ss := range s.mcp.Sessions() {
+		_ = ss.Close()
+	}
 	s.teams.Close()
 }
 
