@@ -100,7 +100,9 @@ func TestMCPOverStdio(t *testing.T) {
 		t.Errorf("text %q, structured %s", runText(t, res), data)
 	}
 
-	go func() { _, _ = cs.CallTool(ctx, &mcp.CallToolParams{Name: "massgen_run", Arguments: map[string]any{"question": "q", "config": hang}}) }()
+	go func() {
+		_, _ = cs.CallTool(ctx, &mcp.CallToolParams{Name: "massgen_run", Arguments: map[string]any{"question": "q", "config": hang}})
+	}()
 	if err := sim.WaitFor(ctx, func(rs []llmsim.Record) bool { return len(rs) == 1 }); err != nil {
 		t.Fatal(err)
 	}
