@@ -147,35 +147,76 @@ func configErr(err error) error {
 
 // quickConfig builds a one-agent config from --model/--backend.
 func quickConfig(f *Request, getenv func(string) string) (*config.Config, error) {
-	typ := f.Backend
+	a, err := modelAgent("agent", f.Model, f.Backend, getenv)
+	if err != nil {
+		return nil, err
+	}
+	a.SystemMessage, a.Backend.BaseURL = f.SystemMessage, f.BaseURL
+	return config.New(a), nil
+}
+
+// ModelAgents is a team of the named models, one agent each, built as
+// --model builds its single agent (backend inferred from the name). Each
+// agent is named after its model (massgen mcp's models list).
+func ModelAgents(models []string, getenv func(string) string) ([]config.Agent, error) {
+	var out []config.Agent
+	taken := map[string]bool{}
+	for _, m := range models {
+		id := agentID(m)
+		for n := 2; taken[id]; n++ {
+			id = fmt.Sprintf("%s_%d", agentID(m), n)
+		}
+		taken[id] = true
+		a, err := modelAgent(id, m, "", getenv)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+// agentID makes a model name usable as an agent id (and a log directory
+// name): "groq/llama-3.3" → "groq_llama-3.3".
+func agentID(model string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '-' || r == '.' || r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' {
+			return r
+		}
+		return '_'
+	}, cmp.Or(strings.TrimSpace(model), "agent"))
+}
+
+// modelAgent is an agent on model, of backend type typ ("" infers it from
+// the model name).
+func modelAgent(id, model, typ string, getenv func(string) string) (config.Agent, error) {
+	explicit := typ != ""
 	if typ == "" {
-		typ = provider.InferType(f.Model)
+		typ = provider.InferType(model)
 		if typ == "" {
 			hint := ""
-			if m := provider.SuggestModel(f.Model, getenv); m != "" {
+			if m := provider.SuggestModel(model, getenv); m != "" {
 				hint = fmt.Sprintf(" — did you mean %q?", m)
 			}
-			return nil, usageErr("unknown model %q%s (or name its backend with --backend TYPE, one of %s)", f.Model, hint, strings.Join(provider.Names(), ", "))
+			return config.Agent{}, usageErr("unknown model %q%s (or name its backend with --backend TYPE, one of %s)", model, hint, strings.Join(provider.Names(), ", "))
 		}
 	}
 	if _, ok := provider.Lookup(typ); !ok {
-		return nil, usageErr("unknown backend type %q%s", typ, suggestType(typ))
+		return config.Agent{}, usageErr("unknown backend type %q%s", typ, suggestType(typ))
 	}
-	model := f.Model
 	// "groq/llama-3.3-70b-versatile" names the provider in front of the
 	// model; the provider itself only knows the part after it (which may
 	// have slashes of its own, as OpenRouter's "openai/gpt-4o" does).
-	if p, rest, ok := strings.Cut(model, "/"); ok && p == typ && f.Backend == "" {
+	if p, rest, ok := strings.Cut(model, "/"); ok && p == typ && !explicit {
 		model = rest
 	}
 	if model == "" && typ == "sim" {
 		model = "sim"
 	}
 	if model == "" {
-		return nil, usageErr("--backend %s needs --model NAME", typ)
+		return config.Agent{}, usageErr("--backend %s needs --model NAME", typ)
 	}
-	return config.New(config.Agent{ID: "agent", SystemMessage: f.SystemMessage,
-		Backend: config.Backend{Type: typ, Model: model, BaseURL: f.BaseURL, Stream: true}}), nil
+	return config.Agent{ID: id, Backend: config.Backend{Type: typ, Model: model, Stream: true}}, nil
 }
 
 // defaultTeams lists, per key variable, the agent a default team gets.

@@ -59,14 +59,20 @@ type ServeRunner struct {
 // (config warnings, --debug output) is shared by concurrent runs and is
 // serialised here.
 func NewServeRunner(env *Env, o ServeOptions) *ServeRunner {
+	return &ServeRunner{env: serverEnv(env), o: o, teams: app.NewTeamCache()}
+}
+
+// serverEnv is the environment of a server's runs (massgen serve, massgen
+// mcp): the .env files read once, not on every request, and a Stderr that
+// concurrent runs may share.
+func serverEnv(env *Env) app.Env {
 	base := *env.app()
 	base.WithDefaults()
-	// Read the .env files once, not on every request.
 	if getenv, err := app.LoadEnv(&base); err == nil {
 		base.Getenv, base.DotEnvLoaded = getenv, true
 	}
 	base.Stderr = &syncWriter{w: base.Stderr}
-	return &ServeRunner{env: base, o: o, teams: app.NewTeamCache()}
+	return base
 }
 
 // Close stops the shared teams (the in-process simulators of `type: sim`
