@@ -46,6 +46,7 @@ func TestDependenciesPointOneWay(t *testing.T) {
 	above := []string{"internal/cli", "internal/server", "internal/app"}
 	never("internal/app", "internal/cli", "internal/server")
 	never("internal/server", "internal/cli")
+	never("internal/mcpserver", "internal/cli", "internal/server")
 	never("internal/orchestrator", append(above, "internal/config", "internal/runlog", "internal/provider")...)
 	never("internal/agent", append(above, "internal/orchestrator", "internal/config")...)
 	never("internal/runlog", append(above, "internal/orchestrator", "internal/llm")...)
