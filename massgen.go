@@ -45,6 +45,11 @@ type Options struct {
 	ConfigYAML                             []byte
 	Agents                                 []AgentSpec
 	Model, Backend, BaseURL, SystemMessage string
+	// Models is a team of these models, one agent each, named after its
+	// model — upstream's massgen.run(models=[…]): "gpt-4o-mini",
+	// "claude-sonnet-4-5", "groq/llama-3.3-70b-versatile" (the backend is
+	// inferred from each name, or taken from its "provider/" prefix).
+	Models []string
 	// History holds the earlier turns of a conversation, oldest first;
 	// every agent sees them before the question.
 	History []Message
@@ -134,8 +139,18 @@ func Run(ctx context.Context, question string, o Options) (*Result, error) {
 		return nil, err
 	}
 	env := &app.Env{Getenv: o.Getenv, Stderr: o.Warnings, WorkDir: o.WorkDir}
+	env.WithDefaults()
+	team := agents(o.Agents)
+	if len(o.Models) > 0 {
+		if len(o.Agents) > 0 {
+			return nil, &app.Error{Kind: app.KindConfig, Err: fmt.Errorf("give the team as Agents or as Models, not both")}
+		}
+		if team, err = app.ModelAgents(o.Models, env.Getenv); err != nil {
+			return nil, err
+		}
+	}
 	rq := app.Request{
-		Question: question, Config: o.Config, ConfigYAML: o.ConfigYAML, Agents: agents(o.Agents),
+		Question: question, Config: o.Config, ConfigYAML: o.ConfigYAML, Agents: team,
 		Model: o.Model, Backend: o.Backend, BaseURL: o.BaseURL, SystemMessage: o.SystemMessage,
 		History: hist, Timeout: o.Timeout.Seconds(), NoLogs: o.NoLogs, LogDir: o.LogDir,
 	}

@@ -175,3 +175,18 @@ func TestResultSaysWhenTheStoredAnswerIsFinal(t *testing.T) {
 		t.Errorf("a presented answer: fallback=%q grace expired=%v (%v)", ok.Fallback, ok.GraceExpired, err)
 	}
 }
+
+func TestTeamGivenAsModelNames(t *testing.T) {
+	res, err := massgen.Run(t.Context(), "q", massgen.Options{Models: []string{"sim-alpha", "sim-beta", "sim-alpha"},
+		NoLogs: true, WorkDir: t.TempDir(), Getenv: noEnv})
+	if err != nil || res.Status != massgen.Completed {
+		t.Fatalf("res %+v, err %v", res, err)
+	}
+	if len(res.Usage) != 3 {
+		t.Errorf("agents = %v, want three (a model named twice is two agents)", res.Usage)
+	}
+	_, err = massgen.Run(t.Context(), "q", massgen.Options{Models: []string{"gpt-4o-mnii"}, NoLogs: true, WorkDir: t.TempDir(), Getenv: noEnv})
+	if err == nil || !strings.Contains(err.Error(), "gpt-4o-mnii") {
+		t.Errorf("an unknown model: err = %v, want it named", err)
+	}
+}
