@@ -1,7 +1,6 @@
 package app
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -63,12 +62,7 @@ ui: {logging_enabled: true}
 	}
 	kinds := map[string]bool{}
 	for _, s := range log.Steps {
-		b, _ := coord.MarshalInput(s.In)
-		var head struct{ Kind string }
-		if err := json.Unmarshal(b, &head); err != nil {
-			t.Fatal(err)
-		}
-		kinds[head.Kind] = true
+		kinds[coord.InputKind(s.In)] = true
 	}
 	for _, k := range []string{"start", "proposed", "turn_failed", "presented", "evaluated"} {
 		if !kinds[k] {

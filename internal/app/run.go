@@ -116,6 +116,7 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 	if rq.Debug {
 		level, logOut = slog.LevelDebug, env.Stderr
 	}
+	ignored := cfg.IgnoredFeatures() // the logs and the outcome report them
 	broker := event.NewBroker()
 	// Every view of the run (the broker's, the log writer's) calls an agent
 	// stalled when its request has received no byte for half the idle
@@ -133,7 +134,7 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 		if root == "" {
 			root = filepath.Join(env.WorkDir, ".massgen", "massgen_logs")
 		}
-		if logs, err = runlog.New(root, env.Now(), metadata(cfg, rq)); err != nil {
+		if logs, err = runlog.New(root, env.Now(), metadata(cfg, rq, ignored)); err != nil {
 			return nil, execErr("cannot create the log directory: %w", err)
 		}
 		logOut = io.MultiWriter(logOut, logs.LogWriter())
@@ -145,7 +146,7 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 	}
 	ctx = withRunLog(ctx, log)
 
-	out := &Outcome{IgnoredFeatures: cfg.IgnoredFeatures()}
+	out := &Outcome{IgnoredFeatures: ignored}
 	var wg sync.WaitGroup
 	if logs != nil {
 		out.LogDir = logs.Dir()
@@ -261,9 +262,9 @@ func runLog(ctx context.Context) *slog.Logger {
 
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
-func metadata(cfg *config.Config, rq Request) runlog.Metadata {
+func metadata(cfg *config.Config, rq Request, ignored []string) runlog.Metadata {
 	m := runlog.Metadata{Question: rq.Question, ConfigPath: cfg.Path, ConfigRaw: cfg.Raw, Version: Version,
-		Attempts: cfg.Orchestrator.MaxOrchestrationRestarts > 0, CLIArgs: rq.Args, IgnoredFeatures: cfg.IgnoredFeatures()}
+		Attempts: cfg.Orchestrator.MaxOrchestrationRestarts > 0, CLIArgs: rq.Args, IgnoredFeatures: ignored}
 	for _, a := range cfg.Agents {
 		m.Agents = append(m.Agents, runlog.AgentInfo{ID: a.ID, Backend: a.Backend.Type, Model: modelName(a), Simulated: a.Backend.Type == "sim"})
 	}

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -10,7 +9,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,30 +18,12 @@ import (
 	"github.com/massgen/massgen/internal/llmsim/simtest"
 )
 
-// lockedBuffer is a stderr the test reads while massgen writes it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // startMCP runs `massgen mcp args…` in-process, as a client would start it,
 // and returns its exit code (once it has ended) and its stderr.
-func startMCP(t *testing.T, stdin io.Reader, stdout io.Writer, args ...string) (wait func() int, stderr *lockedBuffer) {
+func startMCP(t *testing.T, stdin io.Reader, stdout io.Writer, args ...string) (wait func() int, stderr *syncBuffer) {
 	t.Helper()
 	dir := t.TempDir()
-	stderr = &lockedBuffer{}
+	stderr = &syncBuffer{}
 	getenv := func(k string) string {
 		if k == "HOME" {
 			return dir
@@ -131,7 +111,7 @@ func TestMCPOverHTTP(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	dir := t.TempDir()
-	stderr := &lockedBuffer{}
+	stderr := &syncBuffer{}
 	code := make(chan int, 1)
 	go func() {
 		code <- Run(ctx, []string{"mcp", "--http", "127.0.0.1:0", "--no-logs"}, Env{Getenv: func(string) string { return "" },

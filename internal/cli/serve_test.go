@@ -16,19 +16,19 @@ import (
 	"github.com/massgen/massgen/internal/app"
 )
 
-// serveBuffer is a stderr that the server and the test read concurrently.
-type serveBuffer struct {
+// syncBuffer is a stderr that massgen writes while the test reads it.
+type syncBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
 }
 
-func (s *serveBuffer) Write(p []byte) (int, error) {
+func (s *syncBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.Write(p)
 }
 
-func (s *serveBuffer) String() string {
+func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
@@ -36,7 +36,7 @@ func (s *serveBuffer) String() string {
 
 type serveProc struct {
 	url    string
-	stderr *serveBuffer
+	stderr *syncBuffer
 	stop   func() int // cancels the command's context and returns its exit code
 	hc     *http.Client
 	dir    string
@@ -47,7 +47,7 @@ type serveProc struct {
 func startServe(t *testing.T, vars map[string]string, args ...string) *serveProc {
 	t.Helper()
 	dir := t.TempDir()
-	stderr := &serveBuffer{}
+	stderr := &syncBuffer{}
 	getenv := func(k string) string {
 		if k == "HOME" {
 			return dir

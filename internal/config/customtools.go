@@ -42,21 +42,8 @@ var (
 
 // customTools reads `custom_tools:`, a list of entries.
 func (d *decoder) customTools(p *pair, key string) []CustomTool {
-	if !d.present(key, p) {
-		return nil
-	}
-	if p.val.kind != kindSeq {
-		d.typeError(key, p.val, "a list of tools")
-		return nil
-	}
 	var out []CustomTool
-	for i, it := range p.val.items {
-		ikey := index(key, i)
-		if it.kind != kindMap {
-			d.typeError(ikey, it, "a map with name, path and function (or type: command)")
-			continue
-		}
-		d.cfg.loc[ikey] = it.pos
+	for ikey, it := range d.mapItems(p, key, "a list of tools", "a map with name, path and function (or type: command)") {
 		var tools []CustomTool
 		if typ, _ := d.str(join(ikey, "type"), it.get("type")); typ == "command" {
 			tools = d.commandTool(it, ikey)

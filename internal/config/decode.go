@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"iter"
 	"slices"
 	"strconv"
 	"strings"
@@ -147,6 +148,33 @@ func (d *decoder) stringList(key string, p *pair) ([]string, bool) {
 		out = append(out, it.s)
 	}
 	return out, ok
+}
+
+// mapItems walks a list whose items are maps: a key that is not a list,
+// or an item that is not a map, is a type error (list and item say what
+// was wanted); each map item is yielded with its key (e.g. "tools[2]"),
+// its position recorded for later diagnostics.
+func (d *decoder) mapItems(p *pair, key, list, item string) iter.Seq2[string, *node] {
+	return func(yield func(string, *node) bool) {
+		if !d.present(key, p) {
+			return
+		}
+		if p.val.kind != kindSeq {
+			d.typeError(key, p.val, list)
+			return
+		}
+		for i, it := range p.val.items {
+			ikey := index(key, i)
+			if it.kind != kindMap {
+				d.typeError(ikey, it, item)
+				continue
+			}
+			d.cfg.loc[ikey] = it.pos
+			if !yield(ikey, it) {
+				return
+			}
+		}
+	}
 }
 
 // unknown warns about a key nobody knows at this level.

@@ -142,21 +142,8 @@ func (d *decoder) ownedKey(p *pair, key string) {
 // Permission defaults to read: sharing a directory must never make it
 // writable by accident.
 func (d *decoder) contextPaths(p *pair, key string) []ContextPath {
-	if !d.present(key, p) {
-		return nil
-	}
-	if p.val.kind != kindSeq {
-		d.typeError(key, p.val, "a list of {path, permission} entries")
-		return nil
-	}
 	var out []ContextPath
-	for i, it := range p.val.items {
-		ikey := index(key, i)
-		if it.kind != kindMap {
-			d.typeError(ikey, it, "a map with 'path' and 'permission'")
-			continue
-		}
-		d.cfg.loc[ikey] = it.pos
+	for ikey, it := range d.mapItems(p, key, "a list of {path, permission} entries", "a map with 'path' and 'permission'") {
 		cp := ContextPath{Permission: DefaultContextPermission}
 		if s, ok := d.str(join(ikey, "path"), it.get("path")); ok {
 			cp.Path = s

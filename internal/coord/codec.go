@@ -42,6 +42,9 @@ func kindOf(t reflect.Type) string {
 	return b.String()
 }
 
+// InputKind is the kind an input is logged under: TurnFailed → "turn_failed".
+func InputKind(in Input) string { return kindOf(reflect.TypeOf(in)) }
+
 // MarshalInput encodes an input with its kind.
 func MarshalInput(in Input) ([]byte, error) { return marshalKind(in) }
 

@@ -2,7 +2,6 @@ package orchestrator
 
 import (
 	"bytes"
-	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
@@ -49,12 +48,7 @@ func TestRecordedRunReplays(t *testing.T) {
 
 		kinds := map[string]bool{}
 		for _, s := range log.Steps {
-			b, _ := coord.MarshalInput(s.In)
-			var head struct{ Kind string }
-			if err := json.Unmarshal(b, &head); err != nil {
-				t.Fatal(err)
-			}
-			kinds[head.Kind] = true
+			kinds[coord.InputKind(s.In)] = true
 		}
 		for _, k := range []string{"start", "proposed", "turn_failed", "presented", "evaluated"} {
 			if !kinds[k] {

@@ -19,7 +19,7 @@ import (
 func Run(ctx context.Context, question string, o Options) *Result {
 	o.defaults()
 	r := &runner{
-		o: o, question: question, byID: map[string]*Agent{},
+		o: o, question: question, byID: map[string]*Agent{}, pos: map[string]int{},
 		m:        coord.New(o.MachineConfig()),
 		inbox:    make(chan inboxMsg),
 		loopDone: make(chan struct{}),
@@ -30,7 +30,7 @@ func Run(ctx context.Context, question string, o Options) *Result {
 	}
 	for i := range o.Agents {
 		a := &o.Agents[i]
-		r.byID[a.ID] = a
+		r.byID[a.ID], r.pos[a.ID] = a, i+1
 		r.usage[a.ID] = &llm.Usage{}
 	}
 	start := o.Now()
@@ -65,6 +65,7 @@ type runner struct {
 	o        Options
 	question string
 	byID     map[string]*Agent
+	pos      map[string]int // config position from 1, for the stable answer labels
 	wg       sync.WaitGroup
 	inbox    chan inboxMsg
 	loopDone chan struct{} // closed when the loop has ended: sends give up
@@ -133,13 +134,7 @@ func (r *runner) publish(e event.Event) {
 // answerRef names an answer both ways for the events: the anonymous label
 // coord gave it and the stable log label "agent<config position>.<revision>".
 func (r *runner) answerRef(a coord.Answer) event.AnswerRef {
-	pos := 0
-	for i, ag := range r.o.Agents {
-		if ag.ID == a.Agent {
-			pos = i + 1
-		}
-	}
-	return event.AnswerRef{Label: a.Label, Agent: a.Agent, Answer: event.AnswerLabel(pos, a.Rev)}
+	return event.AnswerRef{Label: a.Label, Agent: a.Agent, Answer: event.AnswerLabel(r.pos[a.Agent], a.Rev)}
 }
 
 func (r *runner) answerRefs(as []coord.Answer) []event.AnswerRef {

@@ -4,13 +4,7 @@
 # bash run.sh [MASSGEN_BINARY] (default: builds one). Installs the pinned
 # client with `npm ci` first.
 set -euo pipefail
-here="$(cd "$(dirname "$0")" && pwd)"
-bin="${1:-}"
-if [ -z "$bin" ]; then
-  bin="$(mktemp -d)/massgen"
-  (cd "$here/../.." && go build -o "$bin" ./cmd/massgen)
-fi
-(cd "$here" && npm ci --no-audit --no-fund --loglevel=error)
+source "$(dirname "$0")/../prelude.sh"
 
 # A simulator whose every request hangs, for the cancellation tests: its log
 # has one line per request, with the request's outcome.

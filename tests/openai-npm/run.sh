@@ -3,13 +3,7 @@
 # `massgen serve` on a free loopback port. Usage: bash run.sh [MASSGEN_BINARY]
 # (default: builds one). Installs the pinned client with `npm ci` first.
 set -euo pipefail
-here="$(cd "$(dirname "$0")" && pwd)"
-bin="${1:-}"
-if [ -z "$bin" ]; then
-  bin="$(mktemp -d)/massgen"
-  (cd "$here/../.." && go build -o "$bin" ./cmd/massgen)
-fi
-(cd "$here" && npm ci --no-audit --no-fund --loglevel=error)
+source "$(dirname "$0")/../prelude.sh"
 
 work="$(mktemp -d)"
 log="$work/serve.log"
