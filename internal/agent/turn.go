@@ -76,6 +76,14 @@ func (t *Turn) Run(ctx context.Context) Result {
 	p := &play{t: t, answers: t.Answers, seen: t.Epoch, maxSteps: cmp.Or(max(t.MaxToolSteps, 0), MaxToolSteps)}
 	p.req = t.Request
 	p.req.Messages = []llm.Message{{Role: llm.RoleSystem, Content: t.System}, {Role: llm.RoleUser, Content: t.User}}
+	// Tools still being started (MCP servers) are waited for here, when
+	// the first request needs their definitions, and not before.
+	own, err := t.Tools.Resolve(ctx)
+	if err != nil {
+		p.res.Err = fmt.Errorf("agent tools: %w", err)
+		return p.res
+	}
+	p.own = own
 	p.res.Err = p.loop(ctx)
 	return p.res
 }
@@ -83,6 +91,7 @@ func (t *Turn) Run(ctx context.Context) Result {
 // play is the state of one Run.
 type play struct {
 	t        *Turn
+	own      *tool.Set // t.Tools, resolved
 	req      llm.Request
 	res      Result
 	answers  []coord.Answer
@@ -105,7 +114,7 @@ func (p *play) loop(ctx context.Context) error {
 	for {
 		p.deliverUpdates()
 		// The vote enum follows the answers the model has been shown.
-		tools, err := t.Tools.With(workflowTools(p.answers, p.judge)...)
+		tools, err := p.own.With(workflowTools(p.answers, p.judge)...)
 		if err != nil {
 			return fmt.Errorf("agent tools: %w", err)
 		}

@@ -12,8 +12,9 @@ import (
 // model could not tell them apart. The zero value and nil are empty sets.
 // A Set is not changed after it is built, so a turn may share it.
 type Set struct {
-	tools []Tool
-	index map[string]int
+	tools   []Tool
+	index   map[string]int
+	sources []Source // resolved by Resolve (source.go)
 }
 
 // NewSet builds a set, refusing an empty or repeated name.
@@ -34,8 +35,14 @@ func NewSet(tools ...Tool) (*Set, error) {
 }
 
 // With returns a new set holding more, then the tools of s; s is unchanged.
+// Sources not yet resolved are kept.
 func (s *Set) With(more ...Tool) (*Set, error) {
-	return NewSet(append(slices.Clone(more), s.All()...)...)
+	out, err := NewSet(append(slices.Clone(more), s.All()...)...)
+	if err != nil {
+		return nil, err
+	}
+	out.sources = s.sourceList()
+	return out, nil
 }
 
 // Lookup finds a tool by name.

@@ -1,0 +1,100 @@
+package mcp
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Transport types of a server config.
+const (
+	Stdio          = "stdio"
+	StreamableHTTP = "streamable-http"
+	SSE            = "sse"
+)
+
+// Server is one MCP server as a backend's mcp_servers lists it.
+type Server struct {
+	Name string
+	Type string // Stdio (the default), StreamableHTTP or SSE
+	// Stdio: the program, its arguments, its environment over massgen's,
+	// and its working directory ("" = massgen's).
+	Command string
+	Args    []string
+	Env     map[string]string
+	Cwd     string
+	// HTTP: the endpoint and extra request headers.
+	URL     string
+	Headers map[string]string
+	// UnsetVars are ${VAR} references of the config that were not set:
+	// such a server does not start, and its error names them.
+	UnsetVars []string
+	// CallTimeout bounds one call (0 = Options.CallTimeout).
+	CallTimeout time.Duration
+	// Allowed and Exclude are the server's own filters (names bare or
+	// prefixed); the agent's are given to Pool.Tools.
+	Allowed, Exclude []string
+}
+
+// key identifies a process: two agents listing the same server (filters
+// aside, which are per agent) share one.
+func (s Server) key() string {
+	s.Allowed, s.Exclude = nil, nil
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// Options tune a Pool; zero values take the defaults.
+type Options struct {
+	// LogDir receives mcp_<name>_stderr.log for each stdio server; "" puts
+	// them in a temporary directory removed by Close.
+	LogDir string
+	// StartTimeout bounds starting a server and listing its tools
+	// (default 2 minutes: npx may download the server first).
+	StartTimeout time.Duration
+	// CallTimeout bounds a call (default 5 minutes).
+	CallTimeout time.Duration
+	// ResultCap is the most bytes of a result given to the model
+	// (default 64 KiB); the rest is cut, with a note saying so.
+	ResultCap int
+	// BreakerFailures failures in a row pause a server for BreakerCooldown
+	// (defaults 3 and 1 minute).
+	BreakerFailures int
+	BreakerCooldown time.Duration
+	// Environ is the environment stdio servers start from (default the
+	// process's); a server's env is set over it.
+	Environ []string
+	// Warn hears what a user should know that is not an error: a filter
+	// that matches no tool, a tool name that had to be changed.
+	Warn func(msg string)
+}
+
+// Defaults.
+const (
+	DefaultStartTimeout    = 2 * time.Minute
+	DefaultCallTimeout     = 5 * time.Minute
+	DefaultResultCap       = 64 << 10
+	DefaultBreakerFailures = 3
+	DefaultBreakerCooldown = time.Minute
+)
+
+func (o Options) withDefaults() Options {
+	if o.StartTimeout <= 0 {
+		o.StartTimeout = DefaultStartTimeout
+	}
+	if o.CallTimeout <= 0 {
+		o.CallTimeout = DefaultCallTimeout
+	}
+	if o.ResultCap <= 0 {
+		o.ResultCap = DefaultResultCap
+	}
+	if o.BreakerFailures <= 0 {
+		o.BreakerFailures = DefaultBreakerFailures
+	}
+	if o.BreakerCooldown <= 0 {
+		o.BreakerCooldown = DefaultBreakerCooldown
+	}
+	if o.Warn == nil {
+		o.Warn = func(string) {}
+	}
+	return o
+}

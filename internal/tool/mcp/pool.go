@@ -1,0 +1,418 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/massgen/massgen/internal/llm"
+	"github.com/massgen/massgen/internal/tool"
+)
+
+// Pool is the MCP servers of one team. Add the servers, Start them, hand
+// each agent its Tools, and Close the pool when the team is done. A Pool
+// is safe for concurrent use.
+type Pool struct {
+	opts Options
+
+	mu      sync.Mutex
+	servers []*server
+	byKey   map[string]*server
+	logDir  string // where the stderr logs are
+	tmpDir  bool   // logDir is ours, removed by Close
+	started bool
+	closed  bool
+	wg      sync.WaitGroup
+	ctx     context.Context // of the starts, cancelled by Close
+	cancel  context.CancelFunc
+}
+
+// NewPool makes an empty pool.
+func NewPool(opts Options) *Pool {
+	return &Pool{opts: opts.withDefaults(), byKey: map[string]*server{}}
+}
+
+// Handle is a server of the pool, for Tools.
+type Handle struct{ s *server }
+
+// Add registers a server; the same config added twice (by two agents) is
+// one server. It starts with Start.
+func (p *Pool) Add(cfg Server) (Handle, error) {
+	if cfg.Type == "" {
+		cfg.Type = Stdio
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return Handle{}, errors.New("the MCP pool is closed")
+	}
+	if s, ok := p.byKey[cfg.key()]; ok {
+		return Handle{s}, nil
+	}
+	logPath := ""
+	if cfg.Type == Stdio {
+		if err := p.ensureLogDir(); err != nil {
+			return Handle{}, err
+		}
+		logPath = p.logFile(cfg.Name)
+	}
+	s := newServer(cfg, &p.opts, logPath)
+	p.servers = append(p.servers, s)
+	p.byKey[cfg.key()] = s
+	if p.started {
+		p.launch(s)
+	}
+	return Handle{s}, nil
+}
+
+func (p *Pool) ensureLogDir() error {
+	if p.logDir != "" {
+		return nil
+	}
+	if p.opts.LogDir != "" {
+		if err := os.MkdirAll(p.opts.LogDir, 0o755); err != nil {
+			return fmt.Errorf("MCP server logs: %w", err)
+		}
+		p.logDir = p.opts.LogDir
+		return nil
+	}
+	d, err := os.MkdirTemp("", "massgen-mcp-")
+	if err != nil {
+		return fmt.Errorf("MCP server logs: %w", err)
+	}
+	p.logDir, p.tmpDir = d, true
+	return nil
+}
+
+// logFile is mcp_<name>_stderr.log, numbered when two configs share a name.
+func (p *Pool) logFile(name string) string {
+	path := filepath.Join(p.logDir, "mcp_"+sanitize(name)+"_stderr.log")
+	for i := 2; p.logTaken(path); i++ {
+		path = filepath.Join(p.logDir, fmt.Sprintf("mcp_%s_%d_stderr.log", sanitize(name), i))
+	}
+	return path
+}
+
+func (p *Pool) logTaken(path string) bool {
+	for _, s := range p.servers {
+		if s.logPath == path {
+			return true
+		}
+	}
+	return false
+}
+
+// Start starts every server in the background, all at once; servers added
+// later start when added. It does not wait: a turn waits for the servers
+// its agent uses when it needs their tools.
+func (p *Pool) Start() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.started || p.closed {
+		return
+	}
+	p.started = true
+	p.ctx, p.cancel = context.WithCancel(context.Background())
+	for _, s := range p.servers {
+		p.launch(s)
+	}
+}
+
+func (p *Pool) launch(s *server) {
+	ctx := p.ctx
+	p.wg.Go(func() { s.start(ctx) })
+}
+
+// Close stops every server (the whole process group of a stdio one) and
+// waits for them; calls in flight end with an error.
+func (p *Pool) Close() {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return
+	}
+	p.closed = true
+	if p.cancel != nil {
+		p.cancel()
+	}
+	if !p.started {
+		for _, s := range p.servers { // nobody will start them: release their waiters
+			s.startErr = fmt.Errorf("MCP server %s: the team was closed before it started", s.cfg.Name)
+			close(s.ready)
+		}
+	}
+	servers := p.servers
+	p.mu.Unlock()
+	p.wg.Wait() // starts end promptly once cancelled
+	var wg sync.WaitGroup
+	for _, s := range servers {
+		wg.Go(s.close)
+	}
+	wg.Wait()
+	if p.tmpDir {
+		_ = os.RemoveAll(p.logDir)
+	}
+}
+
+// StderrLogs are the stderr log files of the stdio servers, by server name.
+func (p *Pool) StderrLogs() map[string]string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := map[string]string{}
+	for _, s := range p.servers {
+		if s.logPath != "" {
+			out[s.cfg.Name] = s.logPath
+		}
+	}
+	return out
+}
+
+// CopyLogs copies the stderr logs into dir (a run's log directory) under
+// their own names; a log not written yet is skipped.
+func (p *Pool) CopyLogs(dir string) error {
+	var errs []error
+	for _, path := range p.StderrLogs() {
+		if filepath.Dir(path) == filepath.Clean(dir) {
+			continue
+		}
+		errs = append(errs, copyFile(path, filepath.Join(dir, filepath.Base(path))))
+	}
+	return errors.Join(errs...)
+}
+
+func copyFile(from, to string) error {
+	in, err := os.Open(from)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.Create(to)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(out, in)
+	return errors.Join(err, out.Close())
+}
+
+// Tools is the tool.Source of one agent: the tools of its servers, after
+// the agent's filters (allowed/exclude, bare or prefixed names) and each
+// server's own. Resolving it waits for those servers to start; a filter
+// entry that matches nothing is warned about once, naming the tools there are.
+func (p *Pool) Tools(agent string, servers []Handle, allowed, exclude []string) tool.Source {
+	return &source{pool: p, agent: agent, servers: servers, allowed: allowed, exclude: exclude}
+}
+
+type source struct {
+	pool             *Pool
+	agent            string
+	servers          []Handle
+	allowed, exclude []string
+
+	tools []tool.Tool
+	err   error
+	done  chan struct{}
+	mu    sync.Mutex
+}
+
+// Tools waits for the agent's servers and builds its tools, once: a later
+// call (the next turn) returns the same tools at once.
+func (src *source) Tools(ctx context.Context) ([]tool.Tool, error) {
+	src.mu.Lock()
+	if src.done == nil {
+		src.done = make(chan struct{})
+		go src.resolve()
+	}
+	done := src.done
+	src.mu.Unlock()
+	select {
+	case <-done:
+		return src.tools, src.err
+	case <-ctx.Done():
+		return nil, fmt.Errorf("waiting for the MCP servers of agent %s: %w", src.agent, ctx.Err())
+	}
+}
+
+// resolve runs without a caller's context, so that one cancelled turn
+// does not spoil the result for the next: each server's start is bounded
+// by its own timeout.
+func (src *source) resolve() {
+	defer close(src.done)
+	var errs []error
+	var lists []serverTools
+	for _, h := range src.servers {
+		s := h.s
+		<-s.ready
+		if s.startErr != nil {
+			errs = append(errs, s.startErr)
+			continue
+		}
+		f := newFilter(s.cfg, src.allowed, src.exclude)
+		st := serverTools{server: s.cfg.Name}
+		for _, t := range s.tools {
+			st.raws = append(st.raws, t.Name)
+			if f.keep(s.cfg.Name, t.Name) {
+				src.tools = append(src.tools, &mcpTool{s: s, raw: t.Name, def: toolDef(s.cfg.Name, t)})
+			}
+		}
+		lists = append(lists, st)
+		for _, w := range unmatched(s.cfg.Allowed, "mcp_servers."+s.cfg.Name+".allowed_tools", lists[len(lists)-1:]) {
+			src.pool.opts.Warn("agent " + src.agent + ": " + w)
+		}
+		for _, w := range unmatched(s.cfg.Exclude, "mcp_servers."+s.cfg.Name+".exclude_tools", lists[len(lists)-1:]) {
+			src.pool.opts.Warn("agent " + src.agent + ": " + w)
+		}
+	}
+	if len(errs) > 0 {
+		src.err = errors.Join(errs...)
+		src.tools = nil
+		return
+	}
+	for _, w := range unmatched(src.allowed, "allowed_tools", lists) {
+		src.pool.opts.Warn("agent " + src.agent + ": " + w)
+	}
+	for _, w := range unmatched(src.exclude, "exclude_tools", lists) {
+		src.pool.opts.Warn("agent " + src.agent + ": " + w)
+	}
+}
+
+func toolDef(server string, t *sdk.Tool) llm.ToolDef {
+	params := map[string]any{"type": "object", "properties": map[string]any{}}
+	if t.InputSchema != nil {
+		if b, err := json.Marshal(t.InputSchema); err == nil {
+			var m map[string]any
+			if json.Unmarshal(b, &m) == nil && m != nil {
+				params = m
+			}
+		}
+	}
+	desc := t.Description
+	if desc == "" {
+		desc = t.Title
+	}
+	return llm.ToolDef{Name: ToolName(server, t.Name), Description: desc, Parameters: params}
+}
+
+// mcpTool is one tool of a server, as an agent is offered it.
+type mcpTool struct {
+	s   *server
+	raw string // the server's own name for it
+	def llm.ToolDef
+}
+
+func (t *mcpTool) Def() llm.ToolDef { return t.def }
+
+func (t *mcpTool) Call(ctx context.Context, args json.RawMessage) tool.Result {
+	return t.s.call(ctx, t.raw, args)
+}
+
+// call runs a tool: one retry on a fresh connection when the connection
+// was lost, the circuit breaker around it, the per-call timeout.
+func (s *server) call(ctx context.Context, raw string, args json.RawMessage) tool.Result {
+	name := ToolName(s.cfg.Name, raw)
+	if err := s.wait(ctx); err != nil {
+		return tool.Errorf("%s cannot run: %v", name, err)
+	}
+	if err := s.breaker.allow(time.Now()); err != nil {
+		return tool.Errorf("%s cannot run: MCP server %s is %v", name, s.cfg.Name, err)
+	}
+	timeout := s.cfg.CallTimeout
+	if timeout <= 0 {
+		timeout = s.opts.CallTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	tok := fmt.Sprintf("massgen-%d", s.nextTok.Add(1))
+	s.progress.Store(tok, func(msg string) { tool.ReportProgress(ctx, name+": "+msg) })
+	defer s.progress.Delete(tok)
+
+	var res *sdk.CallToolResult
+	var err error
+	for attempt := 0; attempt < 2; attempt++ {
+		var c *conn
+		if c, err = s.live(ctx, attempt > 0); err != nil {
+			break
+		}
+		params := &sdk.CallToolParams{Name: raw, Arguments: args}
+		params.SetProgressToken(tok)
+		res, err = c.session.CallTool(ctx, params)
+		if err == nil || !lostConnection(err) || ctx.Err() != nil {
+			break
+		}
+		s.retire(c) // reconnect once, then give up
+	}
+	switch {
+	case err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
+		err = fmt.Errorf("no result after %s: %w", timeout, err)
+		s.breaker.record(time.Now(), err)
+		return tool.Errorf("%s timed out: %v", name, err)
+	case err != nil && ctx.Err() != nil:
+		return tool.Errorf("%s was cancelled: %v", name, err) // the turn ended; not the server's fault
+	case err != nil:
+		s.breaker.record(time.Now(), err)
+		return tool.Errorf("%s failed: %v%s", name, err, s.stderrNote())
+	}
+	s.breaker.record(time.Now(), nil)
+	return render(res, s.opts.ResultCap)
+}
+
+// live is the connection to use, reconnecting when fresh is set and no
+// other call has reconnected meanwhile.
+func (s *server) live(ctx context.Context, fresh bool) (*conn, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, fmt.Errorf("MCP server %s is stopped (the team was closed)", s.cfg.Name)
+	}
+	if s.conn != nil {
+		return s.conn, nil
+	}
+	if !fresh {
+		return nil, fmt.Errorf("MCP server %s lost its connection", s.cfg.Name)
+	}
+	rctx, cancel := context.WithTimeout(ctx, s.opts.StartTimeout)
+	defer cancel()
+	c, err := s.connect(rctx)
+	if err != nil {
+		return nil, fmt.Errorf("reconnecting: %w", err)
+	}
+	s.conn = c
+	return c, nil
+}
+
+// retire drops a connection found broken, unless another call already
+// replaced it.
+func (s *server) retire(c *conn) {
+	s.mu.Lock()
+	if s.conn == c {
+		s.conn = nil
+	} else {
+		c = nil
+	}
+	s.mu.Unlock()
+	c.close()
+}
+
+// lostConnection reports whether err means the connection is gone (the
+// process died, the HTTP session ended), which a new connection may cure.
+func lostConnection(err error) bool {
+	if errors.Is(err, sdk.ErrConnectionClosed) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
+		errors.Is(err, sdk.ErrSessionMissing) {
+		return true
+	}
+	msg := strings.ToLower(err.Error())
+	return strings.Contains(msg, "connection closed") || strings.Contains(msg, "broken pipe") || strings.Contains(msg, "connection reset")
+}

@@ -1,0 +1,304 @@
+package mcp
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/massgen/massgen/internal/tool"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// toolsOf resolves a source into a set.
+func toolsOf(t *testing.T, src tool.Source) *tool.Set {
+	t.Helper()
+	tools, err := src.Tools(ctxT(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := tool.NewSet(tools...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return set
+}
+
+func call(t *testing.T, set *tool.Set, name, args string) tool.Result {
+	t.Helper()
+	tl, ok := set.Lookup(name)
+	if !ok {
+		t.Fatalf("no tool %s; have %v", name, set.Names())
+	}
+	return tool.Invoke(ctxT(t), tl, args, 0)
+}
+
+func checkEverything(t *testing.T, cfg Server) {
+	p, hs := started(t, Options{}, cfg)
+	set := toolsOf(t, p.Tools("a", hs, nil, nil))
+	for _, want := range []string{"mcp__everything__echo", "mcp__everything__get-sum", "mcp__everything__trigger-long-running-operation"} {
+		if _, ok := set.Lookup(want); !ok {
+			t.Errorf("tool %s missing; have %v", want, set.Names())
+		}
+	}
+	if got := call(t, set, "mcp__everything__echo", `{"message":"hello there"}`); got.IsError || !strings.Contains(got.Content, "hello there") {
+		t.Errorf("echo = %+v", got)
+	}
+	if got := call(t, set, "mcp__everything__get-sum", `{"a":2,"b":40}`); got.IsError || !strings.Contains(got.Content, "42") {
+		t.Errorf("get-sum = %+v", got)
+	}
+	// A tool error reaches the model as an error result, not a crash.
+	if got := call(t, set, "mcp__everything__get-sum", `{"a":"two","b":40}`); !got.IsError || got.Content == "" {
+		t.Errorf("get-sum with a string argument = %+v, want an error result saying why", got)
+	}
+	// The definitions carry the server's schema.
+	tl, _ := set.Lookup("mcp__everything__get-sum")
+	props, _ := tl.Def().Parameters["properties"].(map[string]any)
+	if _, ok := props["a"]; !ok {
+		t.Errorf("get-sum parameters = %v, want properties a and b", tl.Def().Parameters)
+	}
+}
+
+func TestStdioServerListsAndCallsTools(t *testing.T) { checkEverything(t, everything(t)) }
+
+func TestStreamableHTTPServerListsAndCallsTools(t *testing.T) { checkEverything(t, everythingHTTP(t)) }
+
+func TestConcurrentCallsShareOneServer(t *testing.T) {
+	p, hs := started(t, Options{}, everything(t))
+	// A second agent listing the same server gets the same process.
+	h2, err := p.Add(everything(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h2.s != hs[0].s {
+		t.Fatal("the same server config added twice made two servers")
+	}
+	set := toolsOf(t, p.Tools("a", hs, nil, nil))
+	var wg sync.WaitGroup
+	errs := make(chan string, 20)
+	for i := range 20 {
+		wg.Go(func() {
+			got := call(t, set, "mcp__everything__get-sum", `{"a":`+itoa(i)+`,"b":1000}`)
+			if got.IsError || !strings.Contains(got.Content, itoa(i+1000)) {
+				errs <- got.Content
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Errorf("a concurrent call got %q", e)
+	}
+}
+
+func itoa(i int) string { b, _ := json.Marshal(i); return string(b) }
+
+func TestProgressNotificationsReachTheProgressHook(t *testing.T) {
+	p, hs := started(t, Options{}, everything(t))
+	set := toolsOf(t, p.Tools("a", hs, nil, nil))
+	var mu sync.Mutex
+	var got []string
+	ctx := tool.WithProgress(ctxT(t), func(msg string) {
+		mu.Lock()
+		got = append(got, msg)
+		mu.Unlock()
+	})
+	tl, _ := set.Lookup("mcp__everything__trigger-long-running-operation")
+	res := tool.Invoke(ctx, tl, `{"duration":0.3,"steps":3}`, 0)
+	if res.IsError || !strings.Contains(res.Content, "completed") {
+		t.Fatalf("long-running operation = %+v", res)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	want := []string{
+		"mcp__everything__trigger-long-running-operation: progress 1/3",
+		"mcp__everything__trigger-long-running-operation: progress 2/3",
+		"mcp__everything__trigger-long-running-operation: progress 3/3",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("progress = %q, want %q", got, want)
+	}
+}
+
+func TestLargeResultIsTruncatedWithANote(t *testing.T) {
+	p, hs := started(t, Options{ResultCap: 4096}, everything(t))
+	set := toolsOf(t, p.Tools("a", hs, nil, nil))
+	big := strings.Repeat("abcdefghij", 2000) // 20 000 bytes
+	got := call(t, set, "mcp__everything__echo", `{"message":"`+big+`"}`)
+	if got.IsError {
+		t.Fatal(got.Content)
+	}
+	body, note, ok := strings.Cut(got.Content, "\n[result truncated: ")
+	if !ok {
+		t.Fatalf("a 20 kB result under a 4 KiB cap has no truncation note: %d bytes", len(got.Content))
+	}
+	if len(body) != 4096 {
+		t.Errorf("kept %d bytes, want the cap, 4096", len(body))
+	}
+	if !strings.Contains(note, "showing the first 4.0 KiB of") || !strings.Contains(note, "cut]") {
+		t.Errorf("note = %q, want what was kept and what was cut", note)
+	}
+}
+
+func TestImagesAndResourcesAreDescribed(t *testing.T) {
+	p, hs := started(t, Options{}, everything(t))
+	set := toolsOf(t, p.Tools("a", hs, nil, nil))
+	if got := call(t, set, "mcp__everything__get-tiny-image", `{}`); got.IsError || !strings.Contains(got.Content, "[image: image/png, ") {
+		t.Errorf("get-tiny-image = %q, want the image described with its type and size", got.Content)
+	}
+	if got := call(t, set, "mcp__everything__get-structured-content", `{"location":"New York"}`); got.IsError || !strings.Contains(got.Content, "temperature") {
+		t.Errorf("get-structured-content = %q, want the structured content as JSON", got.Content)
+	}
+	if got := call(t, set, "mcp__everything__get-resource-links", `{"count":2}`); got.IsError || !strings.Contains(got.Content, "[resource link: ") {
+		t.Errorf("get-resource-links = %q, want links named", got.Content)
+	}
+}
+
+func TestFilesystemServerReadsOnlyItsDirectory(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("the secret is 7"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	outside := filepath.Join(t.TempDir(), "other.txt")
+	if err := os.WriteFile(outside, []byte("not yours"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fs := Server{Name: "fs", Command: npmBin(t, "mcp-server-filesystem"), Args: []string{dir}}
+	p, hs := started(t, Options{}, fs)
+	set := toolsOf(t, p.Tools("a", hs, []string{"read_text_file", "mcp__fs__list_allowed_directories"}, nil))
+	if got := set.Names(); !slices.Equal(got, []string{"mcp__fs__read_text_file", "mcp__fs__list_allowed_directories"}) {
+		t.Errorf("filtered tools = %v", got)
+	}
+	if got := call(t, set, "mcp__fs__read_text_file", `{"path":"`+filepath.Join(dir, "notes.txt")+`"}`); got.IsError || !strings.Contains(got.Content, "the secret is 7") {
+		t.Errorf("read inside = %+v", got)
+	}
+	if got := call(t, set, "mcp__fs__read_text_file", `{"path":"`+outside+`"}`); !got.IsError || strings.Contains(got.Content, "not yours") {
+		t.Errorf("read outside its directory = %+v, want an error result", got)
+	}
+}
+
+func TestFiltersAcceptBothNamesAndWarnAboutMisses(t *testing.T) {
+	var mu sync.Mutex
+	var warnings []string
+	warn := func(s string) { mu.Lock(); warnings = append(warnings, s); mu.Unlock() }
+	srv := everything(t)
+	srv.Exclude = []string{"mcp__everything__get-env", "no-such-tool"}
+	p, hs := started(t, Options{Warn: warn}, srv)
+	set := toolsOf(t, p.Tools("a", hs, []string{"echo", "mcp__everything__get-sum", "get-env", "mcp__everything__echoo"}, nil))
+	if got := set.Names(); !slices.Equal(got, []string{"mcp__everything__echo", "mcp__everything__get-sum"}) {
+		t.Errorf("tools = %v, want echo and get-sum (get-env excluded by the server)", got)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	joined := strings.Join(warnings, "\n")
+	for _, want := range []string{`mcp_servers.everything.exclude_tools entry "no-such-tool" matches no MCP tool`,
+		`allowed_tools entry "mcp__everything__echoo" matches no MCP tool; the tools are: mcp__everything__echo,`} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("warnings:\n%s\nwant one containing %q", joined, want)
+		}
+	}
+	if len(warnings) != 2 {
+		t.Errorf("got %d warnings, want 2:\n%s", len(warnings), joined)
+	}
+}
+
+func TestServerThatFailsToStartSaysWhy(t *testing.T) {
+	dir := t.TempDir()
+	missing := Server{Name: "ghost", Command: filepath.Join(dir, "no-such-server")}
+	crashes := Server{Name: "crash", Command: "sh", Args: []string{"-c", "echo 'cannot find config.json' >&2; exit 3"}}
+	unset := Server{Name: "keyed", Command: "true", UnsetVars: []string{"BRAVE_API_KEY"}}
+	p, hs := started(t, Options{LogDir: dir}, missing, crashes, unset)
+	for i, want := range [][]string{
+		{"MCP server ghost failed to start", "no-such-server"},
+		{"MCP server crash failed to start", `command "sh -c echo 'cannot find config.json' >&2; exit 3"`, "exit code 3", "cannot find config.json", "mcp_crash_stderr.log"},
+		{"MCP server keyed cannot start", "BRAVE_API_KEY, which is not set"},
+	} {
+		_, err := p.Tools("a", hs[i:i+1], nil, nil).Tools(ctxT(t))
+		if err == nil {
+			t.Errorf("server %d started", i)
+			continue
+		}
+		for _, w := range want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("error %q does not contain %q", err, w)
+			}
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "mcp_crash_stderr.log")); err != nil || !strings.Contains(string(b), "cannot find config.json") {
+		t.Errorf("stderr log = %q, %v", b, err)
+	}
+}
+
+func TestLostConnectionIsReestablishedOnce(t *testing.T) {
+	p, hs := started(t, Options{}, everything(t))
+	set := toolsOf(t, p.Tools("a", hs, nil, nil))
+	s := hs[0].s
+	s.mu.Lock()
+	pid := s.conn.cmd.Process.Pid
+	s.mu.Unlock()
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	if got := call(t, set, "mcp__everything__echo", `{"message":"again"}`); got.IsError || !strings.Contains(got.Content, "again") {
+		t.Fatalf("call after the server died = %+v, want it reconnected", got)
+	}
+	s.mu.Lock()
+	newPid := s.conn.cmd.Process.Pid
+	s.mu.Unlock()
+	if newPid == pid {
+		t.Error("the call did not start a new server process")
+	}
+}
+
+func TestCloseKillsTheServersProcessGroup(t *testing.T) {
+	// The server starts a child of its own: Close must take both.
+	dir := t.TempDir()
+	childPid := filepath.Join(dir, "child.pid")
+	script := `sleep 300 & echo $! > ` + childPid + `; exec ` + npmBin(t, "mcp-server-everything") + ` stdio`
+	p, hs := started(t, Options{}, Server{Name: "wrapped", Command: "sh", Args: []string{"-c", script}})
+	toolsOf(t, p.Tools("a", hs, nil, nil))
+	s := hs[0].s
+	s.mu.Lock()
+	pid := s.conn.cmd.Process.Pid
+	s.mu.Unlock()
+	b, err := os.ReadFile(childPid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	child := strings.TrimSpace(string(b))
+	p.Close()
+	if gone(itoa(pid)) != nil || gone(child) != nil {
+		t.Errorf("after Close: server %d alive=%v, its child %s alive=%v", pid, alive(itoa(pid)), child, alive(child))
+	}
+}
+
+// gone waits (a bounded while: SIGKILL is delivered asynchronously) for
+// a process to be gone.
+func gone(pid string) error {
+	for range 100 {
+		if !alive(pid) {
+			return nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return errors.New("process " + pid + " is still alive")
+}
+
+// alive reports whether a process exists and is not a zombie.
+func alive(pid string) bool {
+	b, err := os.ReadFile("/proc/" + pid + "/stat")
+	if err != nil {
+		return false
+	}
+	_, rest, _ := strings.Cut(string(b), ") ")
+	return !strings.HasPrefix(rest, "Z")
+}

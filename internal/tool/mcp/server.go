@@ -1,0 +1,289 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// server is one running MCP server, shared by the agents that list it.
+type server struct {
+	cfg     Server
+	opts    *Options
+	logPath string // its stderr (stdio)
+
+	ready    chan struct{} // closed once the first start has ended
+	startErr error         // why it did not start (set before ready closes)
+	tools    []*sdk.Tool   // its tools (set before ready closes)
+
+	mu      sync.Mutex
+	conn    *conn // the live connection; nil after Close
+	closed  bool
+	breaker breaker
+
+	progress sync.Map // progress token (string) → tool.ProgressFunc-like func(string)
+	nextTok  atomic.Int64
+}
+
+// conn is one connection to the server: its session and, for stdio, its
+// process.
+type conn struct {
+	session *sdk.ClientSession
+	cmd     *exec.Cmd
+}
+
+func newServer(cfg Server, opts *Options, logPath string) *server {
+	return &server{cfg: cfg, opts: opts, logPath: logPath, ready: make(chan struct{}),
+		breaker: breaker{max: opts.BreakerFailures, cooldown: opts.BreakerCooldown}}
+}
+
+// start connects and lists the tools, once; ready is closed at the end.
+func (s *server) start(ctx context.Context) {
+	defer close(s.ready)
+	ctx, cancel := context.WithTimeout(ctx, s.opts.StartTimeout)
+	defer cancel()
+	c, err := s.connect(ctx)
+	if err != nil {
+		s.startErr = err
+		return
+	}
+	var tools []*sdk.Tool
+	for t, err := range c.session.Tools(ctx, nil) {
+		if err != nil {
+			c.close()
+			s.startErr = fmt.Errorf("MCP server %s started but listing its tools failed: %w%s", s.cfg.Name, err, s.stderrNote())
+			return
+		}
+		tools = append(tools, t)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		c.close()
+		s.startErr = fmt.Errorf("MCP server %s: the team was closed while it started", s.cfg.Name)
+		return
+	}
+	s.conn, s.tools = c, tools
+}
+
+// wait blocks until the first start has ended; its error says why the
+// server cannot be used.
+func (s *server) wait(ctx context.Context) error {
+	select {
+	case <-s.ready:
+		return s.startErr
+	case <-ctx.Done():
+		return fmt.Errorf("waiting for MCP server %s to start: %w", s.cfg.Name, ctx.Err())
+	}
+}
+
+// connect starts (stdio) or reaches (HTTP) the server and initialises a
+// session. Its error names what was run and, for a process, how it ended
+// and the tail of its stderr.
+func (s *server) connect(ctx context.Context) (*conn, error) {
+	if len(s.cfg.UnsetVars) > 0 {
+		return nil, fmt.Errorf("MCP server %s cannot start: its config uses %s, which is not set; set it (in the environment or a .env file)",
+			s.cfg.Name, strings.Join(s.cfg.UnsetVars, ", "))
+	}
+	client := sdk.NewClient(&sdk.Implementation{Name: "massgen", Version: "1"}, &sdk.ClientOptions{
+		Capabilities:                &sdk.ClientCapabilities{}, // no roots: massgen has none to offer
+		ProgressNotificationHandler: s.onProgress,
+		LoggingMessageHandler:       s.onLog,
+	})
+	c := &conn{}
+	var transport sdk.Transport
+	switch s.cfg.Type {
+	case StreamableHTTP:
+		transport = &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: s.httpClient(), MaxRetries: 2}
+	case SSE:
+		transport = &sdk.SSEClientTransport{Endpoint: s.cfg.URL, HTTPClient: s.httpClient()}
+	default:
+		cmd, stderr, err := s.command()
+		if err != nil {
+			return nil, err
+		}
+		defer stderr.Close() // Connect starts the process, which has its own copy
+		c.cmd = cmd
+		transport = &sdk.CommandTransport{Command: cmd, TerminateDuration: time.Second}
+	}
+	session, err := client.Connect(ctx, transport, nil)
+	if err != nil {
+		if c.cmd != nil {
+			return nil, s.processErr(c.cmd, err)
+		}
+		return nil, fmt.Errorf("MCP server %s (%s %s) did not answer: %w", s.cfg.Name, s.cfg.Type, s.cfg.URL, err)
+	}
+	c.session = session
+	return c, nil
+}
+
+// command prepares a stdio server's process: its own process group,
+// stderr appended to its log file. The caller closes the returned file
+// once the process has started: the child has its own copy.
+func (s *server) command() (*exec.Cmd, *os.File, error) {
+	cmd := exec.Command(s.cfg.Command, s.cfg.Args...)
+	cmd.Dir = s.cfg.Cwd
+	env := s.opts.Environ
+	if env == nil {
+		env = os.Environ()
+	}
+	for _, k := range slices.Sorted(maps.Keys(s.cfg.Env)) {
+		env = append(env, k+"="+s.cfg.Env[k])
+	}
+	cmd.Env = env
+	f, err := os.OpenFile(s.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, nil, fmt.Errorf("MCP server %s: cannot open its stderr log: %w", s.cfg.Name, err)
+	}
+	cmd.Stderr = f // an *os.File: the child writes it directly, no copying goroutine
+	isolate(cmd)
+	return cmd, f, nil
+}
+
+// processErr explains a stdio server that failed to start: the command,
+// how the process ended (if it did) and the tail of its stderr.
+func (s *server) processErr(cmd *exec.Cmd, err error) error {
+	line := strings.Join(append([]string{s.cfg.Command}, s.cfg.Args...), " ")
+	var ee *exec.Error
+	if errors.As(err, &ee) || cmd.Process == nil {
+		return fmt.Errorf("MCP server %s failed to start: command %q: %v", s.cfg.Name, line, err)
+	}
+	killGroup(cmd)
+	how := "it did not complete the MCP handshake"
+	// A failed Connect has closed its session, which waited for the
+	// process: its state is known unless it would not die.
+	if ps := cmd.ProcessState; ps != nil {
+		how = "it exited with " + exitText(ps)
+	}
+	return fmt.Errorf("MCP server %s failed to start: command %q: %s (%v)%s", s.cfg.Name, line, how, err, s.stderrNote())
+}
+
+func exitText(ps *os.ProcessState) string {
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return "signal " + ws.Signal().String()
+	}
+	return fmt.Sprintf("exit code %d", ps.ExitCode())
+}
+
+// stderrNote is "; stderr (…log): <tail>" or "".
+func (s *server) stderrNote() string {
+	if s.logPath == "" {
+		return ""
+	}
+	t := tailOf(s.logPath, 1500)
+	if t == "" {
+		return ""
+	}
+	return fmt.Sprintf("; its stderr (%s) ends with:\n%s", s.logPath, t)
+}
+
+// tailOf is the last n bytes of a file, trimmed.
+func tailOf(path string, n int64) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return ""
+	}
+	off := max(st.Size()-n, 0)
+	b := make([]byte, st.Size()-off)
+	if _, err := f.ReadAt(b, off); err != nil && !errors.Is(err, io.EOF) {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
+func (s *server) httpClient() *http.Client {
+	if len(s.cfg.Headers) == 0 {
+		return nil
+	}
+	return &http.Client{Transport: headerTransport{base: http.DefaultTransport, headers: s.cfg.Headers}}
+}
+
+// headerTransport adds a server's configured headers (auth tokens) to
+// every request.
+type headerTransport struct {
+	base    http.RoundTripper
+	headers map[string]string
+}
+
+func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, v := range h.headers {
+		r.Header.Set(k, v)
+	}
+	return h.base.RoundTrip(r)
+}
+
+func (c *conn) close() {
+	if c == nil {
+		return
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if c.session != nil {
+			_ = c.session.Close() // closes stdin: a polite server exits
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(time.Second):
+	}
+	if c.cmd != nil {
+		killGroup(c.cmd) // the whole group, children included
+	}
+	<-done
+}
+
+// close stops the server for good.
+func (s *server) close() {
+	s.mu.Lock()
+	c := s.conn
+	s.conn, s.closed = nil, true
+	s.mu.Unlock()
+	c.close()
+}
+
+func (s *server) onProgress(_ context.Context, req *sdk.ProgressNotificationClientRequest) {
+	p := req.Params
+	f, ok := s.progress.Load(fmt.Sprint(p.ProgressToken))
+	if !ok {
+		return
+	}
+	msg := fmt.Sprintf("progress %g", p.Progress)
+	if p.Total > 0 {
+		msg = fmt.Sprintf("progress %g/%g", p.Progress, p.Total)
+	}
+	if p.Message != "" {
+		msg += ": " + p.Message
+	}
+	f.(func(string))(msg)
+}
+
+// onLog passes a server's log message to the calls in flight on it: the
+// protocol does not say which call a message belongs to.
+func (s *server) onLog(_ context.Context, req *sdk.LoggingMessageRequest) {
+	p := req.Params
+	msg := fmt.Sprintf("log %s: %v", p.Level, p.Data)
+	s.progress.Range(func(_, f any) bool {
+		f.(func(string))(msg)
+		return true
+	})
+}
