@@ -68,6 +68,12 @@ func (d *decoder) backend(bp *pair, path string) Backend {
 			b.Extra[p.key] = plain(p.val)
 		case p.key == "custom_tools":
 			b.CustomTools = d.customTools(p, key)
+		case p.key == "mcp_servers":
+			b.MCPServers = d.mcpServers(p, key)
+		case p.key == "allowed_tools":
+			b.AllowedTools, _ = d.stringList(key, p)
+		case p.key == "exclude_tools":
+			b.ExcludeTools, _ = d.stringList(key, p)
 		case isOwnedBackendKey(p.key):
 			d.ownedKey(p, key)
 			if !provider.SupportsBuiltin(b.Type, p.key) {
@@ -127,10 +133,6 @@ func (d *decoder) ownedKey(p *pair, key string) {
 		d.contextPaths(p, key)
 	case p.key == "cwd":
 		d.str(key, p)
-	case p.key == "mcp_servers":
-		if d.present(key, p) && p.val.kind != kindSeq && p.val.kind != kindMap {
-			d.typeError(key, p.val, "a list of servers or a map of name to server")
-		}
 	case backendEnums[p.key] != nil:
 		if s, ok := d.str(key, p); ok && !slices.Contains(backendEnums[p.key], s) {
 			d.fail(p.val.pos, key, fmt.Sprintf("invalid %s '%s'", p.key, s), oneOf(s, backendEnums[p.key]))

@@ -33,8 +33,8 @@ var implementedKeys = []string{
 	"display_type", "type", "logging_enabled", "use_orchestrator_for_single_agent", "enable_final_presentation",
 	// backend: the Azure v1 API has no api-version, so there is nothing to ignore
 	"api_version",
-	// backend: custom tools (customtools.go)
-	"custom_tools",
+	// backend: custom tools (customtools.go) and MCP servers (mcp.go)
+	"custom_tools", "mcp_servers", "allowed_tools", "exclude_tools",
 }
 
 var builtinFlags = []string{"enable_web_search", "enable_code_execution", "enable_code_interpreter"}
@@ -49,7 +49,6 @@ var ignoredFeatures = map[string]string{
 	"context_paths": "context paths", "context_write_access_enabled": "context paths",
 	"enforce_read_before_delete": "workspaces", "upload_files": "file uploads", "media_max_file_size_mb": "file uploads",
 	// tools
-	"mcp_servers": "MCP tools", "allowed_tools": "MCP tool filters", "exclude_tools": "MCP tool filters",
 	"direct_mcp_servers": "MCP tools", "max_mcp_message_history": "MCP tools",
 	"exclude_file_operation_mcps": "MCP tools", "use_mcpwrapped_for_tool_filtering": "MCP tools",
 	"use_no_roots_wrapper": "MCP tools", "custom_tools_path": "custom tools",

@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -231,11 +232,14 @@ func TestBackendParamsAndExtra(t *testing.T) {
 	wantExtra := map[string]any{
 		"cwd": "workspace1", "enable_web_search": true, "enable_code_interpreter": true,
 		"enable_image_generation": false, "command_line_execution_mode": "docker",
-		"allowed_tools": []any{"read_file"},
-		"mcp_servers":   map[string]any{"fs": map[string]any{"type": "stdio", "command": "npx"}},
 	}
 	if diff := cmp.Diff(wantExtra, b.Extra); diff != "" {
 		t.Errorf("Extra (-want +got):\n%s", diff)
+	}
+	// The MCP keys have typed fields (mcp.go).
+	if len(b.MCPServers) != 1 || b.MCPServers[0].Name != "fs" || b.MCPServers[0].Command != "npx" || b.MCPServers[0].Type != "stdio" ||
+		!slices.Equal(b.AllowedTools, []string{"read_file"}) {
+		t.Errorf("MCPServers = %+v, AllowedTools = %v", b.MCPServers, b.AllowedTools)
 	}
 	if b.Sim != nil {
 		t.Error("Sim set for an openai backend")

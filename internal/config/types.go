@@ -69,8 +69,13 @@ type Backend struct {
 	Extra map[string]any
 	// CustomTools are the backend's `custom_tools:` (customtools.go).
 	CustomTools []CustomTool
-	Sim         *SimBackend // non-nil only for type sim
-	Line        int         // source line of the `backend:` key
+	// MCPServers are the backend's `mcp_servers:` (mcp.go); AllowedTools
+	// and ExcludeTools filter their tools for this agent (bare or
+	// mcp__server__tool names).
+	MCPServers                 []MCPServer
+	AllowedTools, ExcludeTools []string
+	Sim                        *SimBackend // non-nil only for type sim
+	Line                       int         // source line of the `backend:` key
 	// RequestsPerMinute and TokensPerMinute pace requests to this provider
 	// model, shared by every agent on it (0 = no limit).
 	RequestsPerMinute int
