@@ -24,6 +24,12 @@ func TestEveryReferenceConfigRunsAgainstTheSimulator(t *testing.T) {
 	if _, err := os.Stat(referenceConfigs); err != nil {
 		t.Skipf("reference configs not found at %s (they live beside the project in ../shared): %v", referenceConfigs, err)
 	}
+	// Upstream's MCP examples start servers with npx from the npm
+	// registry: a test must not download and run them. With an empty PATH
+	// their servers fail to start, and are left out with a warning (as
+	// upstream does); the MCP client is tested against pinned servers
+	// (internal/tool/mcp, TestMCP* here).
+	t.Setenv("PATH", t.TempDir())
 	srv := llmsim.New(nil)
 	url, err := srv.Start("127.0.0.1:0")
 	if err != nil {

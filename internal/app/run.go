@@ -145,6 +145,7 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 		log.Info(n)
 	}
 	ctx = withRunLog(ctx, log)
+	ctx, mcpDone := t.withMCPRun(ctx, log)
 
 	out := &Outcome{IgnoredFeatures: ignored}
 	var wg sync.WaitGroup
@@ -187,6 +188,7 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 	}
 	broker.Close()
 	wg.Wait()
+	mcpDone(out.LogDir)
 	if logs != nil {
 		if err := logs.Close(); err != nil {
 			fmt.Fprintf(env.Stderr, "warning: writing logs: %v\n", err)
@@ -239,6 +241,7 @@ func prepareFresh(env *Env, rq *Request, getenv func(string) string) (*prepared,
 	for _, w := range t.warnings {
 		fmt.Fprintf(env.Stderr, "warning: %s\n", w)
 	}
+	t.stderr = env.Stderr
 	return &prepared{cfg: cfg, team: t}, t.Close, nil
 }
 

@@ -4,8 +4,10 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"io"
 	"maps"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/massgen/massgen/internal/config"
@@ -14,6 +16,7 @@ import (
 	"github.com/massgen/massgen/internal/orchestrator"
 	"github.com/massgen/massgen/internal/provider"
 	"github.com/massgen/massgen/internal/tool/custom"
+	"github.com/massgen/massgen/internal/tool/mcp"
 )
 
 // team is a ready-to-run set of agents plus what must be stopped afterwards.
@@ -24,6 +27,9 @@ type team struct {
 	guards   *llm.Guards // the agents' circuit breakers and rate limiters
 	sims     []*llmsim.Server
 	python   *custom.Python // the runner of the team's Python tools, if any
+	mcp      *mcp.Pool      // the team's MCP servers, if any (mcp.go)
+	mcpMu    sync.Mutex     // serialises the pool's warnings
+	stderr   io.Writer      // where warnings found during runs go (nil: os.Stderr)
 	warnings []string       // for the user, once
 	notes    []string       // for each run's log
 }
@@ -34,6 +40,9 @@ func (t *team) Close() {
 	}
 	if t.python != nil {
 		t.python.Close()
+	}
+	if t.mcp != nil {
+		t.mcp.Close()
 	}
 }
 
@@ -92,6 +101,10 @@ func buildTeam(cfg *config.Config, getenv func(string) string, workDir string) (
 		return nil, agentsErr(problems)
 	}
 	if err := t.addCustomTools(cfg, workDir, getenv); err != nil {
+		t.Close()
+		return nil, err
+	}
+	if err := t.addMCPTools(cfg, workDir); err != nil {
 		t.Close()
 		return nil, err
 	}

@@ -209,8 +209,9 @@ func copyFile(from, to string) error {
 
 // Tools is the tool.Source of one agent: the tools of its servers, after
 // the agent's filters (allowed/exclude, bare or prefixed names) and each
-// server's own. Resolving it waits for those servers to start; a filter
-// entry that matches nothing is warned about once, naming the tools there are.
+// server's own. Resolving it waits for those servers to start; a server
+// that did not start, and a filter entry that matches nothing, are warned
+// about once (Options.Warn), naming why and the tools there are.
 func (p *Pool) Tools(agent string, servers []Handle, allowed, exclude []string) tool.Source {
 	return &source{pool: p, agent: agent, servers: servers, allowed: allowed, exclude: exclude}
 }
@@ -222,7 +223,6 @@ type source struct {
 	allowed, exclude []string
 
 	tools []tool.Tool
-	err   error
 	done  chan struct{}
 	mu    sync.Mutex
 }
@@ -239,7 +239,7 @@ func (src *source) Tools(ctx context.Context) ([]tool.Tool, error) {
 	src.mu.Unlock()
 	select {
 	case <-done:
-		return src.tools, src.err
+		return src.tools, nil
 	case <-ctx.Done():
 		return nil, fmt.Errorf("waiting for the MCP servers of agent %s: %w", src.agent, ctx.Err())
 	}
@@ -247,16 +247,18 @@ func (src *source) Tools(ctx context.Context) ([]tool.Tool, error) {
 
 // resolve runs without a caller's context, so that one cancelled turn
 // does not spoil the result for the next: each server's start is bounded
-// by its own timeout.
+// by its own timeout. A server that did not start is left out with a
+// warning that says why (upstream skips failed servers too): one broken
+// server must not silence an agent that has others, or none.
 func (src *source) resolve() {
 	defer close(src.done)
-	var errs []error
+	warn := func(msg string) { src.pool.opts.Warn("agent " + src.agent + ": " + msg) }
 	var lists []serverTools
 	for _, h := range src.servers {
 		s := h.s
 		<-s.ready
 		if s.startErr != nil {
-			errs = append(errs, s.startErr)
+			warn(fmt.Sprintf("its tools are left out: %v", s.startErr))
 			continue
 		}
 		f := newFilter(s.cfg, src.allowed, src.exclude)
@@ -269,22 +271,20 @@ func (src *source) resolve() {
 		}
 		lists = append(lists, st)
 		for _, w := range unmatched(s.cfg.Allowed, "mcp_servers."+s.cfg.Name+".allowed_tools", lists[len(lists)-1:]) {
-			src.pool.opts.Warn("agent " + src.agent + ": " + w)
+			warn(w)
 		}
 		for _, w := range unmatched(s.cfg.Exclude, "mcp_servers."+s.cfg.Name+".exclude_tools", lists[len(lists)-1:]) {
-			src.pool.opts.Warn("agent " + src.agent + ": " + w)
+			warn(w)
 		}
 	}
-	if len(errs) > 0 {
-		src.err = errors.Join(errs...)
-		src.tools = nil
-		return
+	if len(lists) == 0 {
+		return // no server started: a filter cannot be judged
 	}
 	for _, w := range unmatched(src.allowed, "allowed_tools", lists) {
-		src.pool.opts.Warn("agent " + src.agent + ": " + w)
+		warn(w)
 	}
 	for _, w := range unmatched(src.exclude, "exclude_tools", lists) {
-		src.pool.opts.Warn("agent " + src.agent + ": " + w)
+		warn(w)
 	}
 }
 

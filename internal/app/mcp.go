@@ -1,0 +1,100 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/massgen/massgen/internal/config"
+	"github.com/massgen/massgen/internal/tool"
+	"github.com/massgen/massgen/internal/tool/mcp"
+)
+
+// addMCPTools gives each agent the tools of its backend's mcp_servers. The
+// team's servers form one pool: a server two agents list (the same
+// config) is one process. They all start now, in the background and in
+// parallel; building the team does not wait for them. An agent's turn
+// waits for its own servers when its first request needs their tools
+// (tool.Source), so starting them overlaps with everything before that.
+// t.Close stops them; in massgen serve a cached team keeps its servers
+// across requests.
+func (t *team) addMCPTools(cfg *config.Config, workDir string) error {
+	dirs := toolDirs(cfg, workDir)
+	var pool *mcp.Pool
+	for i, a := range t.agents {
+		b := configAgent(cfg, a.ID).Backend
+		if len(b.MCPServers) == 0 {
+			continue
+		}
+		if pool == nil {
+			pool = mcp.NewPool(mcp.Options{Warn: t.mcpWarn})
+			t.mcp = pool
+		}
+		var handles []mcp.Handle
+		for _, s := range b.MCPServers {
+			h, err := pool.Add(mcpServer(s, dirs))
+			if err != nil {
+				return execErr("agent %s: MCP server %s: %v", a.ID, s.Name, err)
+			}
+			handles = append(handles, h)
+		}
+		t.agents[i].Tools = t.agents[i].Tools.WithSources(pool.Tools(a.ID, handles, b.AllowedTools, b.ExcludeTools))
+	}
+	if pool != nil {
+		pool.Start()
+	}
+	return nil
+}
+
+// mcpServer is the pool's view of a config entry; a relative cwd, and a
+// relative command that exists there, are taken from the config's
+// directory (then the working directory), as custom tools are.
+func mcpServer(s config.MCPServer, dirs []string) mcp.Server {
+	out := mcp.Server{Name: s.Name, Type: s.Type, Command: s.Command, Args: s.Args, Env: s.Env, Cwd: s.Cwd,
+		URL: s.URL, Headers: s.Headers, UnsetVars: s.UnsetVars, Allowed: s.AllowedTools, Exclude: s.ExcludeTools,
+		CallTimeout: time.Duration(s.TimeoutSeconds * float64(time.Second))}
+	if out.Cwd != "" && !filepath.IsAbs(out.Cwd) {
+		out.Cwd = filepath.Join(dirs[0], out.Cwd)
+	}
+	if strings.ContainsRune(out.Command, '/') && !filepath.IsAbs(out.Command) {
+		if p, err := findFile(out.Command, dirs); err == nil {
+			out.Command, _ = filepath.Abs(p)
+		}
+	}
+	return out
+}
+
+// mcpWarn reports a warning of the pool (a server left out, a filter
+// that matches no tool). They arise during a run, when the tools are
+// first known, and go where the team's build warnings went, once each.
+func (t *team) mcpWarn(msg string) {
+	t.mcpMu.Lock()
+	defer t.mcpMu.Unlock()
+	w := t.stderr
+	if w == nil {
+		w = os.Stderr
+	}
+	fmt.Fprintf(w, "warning: %s\n", msg)
+}
+
+// withMCPRun prepares a run of t: the MCP servers' progress and log
+// notifications go to the run's log, and when the run is over done copies
+// the servers' stderr logs into its log directory (mcp_<name>_stderr.log).
+func (t *team) withMCPRun(ctx context.Context, log *slog.Logger) (context.Context, func(logDir string)) {
+	if t.mcp == nil {
+		return ctx, func(string) {}
+	}
+	ctx = tool.WithProgress(ctx, func(msg string) { log.Info("tool progress", "progress", msg) })
+	return ctx, func(logDir string) {
+		if logDir == "" {
+			return
+		}
+		if err := t.mcp.CopyLogs(logDir); err != nil {
+			log.Warn("copying the MCP servers' stderr logs", "error", err)
+		}
+	}
+}
