@@ -52,6 +52,7 @@ func TestDependenciesPointOneWay(t *testing.T) {
 	never("internal/runlog", append(above, "internal/orchestrator", "internal/llm")...)
 	never("internal/tool", append(above, "internal/orchestrator", "internal/agent")...)
 	never("internal/tool/custom", append(above, "internal/orchestrator", "internal/agent", "internal/config")...)
+	never("internal/tool/mcp", append(above, "internal/orchestrator", "internal/agent", "internal/config", "internal/tool/custom")...)
 	never("internal/config", append(above, "internal/orchestrator", "internal/agent", "internal/tool")...)
 	never("internal/llm", "internal/config", "internal/provider", "internal/coord", "internal/event", "internal/tool")
 	// coord and event: the standard library only (scripts/test checks
