@@ -332,6 +332,7 @@ func (s *server) call(ctx context.Context, raw string, args json.RawMessage) too
 	if timeout <= 0 {
 		timeout = s.opts.CallTimeout
 	}
+	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	tok := fmt.Sprintf("massgen-%d", s.nextTok.Add(1))
@@ -354,12 +355,12 @@ func (s *server) call(ctx context.Context, raw string, args json.RawMessage) too
 		s.retire(c) // reconnect once, then give up
 	}
 	switch {
+	case err != nil && parent.Err() != nil:
+		return tool.Errorf("%s was cancelled: %v", name, err) // the turn ended or timed out; not the server's fault
 	case err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
 		err = fmt.Errorf("no result after %s: %w", timeout, err)
 		s.breaker.record(time.Now(), err)
 		return tool.Errorf("%s timed out: %v", name, err)
-	case err != nil && ctx.Err() != nil:
-		return tool.Errorf("%s was cancelled: %v", name, err) // the turn ended; not the server's fault
 	case err != nil:
 		s.breaker.record(time.Now(), err)
 		return tool.Errorf("%s failed: %v%s", name, err, s.stderrNote())

@@ -2,6 +2,10 @@ package mcp
 
 import (
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"errors"
 	"os"
 	"path/filepath"
@@ -71,6 +75,53 @@ func checkEverything(t *testing.T, cfg Server) {
 func TestStdioServerListsAndCallsTools(t *testing.T) { checkEverything(t, everything(t)) }
 
 func TestStreamableHTTPServerListsAndCallsTools(t *testing.T) { checkEverything(t, everythingHTTP(t)) }
+
+func TestSSEServerListsAndCallsTools(t *testing.T) { checkEverything(t, everythingSSE(t)) }
+
+// Configured headers go with every request (an auth token, say): a
+// proxy in front of the server records them.
+func TestHTTPHeadersAreSent(t *testing.T) {
+	srv := everythingHTTP(t)
+	target, _ := url.Parse(srv.URL)
+	var mu sync.Mutex
+	var seen []string
+	proxy := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: target.Scheme, Host: target.Host})
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, r.Header.Get("Authorization"))
+		mu.Unlock()
+		proxy.ServeHTTP(w, r)
+	}))
+	defer front.Close()
+	srv.URL = front.URL + target.Path
+	srv.Headers = map[string]string{"Authorization": "Bearer s3cret"}
+	p, hs := started(t, Options{Warn: func(s string) { t.Log(s) }}, srv)
+	set := toolsOf(t, p.Tools("a", hs, nil, nil))
+	if got := call(t, set, "mcp__everything__echo", `{"message":"hi"}`); got.IsError {
+		t.Fatal(got.Content)
+	}
+	p.Close() // ends the SSE stream the proxy holds open
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) == 0 || slices.ContainsFunc(seen, func(h string) bool { return h != "Bearer s3cret" }) {
+		t.Errorf("Authorization headers seen = %q, want the configured one on every request", seen)
+	}
+}
+
+func TestACallThatOverrunsItsTimeoutSaysSo(t *testing.T) {
+	srv := everything(t)
+	srv.CallTimeout = 300 * time.Millisecond
+	p, hs := started(t, Options{}, srv)
+	set := toolsOf(t, p.Tools("a", hs, nil, nil))
+	got := call(t, set, "mcp__everything__trigger-long-running-operation", `{"duration":30,"steps":1}`)
+	if !got.IsError || !strings.Contains(got.Content, "timed out: no result after 300ms") {
+		t.Errorf("overrunning call = %+v, want a timeout error result", got)
+	}
+	// The server is still usable.
+	if got := call(t, set, "mcp__everything__echo", `{"message":"still here"}`); got.IsError {
+		t.Errorf("after a timeout: %+v", got)
+	}
+}
 
 func TestConcurrentCallsShareOneServer(t *testing.T) {
 	p, hs := started(t, Options{}, everything(t))

@@ -43,6 +43,7 @@ type server struct {
 type conn struct {
 	session *sdk.ClientSession
 	cmd     *exec.Cmd
+	cancel  context.CancelFunc // ends what the connection's context holds open (an SSE stream)
 }
 
 func newServer(cfg Server, opts *Options, logPath string) *server {
@@ -119,8 +120,20 @@ func (s *server) connect(ctx context.Context) (*conn, error) {
 		c.cmd = cmd
 		transport = &sdk.CommandTransport{Command: cmd, TerminateDuration: time.Second}
 	}
-	session, err := client.Connect(ctx, transport, nil)
+	// The context given to Connect lives as long as the connection (the
+	// SSE transport holds its stream with it), so it is not ctx, which
+	// only bounds the handshake.
+	life, cancel := context.WithCancel(context.Background())
+	c.cancel = cancel
+	stop := context.AfterFunc(ctx, cancel)
+	session, err := client.Connect(life, transport, nil)
+	stop()
+	if err == nil && ctx.Err() != nil {
+		session.Close()
+		err = ctx.Err()
+	}
 	if err != nil {
+		cancel()
 		if c.cmd != nil {
 			return nil, s.processErr(c.cmd, err)
 		}
@@ -250,6 +263,9 @@ func (c *conn) close() {
 		killGroup(c.cmd) // the whole group, children included
 	}
 	<-done
+	if c.cancel != nil {
+		c.cancel()
+	}
 }
 
 // close stops the server for good.

@@ -46,6 +46,15 @@ func everything(t *testing.T) Server {
 // free loopback port and returns its config; the process is killed at the
 // end of the test.
 func everythingHTTP(t *testing.T) Server {
+	return everythingServing(t, "streamableHttp", "listening on port", StreamableHTTP, "/mcp")
+}
+
+// everythingSSE is server-everything in its SSE mode (the older HTTP transport).
+func everythingSSE(t *testing.T) Server {
+	return everythingServing(t, "sse", "running on port", SSE, "/sse")
+}
+
+func everythingServing(t *testing.T, mode, ready, typ, path string) Server {
 	t.Helper()
 	bin := npmBin(t, "mcp-server-everything")
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -54,7 +63,7 @@ func everythingHTTP(t *testing.T) Server {
 	}
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
-	cmd := exec.Command(bin, "streamableHttp")
+	cmd := exec.Command(bin, mode)
 	cmd.Env = append(os.Environ(), fmt.Sprintf("PORT=%d", port))
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -70,7 +79,7 @@ func everythingHTTP(t *testing.T) Server {
 		sc := bufio.NewScanner(stderr)
 		once := false
 		for sc.Scan() {
-			if !once && strings.Contains(sc.Text(), "listening on port") {
+			if !once && strings.Contains(sc.Text(), ready) {
 				close(listening)
 				once = true
 			}
@@ -79,9 +88,9 @@ func everythingHTTP(t *testing.T) Server {
 	select {
 	case <-listening:
 	case <-time.After(time.Minute):
-		t.Fatal("server-everything streamableHttp did not say it was listening within a minute")
+		t.Fatalf("server-everything %s did not say it was listening within a minute", mode)
 	}
-	return Server{Name: "everything", Type: StreamableHTTP, URL: fmt.Sprintf("http://127.0.0.1:%d/mcp", port)}
+	return Server{Name: "everything", Type: typ, URL: fmt.Sprintf("http://127.0.0.1:%d%s", port, path)}
 }
 
 // started is a started pool of cfgs, closed at the end of the test.
