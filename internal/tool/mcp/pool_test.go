@@ -2,11 +2,11 @@ package mcp
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
-	"errors"
 	"os"
 	"path/filepath"
 	"slices"
