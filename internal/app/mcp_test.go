@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/massgen/massgen/internal/llmsim/simtest"
 	"time"
 )
 
@@ -120,6 +122,48 @@ func TestMCPToolIsCalledInARunAndItsServerStopsAfter(t *testing.T) {
 	// The voter's filter is bare, and matched.
 	if strings.Contains(stderr.String(), "matches no MCP tool") {
 		t.Errorf("unexpected filter warning:\n%s", stderr.String())
+	}
+}
+
+// In massgen serve a cached team keeps its servers across requests, and
+// stops them when the cache closes.
+func TestCachedTeamReusesItsMCPServerAcrossRuns(t *testing.T) {
+	server := mcpEverything(t)
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "pids")
+	cfgPath := filepath.Join(dir, "team.yaml")
+	// A simulator of its own: a team with a built-in one is not shared
+	// (each request replays its script). The turns wait for the tools.
+	_, url := simtest.Start(t, "")
+	cfg := fmt.Sprintf(`agent:
+  backend:
+    type: chatcompletion
+    model: m
+    base_url: %q
+    mcp_servers:
+      everything: {command: sh, args: ["-c", %q]}
+`, url, pidWrapper(server, pidFile))
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	teams := NewTeamCache()
+	for i := range 2 {
+		env := &Env{Getenv: func(string) string { return "" }, Stderr: discard{}, WorkDir: dir}
+		out, err := Execute(t.Context(), env, Request{Question: "ping?", Config: cfgPath, NoLogs: true, Teams: teams, Timeout: 120})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out.Status != "completed" {
+			t.Fatalf("run %d: status %s, tools %+v, err %v", i+1, out.Status, out.Tools, out.Err)
+		}
+	}
+	pids := readPids(t, pidFile)
+	if len(pids) != 1 || !alive(pids[0]) {
+		t.Fatalf("servers started: %v (alive: %v), want one, still running between requests", pids, len(pids) > 0 && alive(pids[0]))
+	}
+	teams.Close()
+	if err := gone(pids[0]); err != nil {
+		t.Errorf("after the cache closed: %v", err)
 	}
 }
 

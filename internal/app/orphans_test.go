@@ -12,15 +12,16 @@ import (
 )
 
 // kill -9 of massgen mid-run leaves no MCP server behind: its process
-// group has a parent-death signal.
+// group has a parent-death signal. On Ctrl+C massgen stops it itself.
 func TestMCPServerDiesWithAKilledMassgen(t *testing.T) {
 	server := mcpEverything(t)
 	if testing.Short() {
 		t.Skip("builds the massgen binary")
 	}
-	dir := t.TempDir()
-	pidFile := filepath.Join(dir, "pids")
-	cfg := fmt.Sprintf(`agent:
+	for _, sig := range []syscall.Signal{syscall.SIGKILL, syscall.SIGINT} {
+		dir := t.TempDir()
+		pidFile := filepath.Join(dir, "pids")
+		cfg := fmt.Sprintf(`agent:
   backend:
     type: sim
     scenario:
@@ -35,13 +36,14 @@ func TestMCPServerDiesWithAKilledMassgen(t *testing.T) {
         command: sh
         args: ["-c", %q]
 `, pidWrapper(server, pidFile))
-	killMidRun(t, dir, cfg, pidFile, "MCP server")
+		killMidRun(t, dir, cfg, pidFile, "MCP server", sig)
+	}
 }
 
 // killMidRun runs massgen (built now) on cfg, waits until the process
 // whose pid lands in pidFile runs, kill -9s massgen and checks that the
 // process went with it.
-func killMidRun(t *testing.T, dir, cfg, pidFile, what string) {
+func killMidRun(t *testing.T, dir, cfg, pidFile, what string, sig syscall.Signal) {
 	t.Helper()
 	bin := filepath.Join(dir, "massgen")
 	build := exec.Command("go", "build", "-o", bin, "./cmd/massgen")
@@ -74,12 +76,12 @@ func killMidRun(t *testing.T, dir, cfg, pidFile, what string) {
 	if !alive(pid) {
 		t.Fatalf("the %s is not running mid-run", what)
 	}
-	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+	if err := cmd.Process.Signal(sig); err != nil {
 		t.Fatal(err)
 	}
 	_ = cmd.Wait()
 	if err := gone(pid); err != nil {
-		t.Errorf("after kill -9 of massgen: %v (an orphan %s)", err, what)
+		t.Errorf("after %v to massgen: %v (an orphan %s)", sig, err, what)
 	}
 }
 
@@ -110,5 +112,5 @@ func TestPythonToolRunnerDiesWithAKilledMassgen(t *testing.T) {
     custom_tools:
       - {name: napper, path: napper.py, function: napper}
 `, pidFile)
-	killMidRun(t, dir, cfg, pidFile, "Python tool runner")
+	killMidRun(t, dir, cfg, pidFile, "Python tool runner", syscall.SIGKILL)
 }
