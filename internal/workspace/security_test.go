@@ -141,7 +141,10 @@ func TestRefusedWritesChangeNothing(t *testing.T) {
 				return err
 			}, "protected path"},
 		{"protected file", func(w *world) { w.g.SetFinalPresentation(true) },
-			func(w *world) error { _, _, err := w.g.WriteFile(filepath.Join(w.proj, ".env"), []byte("x")); return err }, "protected path"},
+			func(w *world) error {
+				_, _, err := w.g.WriteFile(filepath.Join(w.proj, ".env"), []byte("x"))
+				return err
+			}, "protected path"},
 		{"write context path before the final presentation", nil, func(w *world) error {
 			_, _, err := w.g.WriteFile(filepath.Join(w.proj, "main.go"), []byte("x"))
 			return err
