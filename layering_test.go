@@ -51,6 +51,7 @@ func TestDependenciesPointOneWay(t *testing.T) {
 	never("internal/agent", append(above, "internal/orchestrator", "internal/config")...)
 	never("internal/runlog", append(above, "internal/orchestrator", "internal/llm")...)
 	never("internal/tool", append(above, "internal/orchestrator", "internal/agent")...)
+	never("internal/tool/files", append(above, "internal/orchestrator", "internal/agent", "internal/config")...)
 	never("internal/tool/custom", append(above, "internal/orchestrator", "internal/agent", "internal/config")...)
 	never("internal/config", append(above, "internal/orchestrator", "internal/agent", "internal/tool")...)
 	never("internal/llm", "internal/config", "internal/provider", "internal/coord", "internal/event", "internal/tool")
