@@ -11,6 +11,7 @@ import (
 	"github.com/massgen/massgen/internal/tool"
 	"github.com/massgen/massgen/internal/tool/files"
 	"github.com/massgen/massgen/internal/workspace"
+	"github.com/massgen/massgen/internal/workspace/sandbox"
 	"github.com/massgen/massgen/internal/workspace/wstest"
 )
 
@@ -173,4 +174,29 @@ func TestToolRefusals(t *testing.T) {
 			wstest.Unchanged(t, e.base, before)
 		})
 	}
+}
+
+func TestExecuteCommand(t *testing.T) {
+	e := newEnv(t)
+	r, err := sandbox.New(e.g, sandbox.Config{Unsandboxed: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if os.Getenv("CI") == "true" && !r.Sandboxed() {
+		t.Fatalf("no sandbox in CI: %v", r.Disabled())
+	}
+	set, err := e.set.With(files.Command(r))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.set = set
+	ok(t, e.call(t, "execute_command", map[string]any{"command": "echo hi > made.txt; cat made.txt; exit 3"}), "exit code: 3\nhi\n")
+	ok(t, e.call(t, "execute_command", map[string]any{"command": "pwd", "work_dir": "src"}), filepath.Join(e.ws, "src"))
+	fails(t, e.call(t, "execute_command", map[string]any{"command": "pwd", "work_dir": ".."}), "outside every directory")
+	// A symlink made by a command is no way out for the file tools.
+	before := wstest.Snapshot(t, e.outside)
+	ok(t, e.call(t, "execute_command", map[string]any{"command": "ln -s " + e.outside + " out"}), "exit code: 0")
+	fails(t, e.call(t, "write_file", map[string]any{"path": "out/secret.txt", "content": "x"}), "leads out of")
+	fails(t, e.call(t, "read_file", map[string]any{"path": "out/secret.txt"}), "leads out of")
+	wstest.Unchanged(t, e.outside, before)
 }
