@@ -68,6 +68,9 @@ func (d *decoder) backend(bp *pair, path string) Backend {
 			b.Extra[p.key] = plain(p.val)
 		case p.key == "custom_tools":
 			b.CustomTools = d.customTools(p, key)
+		case p.key == "context_paths":
+			b.ContextPaths = d.contextPaths(p, key)
+			b.Extra[p.key] = plain(p.val)
 		case isOwnedBackendKey(p.key):
 			d.ownedKey(p, key)
 			if !provider.SupportsBuiltin(b.Type, p.key) {
@@ -84,6 +87,7 @@ func (d *decoder) backend(bp *pair, path string) Backend {
 			d.unknownBackendKey(&b, p, key)
 		}
 	}
+	workspaceKeys(&b)
 	if n.get("allowed_tools") != nil && n.get("exclude_tools") != nil {
 		d.warnAt(n.get("exclude_tools").keyPos, path, "both 'allowed_tools' and 'exclude_tools' are set, which is confusing",
 			"use only 'allowed_tools' (an allowlist) or only 'exclude_tools' (a denylist)")

@@ -69,6 +69,14 @@ type Backend struct {
 	Extra map[string]any
 	// CustomTools are the backend's `custom_tools:` (customtools.go).
 	CustomTools []CustomTool
+	// Cwd is set when the agent has a workspace (`cwd:`). A run gives the
+	// agent a fresh directory of its own (internal/app), named after it.
+	Cwd string
+	// ContextPaths are the backend's own context_paths, shared with the
+	// whole team like the orchestrator's.
+	ContextPaths []ContextPath
+	// CommandLine is set by enable_mcp_command_line: true (workspace.go).
+	CommandLine *CommandLine
 	Sim         *SimBackend // non-nil only for type sim
 	Line        int         // source line of the `backend:` key
 	// RequestsPerMinute and TokensPerMinute pace requests to this provider
