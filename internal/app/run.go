@@ -72,6 +72,9 @@ type Outcome struct {
 	// IgnoredFeatures are the config's settings this run did not act on
 	// (config.Config.IgnoredFeatures).
 	IgnoredFeatures []string
+	// Workspace is the winner's workspace directory, when it has one; the
+	// log directory keeps a copy in final/<winner>/workspace/.
+	Workspace string
 }
 
 // Execute is the main job without any printing: resolve the config, build
@@ -102,7 +105,13 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 	}
 	defer release()
 	cfg, t := p.cfg, p.team
-	agents := withParams(t.agents, rq.Params)
+	agents, wss, err := withWorkspaces(cfg, env.WorkDir, env.Now(), withParams(t.agents, rq.Params))
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range wss.warnings {
+		fmt.Fprintf(env.Stderr, "warning: %s\n", w)
+	}
 	if rq.Timeout > 0 {
 		c := *cfg // p may be shared by concurrent runs
 		c.Orchestrator.TimeoutSeconds = rq.Timeout
@@ -192,6 +201,11 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 			fmt.Fprintf(env.Stderr, "warning: writing logs: %v\n", err)
 		}
 		out.AnswerFile = logs.AnswerFile()
+	}
+	if out.Workspace = wss.dirs[out.Winner]; out.Workspace != "" {
+		if _, err := wss.copyFinal(out.LogDir, out.Winner); err != nil {
+			fmt.Fprintf(env.Stderr, "warning: copying the winner's workspace into the logs: %v\n", err)
+		}
 	}
 	return out, nil
 }

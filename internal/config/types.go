@@ -72,8 +72,8 @@ type Backend struct {
 	// Cwd is set when the agent has a workspace (`cwd:`). A run gives the
 	// agent a fresh directory of its own (internal/app), named after it.
 	Cwd string
-	// ContextPaths are the backend's own context_paths, shared with the
-	// whole team like the orchestrator's.
+	// ContextPaths are the backend's own context_paths: this agent's, on
+	// top of the orchestrator's.
 	ContextPaths []ContextPath
 	// CommandLine is set by enable_mcp_command_line: true (workspace.go).
 	CommandLine *CommandLine

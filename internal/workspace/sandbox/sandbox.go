@@ -291,7 +291,10 @@ func (r *Runner) bwrapArgs(cwd, command string) []string {
 			args = append(args, "--ro-bind", m.Path, m.Path)
 		default:
 			if fi, err := os.Stat(m.Path); err == nil && fi.IsDir() {
-				args = append(args, "--tmpfs", m.Path, "--remount-ro", m.Path)
+				// An empty tmpfs hides it; left writable, so that the
+				// agent's own workspace inside can still be bound (bwrap
+				// makes its mount point there); writes to it vanish.
+				args = append(args, "--tmpfs", m.Path)
 			} else {
 				args = append(args, "--ro-bind", "/dev/null", m.Path)
 			}

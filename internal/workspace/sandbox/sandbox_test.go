@@ -217,3 +217,40 @@ func TestWorkDir(t *testing.T) {
 		}
 	}
 }
+
+// TestWorkspaceInsideHiddenInsideContext: the run's workspaces live in the
+// user's project (a context path) under a hidden directory; the agent's
+// own workspace is still writable and the others' stay invisible.
+func TestWorkspaceInsideHiddenInsideContext(t *testing.T) {
+	needBwrap(t)
+	base, _ := filepath.EvalSymlinks(t.TempDir())
+	proj := filepath.Join(base, "proj")
+	runs := filepath.Join(proj, ".massgen", "workspaces")
+	mine, theirs := filepath.Join(runs, "r1", "a"), filepath.Join(runs, "r1", "b")
+	for _, d := range []string{mine, theirs} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(theirs, "live.txt"), []byte("b-live"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	g, err := workspace.New(workspace.Policy{Agent: "a", Workspace: mine, Hidden: []string{runs},
+		Context: []workspace.ContextPath{{Path: proj}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := sandbox.New(g, sandbox.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := wstest.Snapshot(t, theirs)
+	res := run(t, r, "echo hi > f.txt && cat "+filepath.Join(theirs, "live.txt")+"; echo x > "+filepath.Join(theirs, "live.txt"))
+	if b, _ := os.ReadFile(filepath.Join(mine, "f.txt")); string(b) != "hi\n" {
+		t.Errorf("own workspace not writable: %q (%s)", b, res.Output)
+	}
+	if strings.Contains(res.Output, "b-live") {
+		t.Errorf("another agent's workspace was visible: %s", res.Output)
+	}
+	wstest.Unchanged(t, theirs, before)
+}

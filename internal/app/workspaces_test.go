@@ -1,0 +1,121 @@
+package app
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/massgen/massgen/internal/workspace/wstest"
+)
+
+// A simulated two-agent run on a small project: each agent works in its
+// own workspace with the file tools and a command, reads the project (a
+// read context path), is refused the project before the presentation and
+// the other agent's workspace; the winner's workspace ends up in the logs.
+func TestWorkspacesInARun(t *testing.T) {
+	work := t.TempDir()
+	proj := filepath.Join(work, "project")
+	must(t, os.MkdirAll(proj, 0o755))
+	must(t, os.WriteFile(filepath.Join(proj, "README.md"), []byte("fixture readme\n"), 0o644))
+	yaml := fmt.Sprintf(`agents:
+  - id: a
+    backend:
+      type: sim
+      model: builder
+      cwd: workspace1
+      enable_mcp_command_line: true
+      command_line_allow_unsandboxed: true
+      command_line_blocked_commands: ["git push"]
+      scenario:
+        defaults: {ttft_ms: 0}
+        models:
+          builder:
+            steps:
+              - calls:
+                  - {name: write_file, arguments: '{"path": "hello.txt", "content": "hello from a"}'}
+                  - {name: read_file, arguments: '{"path": "%[1]s/README.md"}'}
+              - expect_results:
+                  - {name: write_file, contains: "created"}
+                  - {name: read_file, contains: "fixture readme"}
+                calls:
+                  - {name: execute_command, arguments: '{"command": "cat hello.txt > copy.txt && cat copy.txt"}'}
+                  - {name: execute_command, arguments: '{"command": "git push"}'}
+              - expect_results:
+                  - {name: execute_command, contains: "exit code: 0\nhello from a"}
+                  - {name: execute_command, contains: "command_line_blocked_commands"}
+                calls:
+                  - {name: write_file, arguments: '{"path": "%[1]s/README.md", "content": "defaced"}'}
+              - expect_results:
+                  - {name: write_file, contains: "only by the winner during the final presentation"}
+                answer: "A built hello.txt."
+  - id: b
+    backend:
+      type: sim
+      model: snoop
+      cwd: workspace2
+      scenario:
+        defaults: {ttft_ms: 0}
+        models:
+          snoop:
+            steps:
+              - calls:
+                  - {name: read_file, arguments: '{"path": "../a/hello.txt"}'}
+                  - {name: list_directory, arguments: '{"path": ".."}'}
+              - expect_results:
+                  - {name: read_file, contains: "refused"}
+                  - {name: list_directory, contains: "refused"}
+                answer: "B found nothing to read."
+orchestrator:
+  context_paths:
+    - path: project
+      permission: write
+`, proj)
+	var stderr strings.Builder
+	env := &Env{Getenv: func(string) string { return "" }, Stderr: &stderr, WorkDir: work}
+	before := wstest.Snapshot(t, proj)
+	out, err := Execute(t.Context(), env, Request{Question: "Build a greeting.", ConfigYAML: []byte(yaml),
+		LogDir: filepath.Join(work, "logs"), Timeout: 120})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Status != "completed" || out.Winner != "a" {
+		t.Fatalf("status %s, winner %q (%s, tally %v, answers %+v), err %v; stderr:\n%s", out.Status, out.Winner, out.How, out.Tally, out.Answers, out.Err, stderr.String())
+	}
+	if calls := out.Tools["a"].Calls; calls != 5 {
+		t.Errorf("agent a made %d tool calls, want 5", calls)
+	}
+	wstest.Unchanged(t, proj, before)
+	if !strings.HasPrefix(out.Workspace, filepath.Join(work, ".massgen", "workspaces")) || filepath.Base(out.Workspace) != "a" {
+		t.Errorf("winner's workspace %q", out.Workspace)
+	}
+	for _, p := range []string{filepath.Join(out.Workspace, "copy.txt"), filepath.Join(out.LogDir, "final", "a", "workspace", "copy.txt")} {
+		if b, err := os.ReadFile(p); err != nil || string(b) != "hello from a" {
+			t.Errorf("%s: %q %v", p, b, err)
+		}
+	}
+	if strings.Contains(stderr.String(), "accepted but ignored") {
+		t.Errorf("workspace keys were called ignored:\n%s", stderr.String())
+	}
+}
+
+func TestMissingContextPathFailsAtStart(t *testing.T) {
+	work := t.TempDir()
+	must(t, os.WriteFile(filepath.Join(work, "afile"), nil, 0o644))
+	for path, want := range map[string]string{"nowhere": "context path nowhere does not exist", "afile": "context path afile is a file"} {
+		yaml := "agent:\n  backend: {type: sim, cwd: ws}\norchestrator:\n  context_paths: [{path: " + path + "}]\n"
+		env := &Env{Getenv: func(string) string { return "" }, Stderr: discard{}, WorkDir: work}
+		_, err := Execute(t.Context(), env, Request{Question: "q", ConfigYAML: []byte(yaml), NoLogs: true})
+		if err == nil || !strings.Contains(err.Error(), want) || KindOf(err) != KindConfig {
+			t.Errorf("%s: %v (kind %v), want a config error saying %q", path, err, KindOf(err), want)
+		}
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
