@@ -94,7 +94,8 @@ func withWorkspaces(cfg *config.Config, workDir string, now time.Time, agents []
 }
 
 // contextPaths resolves config context paths (relative to workDir) and
-// checks that each is an existing directory.
+// checks that each exists: a directory, or a file (then only that file is
+// shared) unless the path ends with a slash.
 func contextPaths(workDir string, cps []config.ContextPath) ([]workspace.ContextPath, error) {
 	var out []workspace.ContextPath
 	for _, cp := range cps {
@@ -111,8 +112,8 @@ func contextPaths(workDir string, cps []config.ContextPath) ([]workspace.Context
 		switch {
 		case err != nil:
 			return nil, fmt.Errorf("context path %s does not exist (%v); create it or fix context_paths", cp.Path, err)
-		case !fi.IsDir():
-			return nil, fmt.Errorf("context path %s is a file; context paths are directories: give its directory", cp.Path)
+		case !fi.IsDir() && strings.HasSuffix(cp.Path, "/"):
+			return nil, fmt.Errorf("context path %s is a file, but its slash says a directory is expected; drop the slash to share the file", cp.Path)
 		}
 		var prot []string
 		for _, pp := range cp.ProtectedPaths {

@@ -103,7 +103,7 @@ orchestrator:
 func TestMissingContextPathFailsAtStart(t *testing.T) {
 	work := t.TempDir()
 	must(t, os.WriteFile(filepath.Join(work, "afile"), nil, 0o644))
-	for path, want := range map[string]string{"nowhere": "context path nowhere does not exist", "afile": "context path afile is a file"} {
+	for path, want := range map[string]string{"nowhere": "context path nowhere does not exist", "afile/": "context path afile/ is a file"} {
 		yaml := "agent:\n  backend: {type: sim, cwd: ws}\norchestrator:\n  context_paths: [{path: " + path + "}]\n"
 		env := &Env{Getenv: func(string) string { return "" }, Stderr: discard{}, WorkDir: work}
 		_, err := Execute(t.Context(), env, Request{Question: "q", ConfigYAML: []byte(yaml), NoLogs: true})

@@ -140,7 +140,7 @@ func TestPolicyErrors(t *testing.T) {
 		{workspace.Policy{}, "no workspace"},
 		{workspace.Policy{Workspace: filepath.Join(base, "missing")}, "no such file"},
 		{workspace.Policy{Workspace: file}, "a directory is expected"},
-		{workspace.Policy{Workspace: base, Context: []workspace.ContextPath{{Path: file}}}, "context path"},
+		{workspace.Policy{Workspace: base, Context: []workspace.ContextPath{{Path: filepath.Join(base, "gone")}}}, "context path"},
 		{workspace.Policy{Workspace: base, Context: []workspace.ContextPath{{Path: base, Protected: []string{"/etc"}}}}, "not inside its context path"},
 	}
 	for _, c := range cases {
@@ -183,4 +183,36 @@ func TestSwapRace(t *testing.T) {
 	close(stop)
 	wg.Wait()
 	wstest.Unchanged(t, w.outside, before)
+}
+
+// TestFileContextPath: a context path that is a file shares that file,
+// not its directory.
+func TestFileContextPath(t *testing.T) {
+	base, _ := filepath.EvalSymlinks(t.TempDir())
+	ws, docs := filepath.Join(base, "ws"), filepath.Join(base, "docs")
+	must(t, os.MkdirAll(ws, 0o755))
+	must(t, os.MkdirAll(docs, 0o755))
+	shared, sibling := filepath.Join(docs, "spec.md"), filepath.Join(docs, "private.md")
+	must(t, os.WriteFile(shared, []byte("spec"), 0o644))
+	must(t, os.WriteFile(sibling, []byte("private"), 0o644))
+	g, err := workspace.New(workspace.Policy{Agent: "a", Workspace: ws, Context: []workspace.ContextPath{{Path: shared, Write: true}}})
+	must(t, err)
+	before := wstest.Snapshot(t, docs)
+	if b, _, _, err := g.ReadFile(shared, 0); err != nil || string(b) != "spec" {
+		t.Errorf("read the shared file: %q %v", b, err)
+	}
+	_, _, _, err = g.ReadFile(sibling, 0)
+	refused(t, err, "only single files")
+	_, _, err = g.ReadDir(docs)
+	refused(t, err, "only single files")
+	_, _, err = g.WriteFile(shared, []byte("x"))
+	refused(t, err, "only by the winner")
+	g.SetFinalPresentation(true)
+	_, _, err = g.WriteFile(sibling, []byte("x"))
+	refused(t, err, "only single files")
+	_, _, err = g.WriteFile(filepath.Join(docs, "new.md"), []byte("x"))
+	refused(t, err, "only single files")
+	wstest.Unchanged(t, docs, before)
+	_, _, err = g.WriteFile(shared, []byte("spec v2"))
+	must(t, err)
 }

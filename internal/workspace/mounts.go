@@ -23,6 +23,8 @@ func (g *Guard) Mounts() []Mount {
 	for _, r := range slices.Backward(g.rules) {
 		m := Mount{Path: r.path}
 		switch r.kind {
+		case kindFileParent:
+			continue // nothing is bound but the shared file
 		case kindHidden:
 			m.Access = None
 		default:

@@ -96,6 +96,8 @@ func (g *Guard) reason(real string, need Access) string {
 	switch {
 	case !ok:
 		return fmt.Sprintf("it is outside every directory %s may touch", g.agent)
+	case r.kind == kindFileParent:
+		return fmt.Sprintf("only single files of %s are shared, not this one", r.path)
 	case r.kind == kindHidden:
 		return fmt.Sprintf("%s is not visible to %s (another agent's live workspace or massgen's own files)", r.path, g.agent)
 	case r.kind == kindProtected:

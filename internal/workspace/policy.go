@@ -12,8 +12,8 @@ import (
 )
 
 // Policy is what one agent may touch. Every path is a directory except
-// protected paths, which may be files; relative paths are relative to the
-// process's working directory.
+// context paths and protected paths, which may be files; relative paths
+// are relative to the process's working directory.
 type Policy struct {
 	// Agent names the agent in refusals.
 	Agent string
@@ -32,8 +32,9 @@ type Policy struct {
 	Hidden []string
 }
 
-// ContextPath is a directory of the user's the team may read, and the
-// winner may write during the final presentation when Write is set.
+// ContextPath is a directory (or a single file) of the user's the team may
+// read, and the winner may write during the final presentation when Write
+// is set. For a file, only that file is shared, not its siblings.
 type ContextPath struct {
 	Path  string
 	Write bool
@@ -71,16 +72,18 @@ const (
 	kindContextWrite
 	kindProtected
 	kindHidden
+	kindFileParent // the directory of a file context path: grants nothing
 )
 
 // rule is one path of the policy, by its real path.
 type rule struct {
 	path string
 	kind kind
+	file bool // a file context path
 }
 
 // isRoot says whether operations may start from this rule's directory.
-func (r rule) isRoot() bool { return r.kind <= kindContextWrite }
+func (r rule) isRoot() bool { return r.kind <= kindContextWrite && !r.file || r.kind == kindFileParent }
 
 // Guard enforces one agent's Policy. It is safe for concurrent use.
 type Guard struct {
@@ -112,24 +115,33 @@ func New(p Policy) (*Guard, error) {
 		return nil, err
 	}
 	g.workspace = ws
-	g.rules = append(g.rules, rule{ws, kindWorkspace})
+	g.rules = append(g.rules, rule{path: ws, kind: kindWorkspace})
 	for _, d := range p.ReadOnly {
 		r, err := realDir(d, "read-only directory")
 		if err != nil {
 			return nil, err
 		}
-		g.rules = append(g.rules, rule{r, kindReadOnly})
+		g.rules = append(g.rules, rule{path: r, kind: kindReadOnly})
 	}
 	for _, c := range p.Context {
-		r, err := realDir(c.Path, "context path")
+		r, err := realPath(c.Path)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("workspace: context path %s: %w", c.Path, err)
+		}
+		fi, err := os.Stat(r)
+		if err != nil {
+			return nil, fmt.Errorf("workspace: context path %s: %w", c.Path, err)
 		}
 		k := kindContextRead
 		if c.Write {
 			k = kindContextWrite
 		}
-		g.rules = append(g.rules, rule{r, k})
+		if !fi.IsDir() {
+			// Opened from its directory, which itself grants nothing.
+			g.rules = append(g.rules, rule{r, k, true}, rule{path: filepath.Dir(r), kind: kindFileParent})
+			continue
+		}
+		g.rules = append(g.rules, rule{path: r, kind: k})
 		for _, pp := range c.Protected {
 			if !filepath.IsAbs(pp) {
 				pp = filepath.Join(c.Path, pp)
@@ -141,7 +153,7 @@ func New(p Policy) (*Guard, error) {
 			if !within(rp, r) {
 				return nil, fmt.Errorf("workspace: protected path %s is not inside its context path %s; move it under %s or drop it", pp, c.Path, c.Path)
 			}
-			g.rules = append(g.rules, rule{rp, kindProtected})
+			g.rules = append(g.rules, rule{path: rp, kind: kindProtected})
 		}
 	}
 	for _, h := range p.Hidden {
@@ -149,7 +161,7 @@ func New(p Policy) (*Guard, error) {
 		if err != nil {
 			return nil, fmt.Errorf("workspace: hidden path %s: %w", h, err)
 		}
-		g.rules = append(g.rules, rule{rh, kindHidden})
+		g.rules = append(g.rules, rule{path: rh, kind: kindHidden})
 	}
 	// Deepest first; at equal depth the stricter rule wins, so a path
 	// listed twice gets the lesser access.
@@ -209,6 +221,7 @@ func (g *Guard) Allowed() string {
 	var w, r, n []string
 	for _, ru := range slices.Backward(g.rules) {
 		switch {
+		case ru.kind == kindFileParent:
 		case ru.kind == kindHidden:
 			n = append(n, ru.path)
 		case ru.kind == kindProtected:
