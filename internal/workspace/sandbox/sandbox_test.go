@@ -30,7 +30,7 @@ type world struct {
 	g                                    *workspace.Guard
 }
 
-func newWorld(t *testing.T) *world {
+func newWorld(t testing.TB) *world {
 	t.Helper()
 	base, _ := filepath.EvalSymlinks(t.TempDir())
 	w := &world{base: base, ws: filepath.Join(base, "ws"), outside: filepath.Join(base, "outside"),
