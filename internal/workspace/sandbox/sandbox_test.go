@@ -147,6 +147,11 @@ func TestCommandView(t *testing.T) {
 	if strings.Contains(res.Output, "hunter2") {
 		t.Errorf("massgen's environment leaked into the command: %s", res.Output)
 	}
+	if _, err := os.Stat("/etc/shadow"); err == nil {
+		if res := run(t, r, "cat /etc/shadow"); strings.Contains(res.Output, "root:") {
+			t.Errorf("/etc/shadow is readable in the sandbox: %s", res.Output)
+		}
+	}
 	if b, _ := os.ReadFile(filepath.Join(w.ws, "made.txt")); string(b) != "made\n" {
 		t.Errorf("the command's file in the workspace: %q", b)
 	}
