@@ -14,6 +14,7 @@ import (
 
 	"github.com/massgen/massgen/internal/config"
 	"github.com/massgen/massgen/internal/orchestrator"
+	"github.com/massgen/massgen/internal/tool"
 	"github.com/massgen/massgen/internal/tool/files"
 	"github.com/massgen/massgen/internal/workspace"
 	"github.com/massgen/massgen/internal/workspace/sandbox"
@@ -87,6 +88,12 @@ func withWorkspaces(cfg *config.Config, workDir string, now time.Time, agents []
 			return nil, nil, usageErr("agent %s: %v", out[i].ID, err)
 		}
 		out[i].Tools = set
+		// The winner keeps its workspace tools for the final presentation,
+		// the one moment the write context paths open (for it alone).
+		if out[i].PresentTools, err = tool.NewSet(tools...); err != nil {
+			return nil, nil, usageErr("agent %s: %v", out[i].ID, err)
+		}
+		out[i].OnPresent = g.SetFinalPresentation
 		out[i].SystemMessage = strings.TrimSpace(out[i].SystemMessage + "\n\n" + workspaceNote(g.Workspace(), ctxPaths))
 		rw.dirs[out[i].ID] = g.Workspace()
 	}
@@ -135,6 +142,11 @@ func workspaceNote(dir string, cps []workspace.ContextPath) string {
 	fmt.Fprintf(&b, "Your workspace is %s. Relative paths in the file tools and commands are relative to it; "+
 		"put the files of your answer there and mention them in your answer.", dir)
 	for _, cp := range cps {
+		if cp.Write {
+			fmt.Fprintf(&b, "\nContext path %s: read-only while agents coordinate; if your answer wins, you may write it "+
+				"during the final presentation (protected paths excepted)", cp.Path)
+			continue
+		}
 		fmt.Fprintf(&b, "\nContext path (read-only): %s", cp.Path)
 	}
 	return b.String()

@@ -119,3 +119,66 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// The winner writes into a `write` context path during its final
+// presentation, and only there: the same write was refused while it
+// coordinated, and a protected file stays refused even then.
+func TestWinnerWritesContextPathInPresentation(t *testing.T) {
+	work := t.TempDir()
+	proj := filepath.Join(work, "project")
+	must(t, os.MkdirAll(proj, 0o755))
+	must(t, os.WriteFile(filepath.Join(proj, "main.go"), []byte("package main\n"), 0o644))
+	must(t, os.WriteFile(filepath.Join(proj, ".env"), []byte("TOKEN=x\n"), 0o644))
+	yaml := fmt.Sprintf(`agent:
+  id: solo
+  backend:
+    type: sim
+    model: presenter
+    cwd: ws
+    scenario:
+      defaults: {ttft_ms: 0}
+      models:
+        presenter:
+          steps:
+            - calls:
+                - {name: write_file, arguments: '{"path": "%[1]s/main.go", "content": "early"}'}
+            - expect_results:
+                - {name: write_file, contains: "only by the winner"}
+              calls:
+                - {name: write_file, arguments: '{"path": "patch.txt", "content": "package main // v2\n"}'}
+            - expect_results:
+                - {name: write_file, contains: "created"}
+              answer: "The patch is in my workspace."
+            - when: coordination
+              vote: agent1
+            - calls:
+                - {name: edit_file, arguments: '{"path": "%[1]s/main.go", "old_string": "package main\n", "new_string": "package main // v2\n"}'}
+                - {name: write_file, arguments: '{"path": "%[1]s/.env", "content": "stolen"}'}
+            - expect_results:
+                - {name: edit_file, contains: "1 replacement"}
+                - {name: write_file, contains: "protected path"}
+              text: "Applied the patch to main.go."
+ui: {enable_final_presentation: true}
+orchestrator:
+  context_paths:
+    - {path: project, permission: write, protected_paths: [.env]}
+`, proj)
+	var stderr strings.Builder
+	env := &Env{Getenv: func(string) string { return "" }, Stderr: &stderr, WorkDir: work}
+	out, err := Execute(t.Context(), env, Request{Question: "Patch main.go.", ConfigYAML: []byte(yaml), NoLogs: true, Timeout: 120})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Status != "completed" || out.Final != "Applied the patch to main.go." || out.Fallback != "" {
+		t.Fatalf("status %s, final %q, fallback %q, err %v; stderr:\n%s", out.Status, out.Final, out.Fallback, out.Err, stderr.String())
+	}
+	if b, _ := os.ReadFile(filepath.Join(proj, "main.go")); string(b) != "package main // v2\n" {
+		t.Errorf("main.go after the presentation: %q", b)
+	}
+	if b, _ := os.ReadFile(filepath.Join(proj, ".env")); string(b) != "TOKEN=x\n" {
+		t.Errorf("the protected .env changed: %q", b)
+	}
+	if calls := out.Tools["solo"].Calls; calls != 4 {
+		t.Errorf("tool calls %d, want 4 (2 coordinating, 2 presenting)", calls)
+	}
+}
