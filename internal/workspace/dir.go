@@ -1,3 +1,5 @@
+//go:build linux
+
 package workspace
 
 import (
@@ -9,17 +11,6 @@ import (
 
 	"golang.org/x/sys/unix"
 )
-
-// Entry is one name in a directory.
-type Entry struct {
-	Name    string
-	Dir     bool
-	Symlink bool
-	Size    int64
-}
-
-// ErrWalkLimit ends a Walk that met more entries than its limit.
-var ErrWalkLimit = errors.New("too many entries")
 
 // ReadDir lists a directory the agent may read, sorted by name. Hidden
 // names (another agent's live workspace inside a context path, say) are

@@ -1,3 +1,5 @@
+//go:build linux
+
 package workspace
 
 import (
@@ -5,12 +7,6 @@ import (
 
 	"golang.org/x/sys/unix"
 )
-
-// Mount is one path of the file system view a sandboxed command gets.
-type Mount struct {
-	Path   string
-	Access Access // Write: bound writable; Read: bound read-only; None: masked
-}
 
 // Mounts is the view of the policy for a command now, outermost first so
 // that each later mount overrides the earlier ones below it: the same

@@ -103,6 +103,9 @@ type fileID struct{ dev, ino uint64 }
 // New checks a policy and builds its guard. Every directory must exist and
 // be a directory; a protected path must lie inside its context path.
 func New(p Policy) (*Guard, error) {
+	if err := supported(); err != nil {
+		return nil, err
+	}
 	if p.Workspace == "" {
 		return nil, errors.New("workspace: the policy has no workspace directory")
 	}

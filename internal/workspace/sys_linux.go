@@ -10,6 +10,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+func supported() error { return nil }
+
 // openBeneath opens rel below the directory dirfd, letting the kernel
 // refuse any component — `..`, an absolute symlink, a relative one climbing
 // out, a /proc magic link or a mount crossing — that would leave it. The

@@ -30,7 +30,6 @@ import (
 	"regexp"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/massgen/massgen/internal/workspace"
@@ -218,9 +217,7 @@ func (r *Runner) Run(ctx context.Context, command, dir string) (Result, error) {
 	out := &capped{max: r.cfg.MaxOutput}
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.Stdin = nil
-	// Its own process group, killed whole on timeout; it dies with massgen.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	isolate(cmd)
 	cmd.WaitDelay = 2 * time.Second
 	err = cmd.Run()
 	res := Result{Output: out.buf.String(), Truncated: out.dropped}
@@ -229,9 +226,7 @@ func (r *Runner) Run(ctx context.Context, command, dir string) (Result, error) {
 	}
 	if ctx.Err() != nil {
 		res.TimedOut = errors.Is(ctx.Err(), context.DeadlineExceeded)
-		if cmd.Process != nil {
-			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		}
+		killGroup(cmd) // whatever a timed-out command left behind
 		return res, nil
 	}
 	var exit *exec.ExitError
