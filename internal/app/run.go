@@ -75,6 +75,10 @@ type Outcome struct {
 	// Workspace is the winner's workspace directory, when it has one; the
 	// log directory keeps a copy in final/<winner>/workspace/.
 	Workspace string
+	// ContextChanges list what the winner changed in its write context
+	// paths during the final presentation ("modified /p/main.go"), then
+	// where the originals were kept.
+	ContextChanges []string
 }
 
 // Execute is the main job without any printing: resolve the config, build
@@ -159,6 +163,7 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 	var wg sync.WaitGroup
 	if logs != nil {
 		out.LogDir = logs.Dir()
+		wss.setLogDir(out.LogDir)
 		sub := broker.Subscribe()
 		// The log writer ends when the broker closes, not when ctx does, so
 		// an interrupted run still records its final events.
@@ -202,10 +207,8 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 		}
 		out.AnswerFile = logs.AnswerFile()
 	}
-	if out.Workspace = wss.dirs[out.Winner]; out.Workspace != "" {
-		if _, err := wss.copyFinal(out.LogDir, out.Winner); err != nil {
-			fmt.Fprintf(env.Stderr, "warning: copying the winner's workspace into the logs: %v\n", err)
-		}
+	if out.Workspace, out.ContextChanges, err = wss.finish(out.LogDir, out.Winner); err != nil {
+		fmt.Fprintf(env.Stderr, "warning: keeping the winner's workspace in the logs: %v\n", err)
 	}
 	return out, nil
 }

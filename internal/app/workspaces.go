@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
@@ -27,9 +28,27 @@ const maxFinalCopy = 1 << 30
 // agent with a `cwd`, under .massgen/workspaces/<run>/, so parallel runs
 // (and massgen serve requests sharing a team) never share one.
 type runWorkspaces struct {
-	dir      string            // .massgen/workspaces/<run>
-	dirs     map[string]string // agent id → its workspace
+	dir      string                   // .massgen/workspaces/<run>
+	dirs     map[string]string        // agent id → its workspace
+	watches  map[string]*contextWatch // agent id → its write context paths
 	warnings []string
+}
+
+// setLogDir tells the watches where to keep the originals of context paths.
+func (rw *runWorkspaces) setLogDir(dir string) {
+	for _, w := range rw.watches {
+		w.mu.Lock()
+		w.logDir = dir
+		w.mu.Unlock()
+	}
+}
+
+// contextChanges are what the winner changed in its write context paths.
+func (rw *runWorkspaces) contextChanges(winner string) []string {
+	if w := rw.watches[winner]; w != nil {
+		return w.changes()
+	}
+	return nil
 }
 
 // withWorkspaces gives every agent whose backend has a `cwd` its run's
@@ -39,7 +58,7 @@ type runWorkspaces struct {
 // path, or a file where a directory is expected, fails here, before any
 // request is made.
 func withWorkspaces(cfg *config.Config, workDir string, now time.Time, agents []orchestrator.Agent) ([]orchestrator.Agent, *runWorkspaces, error) {
-	rw := &runWorkspaces{dirs: map[string]string{}}
+	rw := &runWorkspaces{dirs: map[string]string{}, watches: map[string]*contextWatch{}}
 	has := false
 	for _, a := range cfg.Agents {
 		has = has || a.Backend.Cwd != ""
@@ -94,6 +113,19 @@ func withWorkspaces(cfg *config.Config, workDir string, now time.Time, agents []
 			return nil, nil, usageErr("agent %s: %v", out[i].ID, err)
 		}
 		out[i].OnPresent = g.SetFinalPresentation
+		if w := newContextWatch(ctxPaths); len(w.paths) > 0 {
+			id := out[i].ID
+			rw.watches[id] = w
+			out[i].OnPresent = func(on bool) {
+				if on {
+					w.start(id)
+					g.SetFinalPresentation(true)
+					return
+				}
+				g.SetFinalPresentation(false)
+				w.stop(id)
+			}
+		}
 		out[i].SystemMessage = strings.TrimSpace(out[i].SystemMessage + "\n\n" + workspaceNote(g.Workspace(), ctxPaths))
 		rw.dirs[out[i].ID] = g.Workspace()
 	}
@@ -150,6 +182,29 @@ func workspaceNote(dir string, cps []workspace.ContextPath) string {
 		fmt.Fprintf(&b, "\nContext path (read-only): %s", cp.Path)
 	}
 	return b.String()
+}
+
+// finish reports the winner's workspace and what it changed in context
+// paths, and keeps both in the log directory: final/<winner>/workspace/
+// and final/<winner>/context_changes.txt.
+func (rw *runWorkspaces) finish(logDir, winner string) (ws string, changes []string, err error) {
+	ws = rw.dirs[winner]
+	if ws == "" {
+		return "", nil, nil
+	}
+	changes = rw.contextChanges(winner)
+	if logDir == "" {
+		return ws, changes, nil
+	}
+	_, err = rw.copyFinal(logDir, winner)
+	if len(changes) > 0 {
+		p := filepath.Join(logDir, "final", safeName(winner), "context_changes.txt")
+		if werr := os.MkdirAll(filepath.Dir(p), 0o755); werr == nil {
+			werr = os.WriteFile(p, []byte(strings.Join(changes, "\n")+"\n"), 0o644)
+			err = cmp.Or(err, werr)
+		}
+	}
+	return ws, changes, err
 }
 
 // copyFinal copies the winner's workspace to final/<winner>/workspace/ in

@@ -165,7 +165,7 @@ orchestrator:
 `, proj)
 	var stderr strings.Builder
 	env := &Env{Getenv: func(string) string { return "" }, Stderr: &stderr, WorkDir: work}
-	out, err := Execute(t.Context(), env, Request{Question: "Patch main.go.", ConfigYAML: []byte(yaml), NoLogs: true, Timeout: 120})
+	out, err := Execute(t.Context(), env, Request{Question: "Patch main.go.", ConfigYAML: []byte(yaml), LogDir: filepath.Join(work, "logs"), Timeout: 120})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,5 +180,19 @@ orchestrator:
 	}
 	if calls := out.Tools["solo"].Calls; calls != 4 {
 		t.Errorf("tool calls %d, want 4 (2 coordinating, 2 presenting)", calls)
+	}
+	// What changed is listed, in the outcome and the logs, and the
+	// original is kept for undoing.
+	real, _ := filepath.EvalSymlinks(proj)
+	backup := filepath.Join(out.LogDir, "final", "solo", "context_backup", "1_project")
+	want := []string{"modified " + filepath.Join(real, "main.go"), "the originals of " + real + " are in " + backup}
+	if strings.Join(out.ContextChanges, "\n") != strings.Join(want, "\n") {
+		t.Errorf("context changes %q, want %q", out.ContextChanges, want)
+	}
+	if b, _ := os.ReadFile(filepath.Join(backup, "main.go")); string(b) != "package main\n" {
+		t.Errorf("backup of main.go: %q", b)
+	}
+	if b, _ := os.ReadFile(filepath.Join(out.LogDir, "final", "solo", "context_changes.txt")); !strings.HasPrefix(string(b), "modified ") {
+		t.Errorf("context_changes.txt: %q", b)
 	}
 }

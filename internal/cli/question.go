@@ -87,6 +87,9 @@ func finish(env *Env, automation bool, outputFile string, out *app.Outcome) erro
 		if out.Workspace != "" {
 			fmt.Fprintf(env.Stderr, "workspace of the winner: %s\n", out.Workspace)
 		}
+		for _, c := range out.ContextChanges {
+			fmt.Fprintf(env.Stderr, "context path change: %s\n", c)
+		}
 		printUsage(env.Stderr, res)
 	}
 	switch res.Status {
