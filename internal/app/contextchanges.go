@@ -110,15 +110,20 @@ func (w *contextWatch) changes() []string {
 	return slices.Clone(w.notes)
 }
 
+// skipWatch are directories neither fingerprinted nor backed up: version
+// control and dependencies (large, protected or rebuilt) and massgen's own
+// (workspaces, logs, the backup itself).
+var skipWatch = map[string]bool{".git": true, "node_modules": true, ".massgen": true}
+
 // fingerprint maps the regular files under dir (relative paths) to their
-// signatures; .git and node_modules are left out.
+// signatures; skipWatch directories are left out.
 func fingerprint(dir string) map[string]fileSig {
 	out := map[string]fileSig{}
 	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return nil
 		}
-		if d.IsDir() && (d.Name() == ".git" || d.Name() == "node_modules") {
+		if d.IsDir() && skipWatch[d.Name()] {
 			return fs.SkipDir
 		}
 		if !d.Type().IsRegular() || len(out) >= maxWatched {
@@ -151,7 +156,7 @@ func backup(src, dst string) error {
 		if err != nil {
 			return err
 		}
-		if d.IsDir() && (d.Name() == ".git" || d.Name() == "node_modules") {
+		if d.IsDir() && skipWatch[d.Name()] {
 			return fs.SkipDir
 		}
 		rel, _ := filepath.Rel(src, p)

@@ -82,7 +82,11 @@ func withWorkspaces(cfg *config.Config, workDir string, now time.Time, agents []
 		if err != nil {
 			return nil, nil, usageErr("agent %s: %v", out[i].ID, err)
 		}
-		g, err := workspace.New(workspace.Policy{Agent: out[i].ID, Workspace: dir, Context: ctxPaths, Hidden: []string{root}})
+		// All of .massgen is hidden (the others' workspaces, this run's
+		// logs and backups), should a context path contain it; the
+		// agent's own workspace inside stays its own.
+		g, err := workspace.New(workspace.Policy{Agent: out[i].ID, Workspace: dir, Context: ctxPaths,
+			Hidden: []string{filepath.Dir(root)}})
 		if err != nil {
 			return nil, nil, usageErr("agent %s: %v", out[i].ID, err)
 		}
@@ -132,6 +136,9 @@ func withWorkspaces(cfg *config.Config, workDir string, now time.Time, agents []
 	return out, rw, nil
 }
 
+// defaultProtected are protected in every write context path.
+var defaultProtected = []string{".git", ".env", ".massgen"}
+
 // contextPaths resolves config context paths (relative to workDir) and
 // checks that each exists: a directory, or a file (then only that file is
 // shared) unless the path ends with a slash.
@@ -155,6 +162,15 @@ func contextPaths(workDir string, cps []config.ContextPath) ([]workspace.Context
 			return nil, fmt.Errorf("context path %s is a file, but its slash says a directory is expected; drop the slash to share the file", cp.Path)
 		}
 		var prot []string
+		if cp.Permission == "write" {
+			// As upstream: version control and secrets at the top of a
+			// shared project are never written, listed or not.
+			for _, d := range defaultProtected {
+				if _, err := os.Lstat(filepath.Join(p, d)); err == nil {
+					prot = append(prot, filepath.Join(p, d))
+				}
+			}
+		}
 		for _, pp := range cp.ProtectedPaths {
 			if !filepath.IsAbs(pp) {
 				pp = filepath.Join(p, pp)

@@ -6,7 +6,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/massgen/massgen/internal/config"
+	"github.com/massgen/massgen/internal/orchestrator"
+	"github.com/massgen/massgen/internal/tool"
 	"github.com/massgen/massgen/internal/workspace/wstest"
 )
 
@@ -194,5 +198,49 @@ orchestrator:
 	}
 	if b, _ := os.ReadFile(filepath.Join(out.LogDir, "final", "solo", "context_changes.txt")); !strings.HasPrefix(string(b), "modified ") {
 		t.Errorf("context_changes.txt: %q", b)
+	}
+}
+
+// With the project itself as a write context path, massgen's own files in
+// it stay hidden and its .git stays protected, even for the presenter.
+func TestProjectAsContextPathHidesMassgenAndProtectsGit(t *testing.T) {
+	work, _ := filepath.EvalSymlinks(t.TempDir())
+	must(t, os.MkdirAll(filepath.Join(work, ".git"), 0o755))
+	must(t, os.WriteFile(filepath.Join(work, ".git", "config"), []byte("[core]\n"), 0o644))
+	must(t, os.MkdirAll(filepath.Join(work, ".massgen", "massgen_logs", "log_1"), 0o755))
+	must(t, os.WriteFile(filepath.Join(work, ".massgen", "massgen_logs", "log_1", "answer.txt"), []byte("other run"), 0o644))
+	cfg, err := config.Parse([]byte("agent:\n  backend: {type: sim, cwd: ws}\norchestrator:\n  context_paths: [{path: ., permission: write}]\n"), "c.yaml", nil)
+	must(t, err)
+	agents, rw, err := withWorkspaces(cfg, work, time.Now(), []orchestrator.Agent{{ID: "agent"}})
+	must(t, err)
+	call := func(name string, args string) tool.Result {
+		tl, ok := agents[0].Tools.Lookup(name)
+		if !ok {
+			t.Fatalf("no %s", name)
+		}
+		return tool.Invoke(t.Context(), tl, args, 0)
+	}
+	if r := call("read_file", `{"path": "`+filepath.Join(work, ".massgen", "massgen_logs", "log_1", "answer.txt")+`"}`); !r.IsError || !strings.Contains(r.Content, "not visible") {
+		t.Errorf("reading the logs: %+v", r)
+	}
+	if r := call("list_directory", `{"path": "`+work+`"}`); r.IsError || strings.Contains(r.Content, ".massgen") || !strings.Contains(r.Content, ".git/") {
+		t.Errorf("listing the project: %+v", r)
+	}
+	agents[0].OnPresent(true)
+	if r := call("write_file", `{"path": "`+filepath.Join(work, ".git", "config")+`", "content": "x"}`); !r.IsError || !strings.Contains(r.Content, "protected") {
+		t.Errorf("writing .git as the presenter: %+v", r)
+	}
+	if r := call("write_file", `{"path": "`+filepath.Join(work, "NEW.md")+`", "content": "x"}`); r.IsError {
+		t.Errorf("writing the project as the presenter: %+v", r)
+	}
+	if r := call("write_file", `{"path": "in-my-workspace.txt", "content": "x"}`); r.IsError {
+		t.Errorf("writing the workspace as the presenter: %+v", r)
+	}
+	agents[0].OnPresent(false)
+	if r := call("write_file", `{"path": "`+filepath.Join(work, "NEW2.md")+`", "content": "x"}`); !r.IsError {
+		t.Errorf("writing the project after the presentation: %+v", r)
+	}
+	if got := rw.contextChanges("agent"); len(got) != 1 || got[0] != "added    "+filepath.Join(work, "NEW.md") {
+		t.Errorf("changes %q", got)
 	}
 }
