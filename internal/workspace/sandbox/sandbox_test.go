@@ -2,6 +2,7 @@ package sandbox_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,15 +15,23 @@ import (
 	"github.com/massgen/massgen/internal/workspace/wstest"
 )
 
-// needBwrap skips without bubblewrap, except in CI, which installs it.
+// needBwrap skips without a working bubblewrap, except in CI, which
+// installs it (and allows the user namespaces it needs).
 func needBwrap(t *testing.T) {
 	t.Helper()
+	why := ""
 	if _, err := exec.LookPath("bwrap"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("bwrap is missing in CI; .ci/run installs bubblewrap")
-		}
-		t.Skip("bwrap is not installed (apt-get install bubblewrap)")
+		why = "bwrap is not installed (apt-get install bubblewrap)"
+	} else if out, err := exec.Command("bwrap", "--ro-bind", "/", "/", "--unshare-all", "true").CombinedOutput(); err != nil {
+		why = fmt.Sprintf("bwrap cannot create a sandbox here: %v: %s", err, out)
 	}
+	if why == "" {
+		return
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal(why + "; .ci/run installs bubblewrap and allows user namespaces")
+	}
+	t.Skip(why)
 }
 
 type world struct {
