@@ -62,6 +62,9 @@ type Request struct {
 	// Teams, when set, shares one team per config across runs (massgen
 	// serve); nil builds a fresh team for this run.
 	Teams *TeamCache
+	// ContextPaths are shared with the agents that have a workspace, on
+	// top of the config's orchestrator.context_paths (--cwd-context).
+	ContextPaths []config.ContextPath
 }
 
 // Outcome is what Execute produced.
@@ -109,7 +112,7 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 	}
 	defer release()
 	cfg, t := p.cfg, p.team
-	agents, wss, err := withWorkspaces(cfg, env.WorkDir, env.Now(), withParams(t.agents, rq.Params))
+	agents, wss, err := withWorkspaces(cfg, env.WorkDir, env.Now(), withParams(t.agents, rq.Params), rq.ContextPaths...)
 	if err != nil {
 		return nil, err
 	}

@@ -57,13 +57,17 @@ func (rw *runWorkspaces) contextChanges(winner string) []string {
 // it is, since a team may be shared by concurrent runs. A missing context
 // path, or a file where a directory is expected, fails here, before any
 // request is made.
-func withWorkspaces(cfg *config.Config, workDir string, now time.Time, agents []orchestrator.Agent) ([]orchestrator.Agent, *runWorkspaces, error) {
+func withWorkspaces(cfg *config.Config, workDir string, now time.Time, agents []orchestrator.Agent, extra ...config.ContextPath) ([]orchestrator.Agent, *runWorkspaces, error) {
 	rw := &runWorkspaces{dirs: map[string]string{}, watches: map[string]*contextWatch{}}
 	has := false
 	for _, a := range cfg.Agents {
 		has = has || a.Backend.Cwd != ""
 	}
 	if !has {
+		if len(extra) > 0 {
+			rw.warnings = append(rw.warnings, "no agent of this team has a workspace (cwd), so --cwd-context shares nothing: "+
+				"give the agents that should see your files a cwd")
+		}
 		return agents, rw, nil
 	}
 	root := filepath.Join(workDir, ".massgen", "workspaces")
@@ -78,7 +82,7 @@ func withWorkspaces(cfg *config.Config, workDir string, now time.Time, agents []
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, nil, execErr("cannot create the workspace of agent %s: %w", out[i].ID, err)
 		}
-		ctxPaths, err := contextPaths(workDir, append(slices.Clone(cfg.Orchestrator.ContextPaths), ca.Backend.ContextPaths...))
+		ctxPaths, err := contextPaths(workDir, slices.Concat(cfg.Orchestrator.ContextPaths, ca.Backend.ContextPaths, extra))
 		if err != nil {
 			return nil, nil, usageErr("agent %s: %v", out[i].ID, err)
 		}

@@ -244,3 +244,26 @@ func TestProjectAsContextPathHidesMassgenAndProtectsGit(t *testing.T) {
 		t.Errorf("changes %q", got)
 	}
 }
+
+// --cwd-context: the run's extra context paths reach the agents with a
+// workspace, and a team without one is told they share nothing.
+func TestExtraContextPaths(t *testing.T) {
+	work, _ := filepath.EvalSymlinks(t.TempDir())
+	must(t, os.WriteFile(filepath.Join(work, "notes.txt"), []byte("shared notes"), 0o644))
+	extra := config.ContextPath{Path: work, Permission: "read"}
+	cfg, err := config.Parse([]byte("agent:\n  backend: {type: sim, cwd: ws}\n"), "c.yaml", nil)
+	must(t, err)
+	agents, _, err := withWorkspaces(cfg, work, time.Now(), []orchestrator.Agent{{ID: "agent"}}, extra)
+	must(t, err)
+	tl, _ := agents[0].Tools.Lookup("read_file")
+	if r := tool.Invoke(t.Context(), tl, `{"path": "`+filepath.Join(work, "notes.txt")+`"}`, 0); r.IsError || r.Content != "shared notes" {
+		t.Errorf("reading the shared directory: %+v", r)
+	}
+	cfg, err = config.Parse([]byte("agent:\n  backend: {type: sim}\n"), "c.yaml", nil)
+	must(t, err)
+	_, rw, err := withWorkspaces(cfg, work, time.Now(), []orchestrator.Agent{{ID: "agent"}}, extra)
+	must(t, err)
+	if len(rw.warnings) != 1 || !strings.Contains(rw.warnings[0], "shares nothing") {
+		t.Errorf("warnings %q", rw.warnings)
+	}
+}
