@@ -74,8 +74,7 @@ func TestUpstreamFlagsMapOrSayWhatToUse(t *testing.T) {
 		{args: []string{"--stream-events", "q"}, code: 1, stderr: "coordination_events.jsonl"},
 		{args: []string{"--display", "textual", "--no-logs", "--config", "@examples/sim_single_agent", "q"}, stdout: "Answer",
 			stderr: "note: --display: there is no full-screen display yet"},
-		{args: []string{"--no-parse-at-references", "--no-logs", "--config", "@examples/sim_single_agent", "q"}, stdout: "Answer",
-			stderr: "note: --no-parse-at-references"},
+		{args: []string{"--no-parse-at-references", "--no-logs", "--config", "@examples/sim_single_agent", "q"}, stdout: "Answer"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

@@ -56,6 +56,7 @@ func Run(ctx context.Context, args []string, env Env) int {
 func newRoot(ctx context.Context, env *Env, argv []string) *cobra.Command {
 	rq := app.Request{Args: argv}
 	var outputFile, cwdContext string
+	var noAtRefs bool
 	var up upstreamFlags
 	root := &cobra.Command{
 		Use:   `massgen [flags] "question"`,
@@ -102,6 +103,9 @@ Try it without any API key on the built-in simulator:
 				}
 				rq.ContextPaths = append(rq.ContextPaths, config.ContextPath{Path: env.WorkDir, Permission: perm})
 			}
+			if !noAtRefs {
+				rq.ContextPaths = append(rq.ContextPaths, app.AtReferences(rq.Question, env.WorkDir)...)
+			}
 			return runQuestion(cmd.Context(), env, rq, outputFile)
 		},
 	}
@@ -117,6 +121,7 @@ Try it without any API key on the built-in simulator:
 	fl.BoolVar(&rq.NoLogs, "no-logs", false, "do not write the log directory")
 	fl.StringVar(&rq.LogDir, "log-dir", "", "root of the log directories (default .massgen/massgen_logs)")
 	fl.BoolVar(&rq.Debug, "debug", false, "verbose logging to stderr and massgen.log")
+	fl.BoolVar(&noAtRefs, "no-parse-at-references", false, "do not share the files a question names as @path (read) or @path:w (write)")
 	fl.StringVar(&cwdContext, "cwd-context", "", "share the current directory with the agents that have a cwd: ro or rw (rw: the winner may write it in its final presentation)")
 	up.register(root)
 	root.AddCommand(newConfigCmd(env), newSimCmd(env), newExamplesCmd(env), newServeCmd(env), newMCPCmd(env))

@@ -81,7 +81,6 @@ var laterFlags = func() []laterFlag {
 		{name: "save-streaming-buffers", note: true, do: "each agent's streamed output is always kept in agent_outputs/ in the log directory"},
 		{name: "logfire", do: "Logfire tracing is not available: massgen.log and coordination_events.jsonl in the log directory record the run"},
 		{name: "no-session-registry", note: true, do: "massgen keeps no session registry"},
-		{name: "no-parse-at-references", note: true, do: "massgen does not read @path references in questions yet"},
 		{name: "eval-criteria", value: true, do: "evaluation criteria files are not available yet"},
 		{name: "checklist-criteria-preset", value: true, do: "checklist criteria are not available yet"},
 		{name: "skip-agent-selector", note: true, do: "massgen has no agent selector"},
