@@ -216,3 +216,21 @@ func TestFileContextPath(t *testing.T) {
 	_, _, err = g.WriteFile(shared, []byte("spec v2"))
 	must(t, err)
 }
+
+func TestDotDotThatStaysInsideAndSymlinkChainsToProtected(t *testing.T) {
+	w := newWorld(t)
+	if _, _, err := w.g.WriteFile("a/../b.txt", []byte("b")); err != nil {
+		t.Errorf("a/../b.txt: %v", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(w.ws, "b.txt")); string(b) != "b" {
+		t.Errorf("b.txt: %q", b)
+	}
+	// A chain of symlinks inside the project ending at a protected file.
+	must(t, os.Symlink(".env", filepath.Join(w.proj, "l1")))
+	must(t, os.Symlink("l1", filepath.Join(w.proj, "l2")))
+	w.g.SetFinalPresentation(true)
+	before := wstest.Snapshot(t, w.proj)
+	_, _, err := w.g.WriteFile(filepath.Join(w.proj, "l2"), []byte("x"))
+	refused(t, err, "")
+	wstest.Unchanged(t, w.proj, before)
+}

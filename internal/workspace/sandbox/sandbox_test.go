@@ -268,3 +268,31 @@ func TestWorkspaceInsideHiddenInsideContext(t *testing.T) {
 	}
 	wstest.Unchanged(t, theirs, before)
 }
+
+func TestFileContextPathInTheSandbox(t *testing.T) {
+	needBwrap(t)
+	w := newWorld(t)
+	docs := filepath.Join(w.base, "docs")
+	if err := os.MkdirAll(docs, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for n, c := range map[string]string{"spec.md": "the spec", "private.md": "private"} {
+		if err := os.WriteFile(filepath.Join(docs, n), []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	g, err := workspace.New(workspace.Policy{Agent: "a", Workspace: w.ws, Context: []workspace.ContextPath{{Path: filepath.Join(docs, "spec.md")}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := sandbox.New(g, sandbox.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := wstest.Snapshot(t, docs)
+	res := run(t, r, "cat "+filepath.Join(docs, "spec.md")+"; cat "+filepath.Join(docs, "private.md")+"; echo x > "+filepath.Join(docs, "spec.md"))
+	if !strings.Contains(res.Output, "the spec") || strings.Contains(res.Output, "private\n") || strings.HasSuffix(res.Output, "private") {
+		t.Errorf("output %q", res.Output)
+	}
+	wstest.Unchanged(t, docs, before)
+}
