@@ -51,10 +51,15 @@ func TestDependenciesPointOneWay(t *testing.T) {
 	never("internal/agent", append(above, "internal/orchestrator", "internal/config")...)
 	never("internal/runlog", append(above, "internal/orchestrator", "internal/llm")...)
 	never("internal/tool", append(above, "internal/orchestrator", "internal/agent")...)
+	never("internal/tool/files", append(above, "internal/orchestrator", "internal/agent", "internal/config")...)
 	never("internal/tool/custom", append(above, "internal/orchestrator", "internal/agent", "internal/config")...)
 	never("internal/tool/mcp", append(above, "internal/orchestrator", "internal/agent", "internal/config", "internal/tool/custom")...)
 	never("internal/config", append(above, "internal/orchestrator", "internal/agent", "internal/tool")...)
 	never("internal/llm", "internal/config", "internal/provider", "internal/coord", "internal/event", "internal/tool")
+	// workspace (and its sandbox) is the enforcement point below every
+	// tool: the standard library and x/sys only, no massgen package.
+	never("internal/workspace", append(above, "internal/orchestrator", "internal/agent", "internal/config", "internal/tool", "internal/llm", "internal/coord", "internal/event")...)
+	never("internal/workspace/sandbox", append(above, "internal/orchestrator", "internal/agent", "internal/config", "internal/tool", "internal/llm", "internal/coord", "internal/event")...)
 	// coord and event: the standard library only (scripts/test checks
 	// their whole closure); an adapter: llm and its own SDK, nothing else.
 	for _, adapter := range []string{"chatcompat", "openai", "anthropic", "gemini"} {

@@ -5,8 +5,11 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/massgen/massgen/internal/config"
 
 	"github.com/massgen/massgen/internal/llmsim"
 	"github.com/massgen/massgen/internal/provider"
@@ -64,6 +67,7 @@ func TestEveryReferenceConfigRunsAgainstTheSimulator(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			abs, _ := filepath.Abs(f)
 			env := &Env{Getenv: func(k string) string { return vars[k] }, Stderr: discard{}, WorkDir: t.TempDir()}
+			makeContextPaths(t, abs, env.WorkDir)
 			out, err := Execute(t.Context(), env, Request{Question: "What is 2+2?", Config: abs, NoLogs: true, Timeout: 60})
 			if data, _ := os.ReadFile(f); regexp.MustCompile(`(?m)^\s*type:\s*"?claude_code"?`).Match(data) {
 				if err == nil || !strings.Contains(err.Error(), unsupported) {
@@ -78,5 +82,33 @@ func TestEveryReferenceConfigRunsAgainstTheSimulator(t *testing.T) {
 				t.Fatalf("status %s, final %q, err %v", out.Status, out.Final, out.Err)
 			}
 		})
+	}
+}
+
+// makeContextPaths creates, in workDir, the relative context paths a
+// config shares (upstream's point into the MassGen checkout): a run fails
+// at start when one is missing, and these configs are run as a user would
+// run them, in a project that has those paths.
+func makeContextPaths(t *testing.T, configFile, workDir string) {
+	t.Helper()
+	cfg, err := config.Load(configFile, func(string) string { return "" })
+	if err != nil {
+		return // the run reports it
+	}
+	cps := slices.Clone(cfg.Orchestrator.ContextPaths)
+	for _, a := range cfg.Agents {
+		cps = append(cps, a.Backend.ContextPaths...)
+	}
+	for _, cp := range cps {
+		if cp.Path == "" || filepath.IsAbs(cp.Path) {
+			continue
+		}
+		p := filepath.Join(workDir, cp.Path)
+		if filepath.Ext(p) == "" {
+			must(t, os.MkdirAll(p, 0o755))
+			continue
+		}
+		must(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		must(t, os.WriteFile(p, []byte("fixture"), 0o644))
 	}
 }

@@ -62,6 +62,9 @@ type Request struct {
 	// Teams, when set, shares one team per config across runs (massgen
 	// serve); nil builds a fresh team for this run.
 	Teams *TeamCache
+	// ContextPaths are shared with the agents that have a workspace, on
+	// top of the config's orchestrator.context_paths (--cwd-context).
+	ContextPaths []config.ContextPath
 }
 
 // Outcome is what Execute produced.
@@ -72,6 +75,13 @@ type Outcome struct {
 	// IgnoredFeatures are the config's settings this run did not act on
 	// (config.Config.IgnoredFeatures).
 	IgnoredFeatures []string
+	// Workspace is the winner's workspace directory, when it has one; the
+	// log directory keeps a copy in final/<winner>/workspace/.
+	Workspace string
+	// ContextChanges list what the winner changed in its write context
+	// paths during the final presentation ("modified /p/main.go"), then
+	// where the originals were kept.
+	ContextChanges []string
 }
 
 // Execute is the main job without any printing: resolve the config, build
@@ -102,7 +112,13 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 	}
 	defer release()
 	cfg, t := p.cfg, p.team
-	agents := withParams(t.agents, rq.Params)
+	agents, wss, err := withWorkspaces(cfg, env.WorkDir, env.Now(), withParams(t.agents, rq.Params), rq.ContextPaths...)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range wss.warnings {
+		fmt.Fprintf(env.Stderr, "warning: %s\n", w)
+	}
 	if rq.Timeout > 0 {
 		c := *cfg // p may be shared by concurrent runs
 		c.Orchestrator.TimeoutSeconds = rq.Timeout
@@ -151,6 +167,7 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 	var wg sync.WaitGroup
 	if logs != nil {
 		out.LogDir = logs.Dir()
+		wss.setLogDir(out.LogDir)
 		sub := broker.Subscribe()
 		// The log writer ends when the broker closes, not when ctx does, so
 		// an interrupted run still records its final events.
@@ -194,6 +211,9 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 			fmt.Fprintf(env.Stderr, "warning: writing logs: %v\n", err)
 		}
 		out.AnswerFile = logs.AnswerFile()
+	}
+	if out.Workspace, out.ContextChanges, err = wss.finish(out.LogDir, out.Winner); err != nil {
+		fmt.Fprintf(env.Stderr, "warning: keeping the winner's workspace in the logs: %v\n", err)
 	}
 	return out, nil
 }

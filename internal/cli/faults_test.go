@@ -70,12 +70,11 @@ func TestUpstreamFlagsMapOrSayWhatToUse(t *testing.T) {
 		{args: []string{"--web-port", "8000", "q"}, code: 1, stderr: "massgen serve"},
 		{args: []string{"--quickstart"}, code: 1, stderr: "massgen examples"},
 		{args: []string{"--quickstart-agent", "id=a,backend=openai,model=gpt-5", "q"}, code: 1, stderr: "massgen examples"},
-		{args: []string{"--cwd-context", "ro", "q"}, code: 1, stderr: "context paths are not available yet"},
+		{args: []string{"--cwd-context", "rwx", "q"}, code: 1, stderr: "--cwd-context takes ro or rw"},
 		{args: []string{"--stream-events", "q"}, code: 1, stderr: "coordination_events.jsonl"},
 		{args: []string{"--display", "textual", "--no-logs", "--config", "@examples/sim_single_agent", "q"}, stdout: "Answer",
 			stderr: "note: --display: there is no full-screen display yet"},
-		{args: []string{"--no-parse-at-references", "--no-logs", "--config", "@examples/sim_single_agent", "q"}, stdout: "Answer",
-			stderr: "note: --no-parse-at-references"},
+		{args: []string{"--no-parse-at-references", "--no-logs", "--config", "@examples/sim_single_agent", "q"}, stdout: "Answer"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

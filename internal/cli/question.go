@@ -60,6 +60,9 @@ func finish(env *Env, automation bool, outputFile string, out *app.Outcome) erro
 		if answerFile != "" {
 			fmt.Fprintf(env.Stdout, "ANSWER_FILE: %s\n", answerFile)
 		}
+		if out.Workspace != "" {
+			fmt.Fprintf(env.Stdout, "WORKSPACE: %s\n", out.Workspace)
+		}
 		fmt.Fprintf(env.Stdout, "DURATION: %.1fs\n", res.Duration.Seconds())
 		fmt.Fprintf(env.Stdout, "COST_USD: %.6f\n", res.TotalCost())
 		fmt.Fprintf(env.Stdout, "RESULT: %s\n", res.Status)
@@ -80,6 +83,12 @@ func finish(env *Env, automation bool, outputFile string, out *app.Outcome) erro
 		}
 		if res.Fallback != "" {
 			fmt.Fprintf(env.Stderr, "note: %s\n", oneLine(res.Fallback))
+		}
+		if out.Workspace != "" {
+			fmt.Fprintf(env.Stderr, "workspace of the winner: %s\n", out.Workspace)
+		}
+		for _, c := range out.ContextChanges {
+			fmt.Fprintf(env.Stderr, "context path change: %s\n", c)
 		}
 		printUsage(env.Stderr, res)
 	}

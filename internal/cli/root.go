@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/massgen/massgen/internal/app"
+	"github.com/massgen/massgen/internal/config"
 )
 
 // Env is the process environment as the CLI sees it; tests pass their own.
@@ -54,7 +55,8 @@ func Run(ctx context.Context, args []string, env Env) int {
 
 func newRoot(ctx context.Context, env *Env, argv []string) *cobra.Command {
 	rq := app.Request{Args: argv}
-	var outputFile string
+	var outputFile, cwdContext string
+	var noAtRefs bool
 	var up upstreamFlags
 	root := &cobra.Command{
 		Use:   `massgen [flags] "question"`,
@@ -94,6 +96,16 @@ Try it without any API key on the built-in simulator:
 				return usageErr("--orchestrator-timeout must be a positive number of seconds")
 			}
 			rq.Question = args[0]
+			if cwdContext != "" {
+				perm, ok := map[string]string{"ro": "read", "read": "read", "rw": "write", "write": "write"}[cwdContext]
+				if !ok {
+					return usageErr("--cwd-context takes ro or rw (read or write), not %q", cwdContext)
+				}
+				rq.ContextPaths = append(rq.ContextPaths, config.ContextPath{Path: env.WorkDir, Permission: perm})
+			}
+			if !noAtRefs {
+				rq.ContextPaths = append(rq.ContextPaths, app.AtReferences(rq.Question, env.WorkDir)...)
+			}
 			return runQuestion(cmd.Context(), env, rq, outputFile)
 		},
 	}
@@ -109,6 +121,8 @@ Try it without any API key on the built-in simulator:
 	fl.BoolVar(&rq.NoLogs, "no-logs", false, "do not write the log directory")
 	fl.StringVar(&rq.LogDir, "log-dir", "", "root of the log directories (default .massgen/massgen_logs)")
 	fl.BoolVar(&rq.Debug, "debug", false, "verbose logging to stderr and massgen.log")
+	fl.BoolVar(&noAtRefs, "no-parse-at-references", false, "do not share the files a question names as @path (read) or @path:w (write)")
+	fl.StringVar(&cwdContext, "cwd-context", "", "share the current directory with the agents that have a cwd: ro or rw (rw: the winner may write it in its final presentation)")
 	up.register(root)
 	root.AddCommand(newConfigCmd(env), newSimCmd(env), newExamplesCmd(env), newServeCmd(env), newMCPCmd(env))
 	return root

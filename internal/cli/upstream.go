@@ -73,7 +73,6 @@ var laterFlags = func() []laterFlag {
 		{name: "quickstart-agent", value: true, do: quick},
 		{name: "setup-skills", do: "skills are not available yet"},
 		{name: "setup-docker", do: "Docker command execution is not available yet"},
-		{name: "cwd-context", value: true, do: "context paths are not available yet: agents cannot read or write your files in this version"},
 		{name: "stream-events", do: "the JSON event stream is not available yet: --automation prints stable KEY: value lines, " +
 			"and the log directory's coordination_events.jsonl gets one JSON event per line as the run goes"},
 		{name: "inbox-dir", value: true, do: "mid-run steering is not available yet"},
@@ -82,7 +81,6 @@ var laterFlags = func() []laterFlag {
 		{name: "save-streaming-buffers", note: true, do: "each agent's streamed output is always kept in agent_outputs/ in the log directory"},
 		{name: "logfire", do: "Logfire tracing is not available: massgen.log and coordination_events.jsonl in the log directory record the run"},
 		{name: "no-session-registry", note: true, do: "massgen keeps no session registry"},
-		{name: "no-parse-at-references", note: true, do: "massgen does not read @path references in questions yet"},
 		{name: "eval-criteria", value: true, do: "evaluation criteria files are not available yet"},
 		{name: "checklist-criteria-preset", value: true, do: "checklist criteria are not available yet"},
 		{name: "skip-agent-selector", note: true, do: "massgen has no agent selector"},

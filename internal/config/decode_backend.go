@@ -74,6 +74,9 @@ func (d *decoder) backend(bp *pair, path string) Backend {
 			b.AllowedTools, _ = d.stringList(key, p)
 		case p.key == "exclude_tools":
 			b.ExcludeTools, _ = d.stringList(key, p)
+		case p.key == "context_paths":
+			b.ContextPaths = d.contextPaths(p, key)
+			b.Extra[p.key] = plain(p.val)
 		case isOwnedBackendKey(p.key):
 			d.ownedKey(p, key)
 			if !provider.SupportsBuiltin(b.Type, p.key) {
@@ -90,6 +93,7 @@ func (d *decoder) backend(bp *pair, path string) Backend {
 			d.unknownBackendKey(&b, p, key)
 		}
 	}
+	workspaceKeys(&b)
 	if n.get("allowed_tools") != nil && n.get("exclude_tools") != nil {
 		d.warnAt(n.get("exclude_tools").keyPos, path, "both 'allowed_tools' and 'exclude_tools' are set, which is confusing",
 			"use only 'allowed_tools' (an allowlist) or only 'exclude_tools' (a denylist)")

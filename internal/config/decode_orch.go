@@ -129,7 +129,6 @@ func (d *decoder) orchestrator(p *pair) {
 			}
 		case "context_paths":
 			o.ContextPaths = d.contextPaths(e, key)
-			d.unsupported(e, key)
 		case "debug_final_answer":
 			if d.present(key, e) && e.val.kind != kindBool && e.val.kind != kindString {
 				d.typeError(key, e.val, "a boolean or a string")

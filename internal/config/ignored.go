@@ -35,6 +35,10 @@ var implementedKeys = []string{
 	"api_version",
 	// backend: custom tools (customtools.go) and MCP servers (mcp.go)
 	"custom_tools", "mcp_servers", "allowed_tools", "exclude_tools",
+	// backend: workspaces, context paths and commands (workspace.go)
+	"cwd", "context_paths", "enable_mcp_command_line", "command_line_execution_mode",
+	"command_line_allowed_commands", "command_line_blocked_commands",
+	"command_line_allow_unsandboxed", "command_line_allow_network",
 }
 
 var builtinFlags = []string{"enable_web_search", "enable_code_execution", "enable_code_interpreter"}
@@ -44,18 +48,18 @@ var builtinFlags = []string{"enable_web_search", "enable_code_execution", "enabl
 // support workspaces yet".
 var ignoredFeatures = map[string]string{
 	// workspaces and files
-	"cwd": "workspaces", "snapshot_storage": "workspaces", "agent_temporary_workspace": "workspaces",
+	"snapshot_storage": "workspaces", "agent_temporary_workspace": "workspaces",
 	"agent_temporary_workspace_parent": "workspaces", "use_two_tier_workspace": "two-tier workspaces",
-	"context_paths": "context paths", "context_write_access_enabled": "context paths",
-	"enforce_read_before_delete": "workspaces", "upload_files": "file uploads", "media_max_file_size_mb": "file uploads",
+	"context_write_access_enabled": "context paths",
+	"enforce_read_before_delete":   "workspaces", "upload_files": "file uploads", "media_max_file_size_mb": "file uploads",
 	// tools
 	"direct_mcp_servers": "MCP tools", "max_mcp_message_history": "MCP tools",
 	"exclude_file_operation_mcps": "MCP tools", "use_mcpwrapped_for_tool_filtering": "MCP tools",
 	"use_no_roots_wrapper": "MCP tools", "custom_tools_path": "custom tools",
 	"auto_discover_custom_tools": "custom tools", "exclude_custom_tools": "custom tools",
 	"shared_tools_directory": "custom tools", "enable_code_based_tools": "code-based tools",
-	"enable_mcp_command_line": "command execution", "enable_multimodal_tools": "multimodal tools",
-	"multimodal_config": "multimodal tools", "hooks": "hooks",
+	"enable_multimodal_tools": "multimodal tools",
+	"multimodal_config":       "multimodal tools", "hooks": "hooks",
 	"enable_web_search":       "provider web search for this backend type",
 	"enable_code_execution":   "provider code execution for this backend type",
 	"enable_code_interpreter": "provider code interpreter for this backend type",
@@ -97,6 +101,9 @@ var ignoredHints = map[string]string{
 // ignoredFeature names the feature of a not-yet-implemented key, covering
 // the families upstream keeps growing (command_line_*, enable_*_generation).
 func ignoredFeature(key string) (string, bool) {
+	if slices.Contains(implementedKeys, key) {
+		return "", false
+	}
 	if f, ok := ignoredFeatures[key]; ok {
 		return f, true
 	}

@@ -131,7 +131,7 @@ func TestUnimplementedUpstreamFeaturesWarnWithTheirLocation(t *testing.T) {
       model: llama-3.3-70b-versatile
       enable_web_search: true
       enable_code_interpreter: false
-      cwd: workspace1
+      use_two_tier_workspace: true
 orchestrator:
   snapshot_storage: snapshots
   coordination:
@@ -142,7 +142,7 @@ orchestrator:
 	}
 	want := map[string]int{ // key → line
 		"agents[0].backend.enable_web_search":            6,
-		"agents[0].backend.cwd":                          8,
+		"agents[0].backend.use_two_tier_workspace":       8,
 		"orchestrator.snapshot_storage":                  10,
 		"orchestrator.coordination.enable_planning_mode": 12,
 	}

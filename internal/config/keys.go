@@ -96,7 +96,8 @@ var backendOwnedKeys = []string{
 	"command_line_execution_mode", "command_line_allowed_commands", "command_line_blocked_commands",
 	"command_line_docker_image", "command_line_docker_memory_limit", "command_line_docker_cpu_limit",
 	"command_line_docker_network_mode", "command_line_docker_enable_sudo", "command_line_docker_credentials",
-	"command_line_docker_packages", "enable_image_generation", "enable_audio_generation",
+	"command_line_docker_packages", "command_line_allow_unsandboxed", "command_line_allow_network",
+	"enable_image_generation", "enable_audio_generation",
 	"enable_video_generation", "enable_file_generation",
 }
 
@@ -114,7 +115,8 @@ func isBackendBoolKey(k string) bool {
 	switch k {
 	case "enable_web_search", "enable_code_execution", "enable_code_interpreter",
 		"enable_mcp_command_line", "enforce_read_before_delete", "enable_rate_limit",
-		"enable_multimodal_tools", "enable_code_based_tools", "command_line_docker_enable_sudo":
+		"enable_multimodal_tools", "enable_code_based_tools", "command_line_docker_enable_sudo",
+		"command_line_allow_unsandboxed", "command_line_allow_network":
 		return true
 	}
 	return strings.HasPrefix(k, "enable_") && strings.HasSuffix(k, "_generation")

@@ -74,8 +74,16 @@ type Backend struct {
 	// mcp__server__tool names).
 	MCPServers                 []MCPServer
 	AllowedTools, ExcludeTools []string
-	Sim                        *SimBackend // non-nil only for type sim
-	Line                       int         // source line of the `backend:` key
+	// Cwd is set when the agent has a workspace (`cwd:`). A run gives the
+	// agent a fresh directory of its own (internal/app), named after it.
+	Cwd string
+	// ContextPaths are the backend's own context_paths: this agent's, on
+	// top of the orchestrator's.
+	ContextPaths []ContextPath
+	// CommandLine is set by enable_mcp_command_line: true (workspace.go).
+	CommandLine *CommandLine
+	Sim         *SimBackend // non-nil only for type sim
+	Line        int         // source line of the `backend:` key
 	// RequestsPerMinute and TokensPerMinute pace requests to this provider
 	// model, shared by every agent on it (0 = no limit).
 	RequestsPerMinute int

@@ -23,6 +23,13 @@ type Agent struct {
 	// Tools are the agent's own tools, offered in its coordination turns
 	// next to the workflow tools (nil: none).
 	Tools *tool.Set
+	// PresentTools are the tools the agent may use in its final
+	// presentation, a workspace's (nil: none; the presentation is text).
+	PresentTools *tool.Set
+	// OnPresent, when set, is called with true just before the agent's
+	// final presentation starts and with false once it has ended: the
+	// workspace guard opens the write context paths for it.
+	OnPresent func(on bool)
 }
 
 // Options configure a run. The rules are coord.Settings, whose zero values

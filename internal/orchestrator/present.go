@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/massgen/massgen/internal/agent"
 	"github.com/massgen/massgen/internal/coord"
 	"github.com/massgen/massgen/internal/event"
 	"github.com/massgen/massgen/internal/llm"
+	"github.com/massgen/massgen/internal/tool"
 )
 
 // startCall runs the presentation, evaluation or direct call of agent id in
@@ -34,7 +36,22 @@ func (r *runner) startPresentation(ctx context.Context, p coord.Present) {
 	user := agent.HistoryBlock(r.o.History) + agent.PresentationUser(r.question, p.Winner, voteSummary(p.Winner, p.Tally, p.How, p.Votes), p.Answers)
 	r.publish(event.FinalStarted{Agent: p.Winner, Prompt: system + "\n\n" + user, Mode: "presentation"})
 	emit := deltas{b: r.o.Events, agent: p.Winner, final: true, attempt: r.attempt, epoch: r.epoch}
+	attempt, epoch := r.attempt, r.epoch // read here, on the loop goroutine
 	r.startCall(ctx, p.Winner, func(ctx context.Context) callResult {
+		if a.OnPresent != nil {
+			a.OnPresent(true)
+			defer a.OnPresent(false)
+		}
+		if a.PresentTools != nil {
+			pr := &agent.Presentation{Model: a.Model, Request: llm.Request{Model: a.ModelName, Params: a.Params},
+				System: system, User: user, Client: r.o.ClientTools, Tools: a.PresentTools, Emit: emit,
+				OnTool: func(call llm.ToolCall, res tool.Result, d time.Duration) {
+					r.countTools(p.Winner, ToolUse{Calls: 1, Errors: btoi(res.IsError)})
+					r.o.Events.Publish(event.ToolCalled{Header: event.Header{Attempt: attempt, Epoch: epoch}, Agent: p.Winner,
+						Tool: call.Name, Args: preview(call.Arguments), Result: preview(res.Content), IsError: res.IsError, Duration: d})
+				}}
+			return presented(pr.Run(ctx))
+		}
 		text, calls, usage, err := agent.PresentWithTools(ctx, a.Model, llm.Request{Model: a.ModelName, Params: a.Params}, system, user, r.o.ClientTools, emit)
 		return presented(text, calls, usage, err)
 	})

@@ -1,0 +1,297 @@
+package app
+
+import (
+	"cmp"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/massgen/massgen/internal/config"
+	"github.com/massgen/massgen/internal/orchestrator"
+	"github.com/massgen/massgen/internal/tool"
+	"github.com/massgen/massgen/internal/tool/files"
+	"github.com/massgen/massgen/internal/workspace"
+	"github.com/massgen/massgen/internal/workspace/sandbox"
+)
+
+// maxFinalCopy bounds the winner's workspace copied into the logs.
+const maxFinalCopy = 1 << 30
+
+// runWorkspaces are the workspaces of one run: one fresh directory per
+// agent with a `cwd`, under .massgen/workspaces/<run>/, so parallel runs
+// (and massgen serve requests sharing a team) never share one.
+type runWorkspaces struct {
+	dir      string                   // .massgen/workspaces/<run>
+	dirs     map[string]string        // agent id → its workspace
+	watches  map[string]*contextWatch // agent id → its write context paths
+	warnings []string
+}
+
+// setLogDir tells the watches where to keep the originals of context paths.
+func (rw *runWorkspaces) setLogDir(dir string) {
+	for _, w := range rw.watches {
+		w.mu.Lock()
+		w.logDir = dir
+		w.mu.Unlock()
+	}
+}
+
+// contextChanges are what the winner changed in its write context paths.
+func (rw *runWorkspaces) contextChanges(winner string) []string {
+	if w := rw.watches[winner]; w != nil {
+		return w.changes()
+	}
+	return nil
+}
+
+// withWorkspaces gives every agent whose backend has a `cwd` its run's
+// workspace, a guard over it and the context paths, and the file tools
+// (plus execute_command with enable_mcp_command_line). agents is left as
+// it is, since a team may be shared by concurrent runs. A missing context
+// path, or a file where a directory is expected, fails here, before any
+// request is made.
+func withWorkspaces(cfg *config.Config, workDir string, now time.Time, agents []orchestrator.Agent, extra ...config.ContextPath) ([]orchestrator.Agent, *runWorkspaces, error) {
+	rw := &runWorkspaces{dirs: map[string]string{}, watches: map[string]*contextWatch{}}
+	has := false
+	for _, a := range cfg.Agents {
+		has = has || a.Backend.Cwd != ""
+	}
+	if !has {
+		if len(extra) > 0 {
+			rw.warnings = append(rw.warnings, "no agent of this team has a workspace (cwd), so --cwd-context shares nothing: "+
+				"give the agents that should see your files a cwd")
+		}
+		return agents, rw, nil
+	}
+	root := filepath.Join(workDir, ".massgen", "workspaces")
+	rw.dir = filepath.Join(root, now.Format("20060102_150405")+"_"+randomSuffix())
+	out := slices.Clone(agents)
+	for i := range out {
+		ca := configAgent(cfg, out[i].ID)
+		if ca.Backend.Cwd == "" {
+			continue
+		}
+		dir := filepath.Join(rw.dir, safeName(out[i].ID))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, nil, execErr("cannot create the workspace of agent %s: %w", out[i].ID, err)
+		}
+		ctxPaths, err := contextPaths(workDir, slices.Concat(cfg.Orchestrator.ContextPaths, ca.Backend.ContextPaths, extra))
+		if err != nil {
+			return nil, nil, usageErr("agent %s: %v", out[i].ID, err)
+		}
+		// All of .massgen is hidden (the others' workspaces, this run's
+		// logs and backups), should a context path contain it; the
+		// agent's own workspace inside stays its own.
+		g, err := workspace.New(workspace.Policy{Agent: out[i].ID, Workspace: dir, Context: ctxPaths,
+			Hidden: []string{filepath.Dir(root)}})
+		if err != nil {
+			return nil, nil, usageErr("agent %s: %v", out[i].ID, err)
+		}
+		tools := files.Tools(g)
+		if cl := ca.Backend.CommandLine; cl != nil {
+			r, err := sandbox.New(g, sandbox.Config{Mode: cl.Mode, Allowed: cl.Allowed, Blocked: cl.Blocked,
+				Unsandboxed: cl.AllowUnsandboxed, Network: cl.AllowNetwork})
+			if err != nil {
+				return nil, nil, usageErr("agent %s: %v", out[i].ID, err)
+			}
+			switch {
+			case r.Disabled() != nil:
+				rw.warnings = append(rw.warnings, fmt.Sprintf("agent %s: execute_command cannot run: %v", out[i].ID, r.Disabled()))
+			case !r.Sandboxed():
+				rw.warnings = append(rw.warnings, fmt.Sprintf("agent %s runs commands WITHOUT a sandbox (command_line_allow_unsandboxed: true): "+
+					"they can change any file this user can", out[i].ID))
+			}
+			tools = append(tools, files.Command(r))
+		}
+		set, err := out[i].Tools.With(tools...)
+		if err != nil {
+			return nil, nil, usageErr("agent %s: %v", out[i].ID, err)
+		}
+		out[i].Tools = set
+		// The winner keeps its workspace tools for the final presentation,
+		// the one moment the write context paths open (for it alone).
+		if out[i].PresentTools, err = tool.NewSet(tools...); err != nil {
+			return nil, nil, usageErr("agent %s: %v", out[i].ID, err)
+		}
+		out[i].OnPresent = g.SetFinalPresentation
+		if w := newContextWatch(ctxPaths); len(w.paths) > 0 {
+			id := out[i].ID
+			rw.watches[id] = w
+			out[i].OnPresent = func(on bool) {
+				if on {
+					w.start(id)
+					g.SetFinalPresentation(true)
+					return
+				}
+				g.SetFinalPresentation(false)
+				w.stop(id)
+			}
+		}
+		out[i].SystemMessage = strings.TrimSpace(out[i].SystemMessage + "\n\n" + workspaceNote(g.Workspace(), ctxPaths))
+		rw.dirs[out[i].ID] = g.Workspace()
+	}
+	return out, rw, nil
+}
+
+// defaultProtected are protected in every write context path.
+var defaultProtected = []string{".git", ".env", ".massgen"}
+
+// contextPaths resolves config context paths (relative to workDir) and
+// checks that each exists: a directory, or a file (then only that file is
+// shared) unless the path ends with a slash.
+func contextPaths(workDir string, cps []config.ContextPath) ([]workspace.ContextPath, error) {
+	var out []workspace.ContextPath
+	for _, cp := range cps {
+		p := cp.Path
+		if strings.HasPrefix(p, "~/") {
+			if home, err := os.UserHomeDir(); err == nil {
+				p = filepath.Join(home, p[2:])
+			}
+		}
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(workDir, p)
+		}
+		fi, err := os.Stat(p)
+		switch {
+		case err != nil:
+			return nil, fmt.Errorf("context path %s does not exist (%v); create it or fix context_paths", cp.Path, err)
+		case !fi.IsDir() && strings.HasSuffix(cp.Path, "/"):
+			return nil, fmt.Errorf("context path %s is a file, but its slash says a directory is expected; drop the slash to share the file", cp.Path)
+		}
+		var prot []string
+		if cp.Permission == "write" {
+			// As upstream: version control and secrets at the top of a
+			// shared project are never written, listed or not.
+			for _, d := range defaultProtected {
+				if _, err := os.Lstat(filepath.Join(p, d)); err == nil {
+					prot = append(prot, filepath.Join(p, d))
+				}
+			}
+		}
+		for _, pp := range cp.ProtectedPaths {
+			if !filepath.IsAbs(pp) {
+				pp = filepath.Join(p, pp)
+			}
+			if _, err := os.Lstat(pp); err == nil {
+				prot = append(prot, pp)
+			}
+		}
+		out = append(out, workspace.ContextPath{Path: p, Write: cp.Permission == "write", Protected: prot})
+	}
+	return out, nil
+}
+
+// workspaceNote tells an agent where its workspace is and what else it sees.
+func workspaceNote(dir string, cps []workspace.ContextPath) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Your workspace is %s. Relative paths in the file tools and commands are relative to it; "+
+		"put the files of your answer there and mention them in your answer.", dir)
+	for _, cp := range cps {
+		if cp.Write {
+			fmt.Fprintf(&b, "\nContext path %s: read-only while agents coordinate; if your answer wins, you may write it "+
+				"during the final presentation (protected paths excepted)", cp.Path)
+			continue
+		}
+		fmt.Fprintf(&b, "\nContext path (read-only): %s", cp.Path)
+	}
+	return b.String()
+}
+
+// finish reports the winner's workspace and what it changed in context
+// paths, and keeps both in the log directory: final/<winner>/workspace/
+// and final/<winner>/context_changes.txt.
+func (rw *runWorkspaces) finish(logDir, winner string) (ws string, changes []string, err error) {
+	ws = rw.dirs[winner]
+	if ws == "" {
+		return "", nil, nil
+	}
+	changes = rw.contextChanges(winner)
+	if logDir == "" {
+		return ws, changes, nil
+	}
+	_, err = rw.copyFinal(logDir, winner)
+	if len(changes) > 0 {
+		p := filepath.Join(logDir, "final", safeName(winner), "context_changes.txt")
+		if werr := os.MkdirAll(filepath.Dir(p), 0o755); werr == nil {
+			werr = os.WriteFile(p, []byte(strings.Join(changes, "\n")+"\n"), 0o644)
+			err = cmp.Or(err, werr)
+		}
+	}
+	return ws, changes, err
+}
+
+// copyFinal copies the winner's workspace to final/<winner>/workspace/ in
+// the log directory: regular files and directories, not symbolic links.
+func (rw *runWorkspaces) copyFinal(logDir, winner string) (string, error) {
+	src, ok := rw.dirs[winner]
+	if !ok || logDir == "" {
+		return "", nil
+	}
+	dst := filepath.Join(logDir, "final", safeName(winner), "workspace")
+	var total int64
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		target := filepath.Join(dst, rel)
+		switch {
+		case d.IsDir():
+			return os.MkdirAll(target, 0o755)
+		case !d.Type().IsRegular():
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if total += info.Size(); total > maxFinalCopy {
+			return fmt.Errorf("the workspace is larger than %d bytes; the copy in the logs is partial", maxFinalCopy)
+		}
+		return copyFile(p, target, info.Mode().Perm())
+	})
+	return dst, err
+}
+
+func copyFile(src, dst string, mode fs.FileMode) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, mode)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+func randomSuffix() string {
+	var b [3]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// safeName keeps an agent id usable as one path component.
+func safeName(id string) string {
+	if strings.Trim(id, ".") == "" {
+		return "agent"
+	}
+	return strings.Map(func(r rune) rune {
+		if r == '/' || r == '\\' || r == 0 {
+			return '_'
+		}
+		return r
+	}, strings.TrimLeft(id, "."))
+}

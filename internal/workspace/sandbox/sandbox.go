@@ -1,0 +1,336 @@
+// Package sandbox runs an agent's shell commands with the file system view
+// its workspace.Guard allows, enforced by the kernel through bubblewrap
+// (bwrap): the agent's workspace is the only writable bind (plus write
+// context paths during the winner's final presentation), snapshots and
+// context paths are read-only, protected paths are re-bound read-only,
+// hidden ones are masked, /tmp is a fresh tmpfs, the system directories
+// are read-only, there is no network unless the config allows it, and the
+// environment is cleared (no API keys leak into a command).
+//
+// Allow and block lists (upstream's command_line_allowed_commands and
+// command_line_blocked_commands, regular expressions) are checked against
+// each simple command of the line as a second layer: they keep a model
+// from wasting turns on commands the user does not want, they are not
+// what keeps the machine safe — bubblewrap is.
+//
+// Without bwrap a Runner refuses every command, unless the config
+// explicitly accepts running unsandboxed (Config.Unsandboxed), in which
+// case commands run with only the working directory, timeout, output cap
+// and lists.
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/massgen/massgen/internal/workspace"
+)
+
+// Defaults for a Config's zero values.
+const (
+	DefaultTimeout   = 2 * time.Minute
+	DefaultMaxOutput = 50_000
+)
+
+// Config is how one agent's commands run.
+type Config struct {
+	// Mode is "local" (default) or "docker" (upstream's
+	// command_line_execution_mode).
+	Mode string
+	// Network lets commands reach the network (default: none).
+	Network bool
+	// Unsandboxed accepts running commands without bubblewrap when it is
+	// missing (config key command_line_allow_unsandboxed). Never the default.
+	Unsandboxed bool
+	// Allowed and Blocked are regular expressions; see Check.
+	Allowed, Blocked []string
+	Timeout          time.Duration // per command; 0 = DefaultTimeout
+	MaxOutput        int           // bytes of output returned; 0 = DefaultMaxOutput
+	// Bwrap is the bubblewrap executable; "" looks up "bwrap" in PATH.
+	Bwrap string
+	// Env are extra KEY=VALUE pairs for commands (the environment is
+	// otherwise PATH, HOME=/tmp, TMPDIR=/tmp, LANG only).
+	Env []string
+}
+
+// Runner runs one agent's commands.
+type Runner struct {
+	g        *workspace.Guard
+	cfg      Config
+	allowed  []*regexp.Regexp
+	blocked  []*regexp.Regexp
+	bwrap    string // "" when commands run unsandboxed
+	disabled error  // why no command can run, or nil
+}
+
+// New builds a runner for the agent g guards. A bad regular expression is
+// an error; a missing sandbox is not (every command then says why it
+// cannot run), so a team can start and its agents learn what they lack.
+func New(g *workspace.Guard, cfg Config) (*Runner, error) {
+	r := &Runner{g: g, cfg: cfg}
+	if r.cfg.Timeout <= 0 {
+		r.cfg.Timeout = DefaultTimeout
+	}
+	if r.cfg.MaxOutput <= 0 {
+		r.cfg.MaxOutput = DefaultMaxOutput
+	}
+	var err error
+	if r.allowed, err = compile("command_line_allowed_commands", cfg.Allowed, true); err != nil {
+		return nil, err
+	}
+	if r.blocked, err = compile("command_line_blocked_commands", cfg.Blocked, false); err != nil {
+		return nil, err
+	}
+	switch cfg.Mode {
+	case "", "local":
+		r.bwrap, r.disabled = findBwrap(cfg.Bwrap)
+		if r.disabled != nil && cfg.Unsandboxed {
+			r.disabled = nil // the config accepted it; Sandboxed says so
+		}
+	case "docker":
+		r.disabled = dockerUnavailable()
+	default:
+		return nil, fmt.Errorf("command_line_execution_mode %q is not known; use local or docker", cfg.Mode)
+	}
+	return r, nil
+}
+
+// Sandboxed reports whether commands run under bubblewrap.
+func (r *Runner) Sandboxed() bool { return r.bwrap != "" }
+
+// Disabled is why no command can run, or nil.
+func (r *Runner) Disabled() error { return r.disabled }
+
+func compile(key string, pats []string, anchor bool) ([]*regexp.Regexp, error) {
+	var out []*regexp.Regexp
+	for _, p := range pats {
+		expr := p
+		if anchor {
+			expr = "^(?:" + p + ")"
+		}
+		re, err := regexp.Compile(expr)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %q is not a valid regular expression: %v", key, p, err)
+		}
+		out = append(out, re)
+	}
+	return out, nil
+}
+
+var bwrapProbe struct {
+	sync.Mutex
+	done map[string]error
+}
+
+// findBwrap locates bubblewrap and checks once per executable that it can
+// make a sandbox here (user namespaces may be off in a container).
+func findBwrap(path string) (string, error) {
+	if path == "" {
+		p, err := exec.LookPath("bwrap")
+		if err != nil {
+			return "", errors.New("bubblewrap (bwrap) is not installed, so commands cannot run sandboxed; " +
+				"install it (Debian/Ubuntu: apt-get install bubblewrap) or set command_line_allow_unsandboxed: true " +
+				"to accept running commands without a sandbox")
+		}
+		path = p
+	}
+	bwrapProbe.Lock()
+	defer bwrapProbe.Unlock()
+	if bwrapProbe.done == nil {
+		bwrapProbe.done = map[string]error{}
+	}
+	err, ok := bwrapProbe.done[path]
+	if !ok {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		out, perr := exec.CommandContext(ctx, path, append(systemBinds(), "--unshare-all", "--die-with-parent", "true")...).CombinedOutput()
+		if perr != nil {
+			err = fmt.Errorf("bubblewrap (%s) cannot create a sandbox here: %v: %s; enable unprivileged user namespaces "+
+				"or set command_line_allow_unsandboxed: true", path, perr, strings.TrimSpace(string(out)))
+		}
+		bwrapProbe.done[path] = err
+	}
+	if err != nil {
+		return "", err
+	}
+	return path, nil
+}
+
+// dockerUnavailable says why docker mode cannot run here.
+func dockerUnavailable() error {
+	docker, err := exec.LookPath("docker")
+	if err == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if exec.CommandContext(ctx, docker, "info").Run() == nil {
+			return errors.New("command_line_execution_mode: docker is not implemented in this massgen yet; " +
+				"use command_line_execution_mode: local, which runs commands under bubblewrap")
+		}
+	}
+	return errors.New("command_line_execution_mode: docker is not available here: no Docker engine answers; " +
+		"use command_line_execution_mode: local, which runs commands under bubblewrap")
+}
+
+// Result is what one command did.
+type Result struct {
+	ExitCode  int
+	Output    string // stdout and stderr interleaved, capped
+	Truncated int    // bytes of output left out
+	TimedOut  bool
+}
+
+// Run runs command with sh -c in dir ("" = the workspace; otherwise a
+// directory inside it).
+func (r *Runner) Run(ctx context.Context, command, dir string) (Result, error) {
+	if r.disabled != nil {
+		return Result{}, r.disabled
+	}
+	if strings.TrimSpace(command) == "" {
+		return Result{}, errors.New("execute_command needs a command")
+	}
+	if err := r.Check(command); err != nil {
+		return Result{}, err
+	}
+	cwd, err := r.g.WorkDir(dir)
+	if err != nil {
+		return Result{}, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
+	defer cancel()
+	var cmd *exec.Cmd
+	if r.bwrap != "" {
+		cmd = exec.CommandContext(ctx, r.bwrap, r.bwrapArgs(cwd, command)...)
+	} else {
+		cmd = exec.CommandContext(ctx, "/bin/sh", "-c", command)
+		cmd.Dir = cwd
+		cmd.Env = r.env(cwd)
+	}
+	out := &capped{max: r.cfg.MaxOutput}
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.Stdin = nil
+	isolate(cmd)
+	cmd.WaitDelay = 2 * time.Second
+	err = cmd.Run()
+	res := Result{Output: out.buf.String(), Truncated: out.dropped}
+	if cmd.ProcessState != nil {
+		res.ExitCode = cmd.ProcessState.ExitCode()
+	}
+	if ctx.Err() != nil {
+		res.TimedOut = errors.Is(ctx.Err(), context.DeadlineExceeded)
+		killGroup(cmd) // whatever a timed-out command left behind
+		return res, nil
+	}
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) && !errors.Is(err, exec.ErrWaitDelay) {
+		return res, fmt.Errorf("execute_command: %w", err)
+	}
+	return res, nil
+}
+
+// env is the whole environment of a command: nothing of massgen's own
+// (which holds API keys) but PATH and LANG.
+func (r *Runner) env(cwd string) []string {
+	path := os.Getenv("PATH")
+	if path == "" {
+		path = "/usr/local/bin:/usr/bin:/bin"
+	}
+	env := []string{"PATH=" + path, "HOME=/tmp", "TMPDIR=/tmp", "LANG=C.UTF-8", "PWD=" + cwd}
+	if r.bwrap == "" {
+		// Unsandboxed there is no private /tmp; the workspace is home.
+		env = []string{"PATH=" + path, "HOME=" + cwd, "LANG=C.UTF-8", "PWD=" + cwd}
+	}
+	return append(env, r.cfg.Env...)
+}
+
+// systemBinds are the read-only system directories a command sees, as
+// they are on the host (a symlinked /bin stays a symlink).
+func systemBinds() []string {
+	var args []string
+	for _, d := range []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt"} {
+		fi, err := os.Lstat(d)
+		switch {
+		case err != nil:
+		case fi.Mode()&os.ModeSymlink != 0:
+			if target, err := os.Readlink(d); err == nil {
+				args = append(args, "--symlink", target, d)
+			}
+		case fi.IsDir():
+			args = append(args, "--ro-bind", d, d)
+		}
+	}
+	// /etc is needed (users, resolver, certificates, the loader cache) but
+	// holds a few secrets; a command runs as the same user as massgen
+	// (root in a container), so they are covered by empty files.
+	secrets, _ := filepath.Glob("/etc/ssh/ssh_host_*_key")
+	for _, f := range append([]string{"/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-", "/etc/sudoers"}, secrets...) {
+		if fi, err := os.Lstat(f); err == nil && fi.Mode().IsRegular() {
+			args = append(args, "--ro-bind", "/dev/null", f)
+		}
+	}
+	return args
+}
+
+// bwrapArgs builds the sandbox for one command.
+func (r *Runner) bwrapArgs(cwd, command string) []string {
+	args := systemBinds()
+	args = append(args,
+		"--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
+		"--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--clearenv")
+	if r.cfg.Network {
+		args = append(args, "--share-net")
+	}
+	for _, m := range r.g.Mounts() {
+		switch m.Access {
+		case workspace.Write:
+			args = append(args, "--bind", m.Path, m.Path)
+		case workspace.Read:
+			args = append(args, "--ro-bind", m.Path, m.Path)
+		default:
+			if fi, err := os.Stat(m.Path); err == nil && fi.IsDir() {
+				// An empty tmpfs hides it; left writable, so that the
+				// agent's own workspace inside can still be bound (bwrap
+				// makes its mount point there); writes to it vanish.
+				args = append(args, "--tmpfs", m.Path)
+			} else {
+				args = append(args, "--ro-bind", "/dev/null", m.Path)
+			}
+		}
+	}
+	for _, kv := range r.env(cwd) {
+		k, v, _ := strings.Cut(kv, "=")
+		args = append(args, "--setenv", k, v)
+	}
+	return append(args, "--chdir", cwd, "/bin/sh", "-c", command)
+}
+
+// capped keeps the first max bytes written and counts the rest.
+type capped struct {
+	mu      sync.Mutex
+	buf     bytes.Buffer
+	max     int
+	dropped int
+}
+
+func (c *capped) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	room := c.max - c.buf.Len()
+	if room >= len(p) {
+		c.buf.Write(p)
+	} else {
+		if room > 0 {
+			c.buf.Write(p[:room])
+		}
+		c.dropped += len(p) - max(room, 0)
+	}
+	return len(p), nil
+}
