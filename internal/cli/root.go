@@ -84,9 +84,13 @@ Try it without any API key on the built-in simulator:
 					return err
 				}
 			}
+			if up.listSessions {
+				return listSessions(cmd.Context(), env, up.all)
+			}
+			so := app.SessionOptions{Continue: up.cont, ID: up.sessionID}
 			switch {
 			case len(args) == 0:
-				return usageErr("no question given: run massgen \"your question\" (interactive mode is not available yet)")
+				return interactive(cmd.Context(), env, rq, outputFile, so)
 			case len(args) > 1:
 				return usageErr("one question at a time: quote it, as in massgen \"%s\"", strings.Join(args, " "))
 			}
@@ -94,7 +98,7 @@ Try it without any API key on the built-in simulator:
 				return usageErr("--orchestrator-timeout must be a positive number of seconds")
 			}
 			rq.Question = args[0]
-			return runQuestion(cmd.Context(), env, rq, outputFile)
+			return runQuestion(cmd.Context(), env, rq, outputFile, so)
 		},
 	}
 	fl := root.Flags()
@@ -110,6 +114,7 @@ Try it without any API key on the built-in simulator:
 	fl.StringVar(&rq.LogDir, "log-dir", "", "root of the log directories (default .massgen/massgen_logs)")
 	fl.BoolVar(&rq.Debug, "debug", false, "verbose logging to stderr and massgen.log")
 	up.register(root)
-	root.AddCommand(newConfigCmd(env), newSimCmd(env), newExamplesCmd(env), newServeCmd(env), newMCPCmd(env))
+	root.AddCommand(newConfigCmd(env), newSimCmd(env), newExamplesCmd(env), newServeCmd(env), newMCPCmd(env),
+		newSessionsCmd(env), newLogsCmd(env))
 	return root
 }

@@ -161,7 +161,7 @@ func (s *Store) Resolve(ctx context.Context, idOrPrefix string) (Session, error)
 	rows.Close()
 	switch len(ids) {
 	case 0:
-		return Session{}, fmt.Errorf("%w: %s (massgen sessions list shows them)", ErrNotFound, idOrPrefix)
+		return Session{}, fmt.Errorf("%w: %s", ErrNotFound, idOrPrefix)
 	case 1:
 		return s.Session(ctx, ids[0])
 	}

@@ -53,8 +53,8 @@ type Vote struct {
 // Usage is what one agent spent in a turn.
 type Usage struct {
 	Agent        string
-	InputTokens  int
-	OutputTokens int
+	InputTokens  int64
+	OutputTokens int64
 	CostUSD      float64
 }
 
