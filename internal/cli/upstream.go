@@ -15,7 +15,7 @@ import (
 // word "logs".
 var commandWords = map[string]string{
 	// Only other spellings reach here: `massgen logs` is a command.
-	"logs": "past runs are listed by `massgen logs` (list, show, table, open, analyze)",
+	"logs":   "past runs are listed by `massgen logs` (list, show, table, open, analyze)",
 	"export": "the files of a run are in its log directory, .massgen/massgen_logs/log_<timestamp>/",
 	"shares": "sharing runs as gists is not available yet",
 	"viewer": "the log viewer is not available yet; a run's status.json and coordination_table.txt are in its log directory",
