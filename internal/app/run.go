@@ -64,6 +64,9 @@ type Request struct {
 	Teams *TeamCache
 	// Turn, when set, makes this run a turn of a session (session.go).
 	Turn *TurnLog
+	// Seed are answers accepted before the run (an interrupted session
+	// turn resumed): the run starts from them instead of asking again.
+	Seed []orchestrator.Seed
 }
 
 // TurnLog places a session turn's logs and records its events.
@@ -191,6 +194,7 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 		Events:      broker,
 		Now:         env.Now,
 		Activities:  acts,
+		Seed:        rq.Seed,
 	}
 	if logs != nil {
 		// The machine's steps go to coordination_replay.jsonl as it takes

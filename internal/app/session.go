@@ -34,7 +34,8 @@ type Session struct {
 	// Interrupted are the turns found running, whose process had died,
 	// when the session was resumed.
 	Interrupted []int
-	last        int // the last turn run by this process
+	pending     *store.Turn // the last turn, when it was interrupted
+	last        int         // the last turn run by this process
 }
 
 // OpenSession opens the sessions database of env.WorkDir and the session o
@@ -79,7 +80,35 @@ func (s *Session) resume(ctx context.Context) error {
 		return err
 	}
 	s.history = History(turns)
+	if n := len(turns); n > 0 && turns[n-1].Status == store.TurnInterrupted {
+		s.pending = &turns[n-1]
+	}
 	return nil
+}
+
+// Pending is the session's last turn when it was interrupted (a crash, kill
+// -9, Ctrl+C): ResumePending finishes it.
+func (s *Session) Pending() (store.Turn, bool) {
+	if s.pending == nil {
+		return store.Turn{}, false
+	}
+	return *s.pending, true
+}
+
+// ResumePending runs the interrupted last turn's question again as the
+// next turn, seeded with every answer it had accepted: those agents are
+// not asked for them again, and coordination goes on from there.
+func (s *Session) ResumePending(ctx context.Context, rq Request, nested bool) (*Outcome, error) {
+	p, ok := s.Pending()
+	if !ok {
+		return nil, usageErr("no interrupted turn to resume")
+	}
+	s.pending = nil
+	rq.Question, rq.Seed = p.Question, nil
+	for _, a := range p.Answers {
+		rq.Seed = append(rq.Seed, orchestrator.Seed{Agent: a.Agent, Content: a.Content})
+	}
+	return s.Turn(ctx, rq, nested)
 }
 
 // History is the conversation the completed turns make: each question
@@ -117,7 +146,7 @@ func (s *Session) Reset(ctx context.Context) {
 	if s.info.ID != "" {
 		s.warner()(s.st.SetSessionStatus(ctx, s.info.ID, store.SessionClosed, s.env.Now()))
 	}
-	s.info, s.history, s.Interrupted, s.last = store.Session{}, nil, nil, 0
+	s.info, s.history, s.Interrupted, s.pending, s.last = store.Session{}, nil, nil, nil, 0
 }
 
 // Close marks the session closed and closes the database.
@@ -144,6 +173,7 @@ func (s *Session) Turn(ctx context.Context, rq Request, nested bool) (*Outcome, 
 		}
 		s.info = info
 	}
+	s.pending = nil // no longer the last turn
 	n, err := s.st.BeginTurn(wctx, s.info.ID, rq.Question, "", os.Getpid(), s.env.Now())
 	if err != nil {
 		return nil, execErr("sessions database: %v", err)

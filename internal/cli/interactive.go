@@ -53,6 +53,17 @@ func interactive(ctx context.Context, env *Env, rq app.Request, outputFile strin
 		}
 	}()
 	fmt.Fprintln(env.Stderr, `massgen interactive mode: type a question, /help for commands, """ for several lines, Ctrl+D or /quit to leave.`)
+	if p, ok := sess.Pending(); ok {
+		fmt.Fprintf(env.Stderr, "resuming interrupted turn %d: %s (its %d accepted answers are kept, not asked for again)\n",
+			p.N, cut(p.Question, 80), len(p.Answers))
+		err := runTurn(ctx, env, sess, rq, outputFile, true, true)
+		if ctx.Err() != nil {
+			return &exitError{code: ExitInterrupted, err: errors.New("interrupted; the finished turns are kept: massgen --continue resumes")}
+		}
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "massgen: %v\n", strings.TrimSpace(err.Error()))
+		}
+	}
 	in := newInputReader(env.Stdin)
 	defer in.stop()
 	for {
@@ -84,7 +95,7 @@ func interactive(ctx context.Context, env *Env, rq app.Request, outputFile strin
 			}
 		}
 		rq.Question = q
-		err := runTurn(ctx, env, sess, rq, outputFile, true)
+		err := runTurn(ctx, env, sess, rq, outputFile, true, false)
 		if ctx.Err() != nil {
 			return &exitError{code: ExitInterrupted, err: errors.New("interrupted; the finished turns are kept: massgen --continue resumes")}
 		}
@@ -222,6 +233,10 @@ func openSession(ctx context.Context, env *Env, rq *app.Request, o app.SessionOp
 				fmt.Fprintf(env.Stderr, " (turns %v were interrupted and are not in the history)", sess.Interrupted)
 			}
 			fmt.Fprintln(env.Stderr)
+			if p, ok := sess.Pending(); ok && !interactive {
+				fmt.Fprintf(env.Stderr, "note: turn %d was interrupted; massgen --continue without a question finishes it from its %d accepted answers\n",
+					p.N, len(p.Answers))
+			}
 		}
 	}
 	return sess, nil
@@ -229,9 +244,13 @@ func openSession(ctx context.Context, env *Env, rq *app.Request, o app.SessionOp
 
 // runTurn runs one question as the session's next turn with the plain
 // display, and prints the answer.
-func runTurn(ctx context.Context, env *Env, sess *app.Session, rq app.Request, outputFile string, nested bool) error {
+func runTurn(ctx context.Context, env *Env, sess *app.Session, rq app.Request, outputFile string, nested, resume bool) error {
 	observe(env, &rq)
-	out, err := sess.Turn(ctx, rq, nested)
+	turn := sess.Turn
+	if resume {
+		turn = sess.ResumePending
+	}
+	out, err := turn(ctx, rq, nested)
 	if err != nil {
 		return err
 	}

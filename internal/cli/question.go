@@ -45,7 +45,7 @@ func runQuestion(ctx context.Context, env *Env, rq app.Request, outputFile strin
 			fmt.Fprintf(env.Stderr, "warning: sessions database: %v\n", err)
 		}
 	}()
-	return runTurn(ctx, env, sess, rq, outputFile, false)
+	return runTurn(ctx, env, sess, rq, outputFile, false, false)
 }
 
 // finish prints the outcome and maps it to an exit code.

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/massgen/massgen/internal/llmsim/simtest"
 	"github.com/massgen/massgen/internal/store"
 )
 
@@ -28,18 +30,25 @@ func buildMassgen(t *testing.T) string {
 }
 
 // A session survives kill -9: turn one (finished) and the answer turn two
-// had accepted before the kill are in the store; --continue marks turn two
-// interrupted, and the next turn sees turn one — and only it — as history.
+// had accepted before the kill are in the store. --continue with a
+// question marks turn two interrupted and leaves it out of the history;
+// --continue without one finishes it from its accepted answer, which the
+// simulator (running in this test, so it counts every process's requests)
+// is never asked for again.
 func TestKilledTurnLosesNothingAndContinueResumes(t *testing.T) {
 	bin := buildMassgen(t)
 	dir := t.TempDir()
-	// In turn two, "quick" answers at once and "slow" waits 30 s for its
-	// first token: the process is killed in between.
-	slow := "agents:\n" +
-		"  - {id: quick, backend: {type: sim, model: sim-quick, ttft_ms: 5, tokens_per_second: 5000}}\n" +
-		"  - {id: slow, backend: {type: sim, model: sim-slow, ttft_ms: 30000, tokens_per_second: 5}}\n"
-	if err := os.WriteFile(filepath.Join(dir, "slow.yaml"), []byte(slow), 0o644); err != nil {
-		t.Fatal(err)
+	srv, url := simtest.Start(t, "models:\n  m-slow: {ttft_ms: 30000}\n")
+	team := func(slowModel string) string {
+		return fmt.Sprintf("agents:\n  - {id: quick, backend: {type: chatcompletion, model: m-quick, base_url: %q}}\n"+
+			"  - {id: slow, backend: {type: chatcompletion, model: %s, base_url: %q}}\n", url, slowModel, url)
+	}
+	// Turn two's "slow" waits 30 s for its first token: the process is
+	// killed after "quick" has answered.
+	for name, body := range map[string]string{"one.yaml": team("m-later"), "two.yaml": team("m-slow")} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
@@ -49,11 +58,11 @@ func TestKilledTurnLosesNothingAndContinueResumes(t *testing.T) {
 		cmd.Env = []string{"HOME=" + dir, "PATH=" + os.Getenv("PATH")}
 		return cmd
 	}
-	if out, err := run("--config", "@examples/sim_single_agent", "First question").CombinedOutput(); err != nil {
+	if out, err := run("--config", "one.yaml", "First question").CombinedOutput(); err != nil {
 		t.Fatalf("turn one: %v\n%s", err, out)
 	}
 
-	second := run("--continue", "--config", "slow.yaml", "Second question")
+	second := run("--continue", "--config", "two.yaml", "Second question")
 	var stderr strings.Builder
 	second.Stderr = &stderr
 	if err := second.Start(); err != nil {
@@ -96,34 +105,61 @@ func TestKilledTurnLosesNothingAndContinueResumes(t *testing.T) {
 	if turns[0].Status != store.TurnCompleted || turns[1].Status != store.TurnRunning || turns[1].Answers[0].Agent != "quick" {
 		t.Fatalf("after kill -9: turn one %s, turn two %s with answers %+v", turns[0].Status, turns[1].Status, turns[1].Answers)
 	}
+	before := len(srv.Requests())
 
-	third := run("--continue", "Third question")
-	out, err := third.CombinedOutput()
+	// --continue with no question (stdin at EOF): turn two is finished
+	// as turn three, from quick's accepted answer.
+	out, err := run("--continue").CombinedOutput()
 	if err != nil {
-		t.Fatalf("turn three: %v\n%s", err, out)
+		t.Fatalf("resuming: %v\n%s", err, out)
 	}
-	if !strings.Contains(string(out), "turns [2] were interrupted") {
-		t.Errorf("--continue does not say turn two was interrupted:\n%s", out)
+	for _, want := range []string{"turns [2] were interrupted", "resuming interrupted turn 2: Second question (its 1 accepted answers are kept"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("--continue does not say %q:\n%s", want, out)
+		}
+	}
+	for _, r := range srv.Requests()[before:] {
+		if r.Model == "m-quick" && r.Step == "answer" {
+			t.Errorf("quick was asked for an answer again (request %d)", r.ID)
+		}
 	}
 	turns, err = st.Turns(ctx, sess.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(turns) != 3 || turns[1].Status != store.TurnInterrupted || len(turns[1].Answers) == 0 || turns[2].Status != store.TurnCompleted {
+	if len(turns) != 3 || turns[1].Status != store.TurnInterrupted || len(turns[1].Answers) == 0 {
 		t.Fatalf("turns after --continue: %+v", turns)
 	}
-	if turns[2].LogDir != filepath.Join(sess.LogDir, "turn_3") {
-		t.Errorf("turn three logs in %s, want turn_3 of %s", turns[2].LogDir, sess.LogDir)
+	resumed := turns[2]
+	if resumed.Question != "Second question" || resumed.Status != store.TurnCompleted || resumed.Winner == "" ||
+		len(resumed.Answers) == 0 || resumed.Answers[0].Content != turns[1].Answers[0].Content {
+		t.Fatalf("resumed turn: %+v", resumed)
 	}
-	c := contexts(t, turns[2].LogDir)
+	if resumed.LogDir != filepath.Join(sess.LogDir, "turn_3") {
+		t.Errorf("turn three logs in %s, want turn_3 of %s", resumed.LogDir, sess.LogDir)
+	}
+	c := contexts(t, resumed.LogDir)
 	if !strings.Contains(c, "User: First question") || !strings.Contains(c, "Assistant: "+strings.SplitN(turns[0].Final, "\n", 2)[0]) {
 		t.Errorf("turn three's prompt lacks turn one's history:\n%s", c)
 	}
-	if strings.Contains(c, "Second question") {
-		t.Error("turn three's history has the interrupted turn, which has no answer")
+	if strings.Contains(c, "User: Second question") {
+		t.Error("the interrupted turn, which has no answer, is in the history")
 	}
-	// --continue without --config ran the session's own config (turn one's).
-	if turns[2].Winner != "solo" || len(turns[2].Usage) != 1 {
-		t.Errorf("turn three ran another team than the session's: winner %q, usage %+v", turns[2].Winner, turns[2].Usage)
+	// --continue without --config ran the session's own config (turn
+	// one's): no request went to the slow model.
+	for _, r := range srv.Requests()[before:] {
+		if r.Model == "m-slow" {
+			t.Errorf("the resumed turn ran turn two's --config (request %d to m-slow)", r.ID)
+		}
+	}
+
+	// A follow-up now sees turns one and three.
+	out, err = run("--continue", "Third question").CombinedOutput()
+	if err != nil {
+		t.Fatalf("turn four: %v\n%s", err, out)
+	}
+	turns, _ = st.Turns(ctx, sess.ID)
+	if c := contexts(t, turns[3].LogDir); !strings.Contains(c, "User: First question") || !strings.Contains(c, "User: Second question") {
+		t.Errorf("turn four's history lacks a finished turn:\n%s", c)
 	}
 }
