@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/massgen/massgen/internal/store"
 )
@@ -240,4 +241,61 @@ func TestContinueAndTheSessionsCommand(t *testing.T) {
 	if _, err := os.Stat(t1.LogDir); err != nil {
 		t.Errorf("delete removed the logs: %v", err)
 	}
+}
+
+// Ctrl+C during a turn (the context cancelled) exits 4 and records the
+// turn as interrupted with the answers it had accepted; --continue without
+// a question finishes it from them.
+func TestInterruptedTurnIsRecordedAndResumed(t *testing.T) {
+	dir := t.TempDir()
+	team := func(slow string) string {
+		return "agents:\n  - {id: quick, backend: {type: sim, model: sim-quick}}\n" +
+			"  - {id: slow, backend: {type: sim, model: sim-slow" + slow + "}}\n"
+	}
+	for name, body := range map[string]string{"slow.yaml": team(", ttft_ms: 30000"), "fast.yaml": team("")} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan result)
+	go func() { done <- massgenIn(t, ctx, dir, "", "--config", "slow.yaml", "Slow question") }()
+	// Wait for quick's accepted answer in the store, then "press Ctrl+C".
+	deadline, stop := context.WithTimeout(t.Context(), time.Minute)
+	defer stop()
+	for !hasAnswer(t, dir) {
+		select {
+		case <-deadline.Done():
+			cancel()
+			t.Fatalf("no answer accepted: %v", (<-done).stderr)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	cancel()
+	r := <-done
+	if r.code != ExitInterrupted {
+		t.Fatalf("exit %d, want %d: %s", r.code, ExitInterrupted, r.stderr)
+	}
+	list, turns := sessionTurns(t, dir)
+	tr := turns[list[0].ID][0]
+	if tr.Status != store.TurnInterrupted || len(tr.Answers) != 1 || tr.Answers[0].Agent != "quick" {
+		t.Fatalf("interrupted turn recorded as %+v", tr)
+	}
+	r = massgenIn(t, t.Context(), dir, "", "--continue", "--config", "fast.yaml")
+	if r.code != 0 || !strings.Contains(r.stderr, "resuming interrupted turn 1: Slow question") {
+		t.Fatalf("resume: exit %d: %s", r.code, r.stderr)
+	}
+	_, turns = sessionTurns(t, dir)
+	got := turns[list[0].ID]
+	if len(got) != 2 || got[1].Status != store.TurnCompleted || got[1].Question != "Slow question" || got[1].Answers[0].Content != tr.Answers[0].Content {
+		t.Fatalf("after resuming: %+v", got)
+	}
+}
+
+func hasAnswer(t *testing.T, dir string) bool {
+	if _, err := os.Stat(store.DefaultPath(dir)); err != nil {
+		return false
+	}
+	list, turns := sessionTurns(t, dir)
+	return len(list) == 1 && len(turns[list[0].ID]) == 1 && len(turns[list[0].ID][0].Answers) > 0
 }
