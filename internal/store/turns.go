@@ -167,7 +167,6 @@ func (s *Store) Turns(ctx context.Context, session string) ([]Turn, error) {
 	}
 	defer conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK") //nolint:errcheck // read only
 	var turns []Turn
-	idx := map[int]int{}
 	rows, err := conn.QueryContext(ctx, `SELECT n, question, status, started_at, ended_at, winner, winner_label, final_answer, error, log_dir, pid
 		FROM turns WHERE session_id = ? ORDER BY n`, session)
 	if err != nil {
@@ -184,59 +183,70 @@ func (s *Store) Turns(ctx context.Context, session string) ([]Turn, error) {
 		if ended != "" {
 			t.Ended = parseStamp(ended)
 		}
-		idx[t.N] = len(turns)
 		turns = append(turns, t)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	each := func(query string, scan func(rows *sql.Rows, t *Turn) error) error {
+	byN := map[int]*Turn{}
+	for i := range turns {
+		byN[turns[i].N] = &turns[i]
+	}
+	// each runs a query over the session's rows of one table; scan reads a
+	// row's turn number and files the row under that turn.
+	each := func(query string, scan func(rows *sql.Rows) error) error {
 		rows, err := conn.QueryContext(ctx, query, session)
 		if err != nil {
 			return err
 		}
 		defer rows.Close()
 		for rows.Next() {
-			var n int
-			var t Turn
-			if err := scan(rows, &t); err != nil {
+			if err := scan(rows); err != nil {
 				return err
-			}
-			n = t.N
-			if i, ok := idx[n]; ok {
-				dst := &turns[i]
-				dst.Answers = append(dst.Answers, t.Answers...)
-				dst.Votes = append(dst.Votes, t.Votes...)
-				dst.Usage = append(dst.Usage, t.Usage...)
 			}
 		}
 		return rows.Err()
 	}
-	err = each(`SELECT turn, agent, label, content, at FROM answers WHERE session_id = ? ORDER BY turn, seq`, func(rows *sql.Rows, t *Turn) error {
+	err = each(`SELECT turn, agent, label, content, at FROM answers WHERE session_id = ? ORDER BY turn, seq`, func(rows *sql.Rows) error {
+		var n int
 		var a Answer
 		var at string
-		err := rows.Scan(&t.N, &a.Agent, &a.Label, &a.Content, &at)
+		if err := rows.Scan(&n, &a.Agent, &a.Label, &a.Content, &at); err != nil {
+			return err
+		}
 		a.At = parseStamp(at)
-		t.Answers = []Answer{a}
-		return err
+		if t := byN[n]; t != nil {
+			t.Answers = append(t.Answers, a)
+		}
+		return nil
 	})
 	if err == nil {
-		err = each(`SELECT turn, agent, target, target_label, reason, at FROM votes WHERE session_id = ? ORDER BY turn, seq`, func(rows *sql.Rows, t *Turn) error {
+		err = each(`SELECT turn, agent, target, target_label, reason, at FROM votes WHERE session_id = ? ORDER BY turn, seq`, func(rows *sql.Rows) error {
+			var n int
 			var v Vote
 			var at string
-			err := rows.Scan(&t.N, &v.Agent, &v.Target, &v.TargetLabel, &v.Reason, &at)
+			if err := rows.Scan(&n, &v.Agent, &v.Target, &v.TargetLabel, &v.Reason, &at); err != nil {
+				return err
+			}
 			v.At = parseStamp(at)
-			t.Votes = []Vote{v}
-			return err
+			if t := byN[n]; t != nil {
+				t.Votes = append(t.Votes, v)
+			}
+			return nil
 		})
 	}
 	if err == nil {
-		err = each(`SELECT turn, agent, input_tokens, output_tokens, cost_usd FROM usage WHERE session_id = ? ORDER BY turn, agent`, func(rows *sql.Rows, t *Turn) error {
+		err = each(`SELECT turn, agent, input_tokens, output_tokens, cost_usd FROM usage WHERE session_id = ? ORDER BY turn, agent`, func(rows *sql.Rows) error {
+			var n int
 			var u Usage
-			err := rows.Scan(&t.N, &u.Agent, &u.InputTokens, &u.OutputTokens, &u.CostUSD)
-			t.Usage = []Usage{u}
-			return err
+			if err := rows.Scan(&n, &u.Agent, &u.InputTokens, &u.OutputTokens, &u.CostUSD); err != nil {
+				return err
+			}
+			if t := byN[n]; t != nil {
+				t.Usage = append(t.Usage, u)
+			}
+			return nil
 		})
 	}
 	return turns, err
