@@ -8,7 +8,7 @@ import (
 )
 
 // The house's dependencies point one way (DESIGN.md §3): cli →
-// {server, …} → app → orchestrator → {coord, agent, event, runlog} → {llm,
+// {server, …} → app → orchestrator → {coord, agent, event, runlog, store} → {llm,
 // tool}. Each rule below names a package and what it must never reach; a
 // change that breaks one fails here rather than in a review.
 func TestDependenciesPointOneWay(t *testing.T) {
@@ -55,6 +55,8 @@ func TestDependenciesPointOneWay(t *testing.T) {
 	never("internal/tool/custom", append(above, "internal/orchestrator", "internal/agent", "internal/config")...)
 	never("internal/tool/mcp", append(above, "internal/orchestrator", "internal/agent", "internal/config", "internal/tool/custom")...)
 	never("internal/config", append(above, "internal/orchestrator", "internal/agent", "internal/tool")...)
+	// store keeps sessions; app translates a run's events into its calls.
+	never("internal/store", append(above, "internal/orchestrator", "internal/runlog", "internal/config", "internal/llm", "internal/event")...)
 	never("internal/llm", "internal/config", "internal/provider", "internal/coord", "internal/event", "internal/tool")
 	// workspace (and its sandbox) is the enforcement point below every
 	// tool: the standard library and x/sys only, no massgen package.

@@ -65,6 +65,25 @@ type Request struct {
 	// ContextPaths are shared with the agents that have a workspace, on
 	// top of the config's orchestrator.context_paths (--cwd-context).
 	ContextPaths []config.ContextPath
+	// Turn, when set, makes this run a turn of a session (session.go).
+	Turn *TurnLog
+	// Seed are answers accepted before the run (an interrupted session
+	// turn resumed): the run starts from them instead of asking again.
+	Seed []orchestrator.Seed
+}
+
+// TurnLog places a session turn's logs and records its events.
+type TurnLog struct {
+	// N is the turn's number. Nested logs it in <SessionDir>/turn_<N>/
+	// (SessionDir "" creates the session's log_<timestamp>/ first); else
+	// the run logs at the top of a new log_<timestamp>/, as a one-question
+	// run does, which then is the session's directory.
+	N          int
+	Nested     bool
+	SessionDir string
+	// Record, when set, consumes the run's events (deltas left out) from
+	// the start; it must read its subscription until it ends.
+	Record func(sub *event.Subscription)
 }
 
 // Outcome is what Execute produced.
@@ -150,7 +169,7 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 		if root == "" {
 			root = filepath.Join(env.WorkDir, ".massgen", "massgen_logs")
 		}
-		if logs, err = runlog.New(root, env.Now(), metadata(cfg, rq, ignored)); err != nil {
+		if logs, err = openLogs(root, env.Now(), metadata(cfg, rq, ignored), rq.Turn); err != nil {
 			return nil, execErr("cannot create the log directory: %w", err)
 		}
 		logOut = io.MultiWriter(logOut, logs.LogWriter())
@@ -177,6 +196,10 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 		sub := broker.Subscribe(event.Deltas...)
 		wg.Go(func() { logEvents(log, sub) })
 	}
+	if rq.Turn != nil && rq.Turn.Record != nil {
+		sub := broker.Subscribe(event.Deltas...)
+		wg.Go(func() { rq.Turn.Record(sub) })
+	}
 	if rq.Observe != nil {
 		sub := broker.Subscribe(rq.ObserveSkips...)
 		wg.Go(func() { rq.Observe(sub, agents, out.LogDir) })
@@ -189,6 +212,7 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 		Events:      broker,
 		Now:         env.Now,
 		Activities:  acts,
+		Seed:        rq.Seed,
 	}
 	if logs != nil {
 		// The machine's steps go to coordination_replay.jsonl as it takes
@@ -216,6 +240,22 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 		fmt.Fprintf(env.Stderr, "warning: keeping the winner's workspace in the logs: %v\n", err)
 	}
 	return out, nil
+}
+
+// openLogs opens the log of a run: a new log_<timestamp>/ under root, or
+// for a nested session turn turn_<N>/ inside the session's directory.
+func openLogs(root string, now time.Time, meta runlog.Metadata, turn *TurnLog) (*runlog.Writer, error) {
+	if turn == nil || !turn.Nested {
+		return runlog.New(root, now, meta)
+	}
+	dir := turn.SessionDir
+	if dir == "" {
+		var err error
+		if dir, err = runlog.NewDir(root, now); err != nil {
+			return nil, err
+		}
+	}
+	return runlog.NewTurn(dir, turn.N, now, meta)
 }
 
 // withParams returns agents whose requests also carry params (which win

@@ -155,7 +155,7 @@ func TestExitCodes(t *testing.T) {
 		{name: "timeout without an answer exits 3", files: map[string]string{
 			"c.yaml": "agent: {id: a, backend: {type: sim, scenario: s.yaml}}\n", "s.yaml": hangScenario},
 			args: []string{"--orchestrator-timeout", "0.3", "--config", "c.yaml", "q"}, code: 3, stderr: "timed out"},
-		{name: "no question is a usage error", args: []string{"--config", "@examples/sim_single_agent"}, code: 1, stderr: "no question"},
+		{name: "no question with --automation is a usage error", args: []string{"--automation", "--config", "@examples/sim_single_agent"}, code: 1, stderr: "no question"},
 		{name: "no config and no key says what to set", args: []string{"q"}, code: 1, stderr: "OPENAI_API_KEY"},
 		{name: "unknown flag", args: []string{"--bogus", "q"}, code: 1, stderr: "unknown flag"},
 	}

@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 
@@ -17,28 +16,36 @@ import (
 	"github.com/massgen/massgen/internal/orchestrator"
 )
 
-// runQuestion is the CLI's main job: Execute with a display, then print
-// the answer and map the outcome to an exit code.
-func runQuestion(ctx context.Context, env *Env, rq app.Request, outputFile string) error {
-	rq.Observe = func(sub *event.Subscription, _ []orchestrator.Agent, logDir string) {
-		d := newDisplay(env, rq.Automation)
-		if logDir != "" {
-			d.logDir(logDir)
-		}
-		d.run(sub)
-	}
-	rq.ObserveSkips = append(slices.Clone(event.Deltas), event.Bookkeeping...) // progress lines: no streamed text, no accounting
+// runQuestion is the CLI's main job: run the question as a session turn
+// (or, with --no-logs, on its own) with a display, then print the answer
+// and map the outcome to an exit code.
+func runQuestion(ctx context.Context, env *Env, rq app.Request, outputFile string, so app.SessionOptions) error {
 	if outputFile != "" {
 		// Found now, not after the run has spent its tokens.
 		if err := checkWritable(outputPath(env, outputFile)); err != nil {
 			return usageErr("cannot write --output-file: %v", err)
 		}
 	}
-	out, err := app.Execute(ctx, env.app(), rq)
+	resume := so.Continue || so.ID != ""
+	if rq.NoLogs && !resume {
+		// --no-logs writes nothing under .massgen/, sessions included.
+		observe(env, &rq)
+		out, err := app.Execute(ctx, env.app(), rq)
+		if err != nil {
+			return err
+		}
+		return finish(env, rq.Automation, outputFile, out)
+	}
+	sess, err := openSession(ctx, env, &rq, so, false)
 	if err != nil {
 		return err
 	}
-	return finish(env, rq.Automation, outputFile, out)
+	defer func() {
+		if err := sess.Close(context.WithoutCancel(ctx)); err != nil {
+			fmt.Fprintf(env.Stderr, "warning: sessions database: %v\n", err)
+		}
+	}()
+	return runTurn(ctx, env, sess, rq, outputFile, false, false)
 }
 
 // finish prints the outcome and maps it to an exit code.

@@ -86,16 +86,10 @@ Try it without any API key on the built-in simulator:
 					return err
 				}
 			}
-			switch {
-			case len(args) == 0:
-				return usageErr("no question given: run massgen \"your question\" (interactive mode is not available yet)")
-			case len(args) > 1:
-				return usageErr("one question at a time: quote it, as in massgen \"%s\"", strings.Join(args, " "))
+			if up.listSessions {
+				return listSessions(cmd.Context(), env, up.all)
 			}
-			if cmd.Flags().Changed("orchestrator-timeout") && rq.Timeout <= 0 {
-				return usageErr("--orchestrator-timeout must be a positive number of seconds")
-			}
-			rq.Question = args[0]
+			// Shared with every turn, interactive ones included.
 			if cwdContext != "" {
 				perm, ok := map[string]string{"ro": "read", "read": "read", "rw": "write", "write": "write"}[cwdContext]
 				if !ok {
@@ -103,10 +97,21 @@ Try it without any API key on the built-in simulator:
 				}
 				rq.ContextPaths = append(rq.ContextPaths, config.ContextPath{Path: env.WorkDir, Permission: perm})
 			}
+			so := app.SessionOptions{Continue: up.cont, ID: up.sessionID}
+			switch {
+			case len(args) == 0:
+				return interactive(cmd.Context(), env, rq, outputFile, so)
+			case len(args) > 1:
+				return usageErr("one question at a time: quote it, as in massgen \"%s\"", strings.Join(args, " "))
+			}
+			if cmd.Flags().Changed("orchestrator-timeout") && rq.Timeout <= 0 {
+				return usageErr("--orchestrator-timeout must be a positive number of seconds")
+			}
+			rq.Question = args[0]
 			if !noAtRefs {
 				rq.ContextPaths = append(rq.ContextPaths, app.AtReferences(rq.Question, env.WorkDir)...)
 			}
-			return runQuestion(cmd.Context(), env, rq, outputFile)
+			return runQuestion(cmd.Context(), env, rq, outputFile, so)
 		},
 	}
 	fl := root.Flags()
@@ -124,6 +129,7 @@ Try it without any API key on the built-in simulator:
 	fl.BoolVar(&noAtRefs, "no-parse-at-references", false, "do not share the files a question names as @path (read) or @path:w (write)")
 	fl.StringVar(&cwdContext, "cwd-context", "", "share the current directory with the agents that have a cwd: ro or rw (rw: the winner may write it in its final presentation)")
 	up.register(root)
-	root.AddCommand(newConfigCmd(env), newSimCmd(env), newExamplesCmd(env), newServeCmd(env), newMCPCmd(env))
+	root.AddCommand(newConfigCmd(env), newSimCmd(env), newExamplesCmd(env), newServeCmd(env), newMCPCmd(env),
+		newSessionsCmd(env), newLogsCmd(env))
 	return root
 }

@@ -14,8 +14,8 @@ import (
 // user typing a command, and running it would bill a whole team for the
 // word "logs".
 var commandWords = map[string]string{
-	"logs": "each run's logs are in .massgen/massgen_logs/log_<timestamp>/ (status.json, coordination_table.txt, " +
-		"final/<winner>/answer.txt; --automation prints LOG_DIR)",
+	// Only other spellings reach here: `massgen logs` is a command.
+	"logs":   "past runs are listed by `massgen logs` (list, show, table, open, analyze)",
 	"export": "the files of a run are in its log directory, .massgen/massgen_logs/log_<timestamp>/",
 	"shares": "sharing runs as gists is not available yet",
 	"viewer": "the log viewer is not available yet; a run's status.json and coordination_table.txt are in its log directory",
@@ -77,10 +77,10 @@ var laterFlags = func() []laterFlag {
 			"and the log directory's coordination_events.jsonl gets one JSON event per line as the run goes"},
 		{name: "inbox-dir", value: true, do: "mid-run steering is not available yet"},
 		{name: "step", do: "single-step runs are not available yet"},
-		{name: "session-dir", value: true, do: "sessions are not available yet: each massgen run stands alone"},
+		{name: "session-dir", value: true, do: "single-step runs are not available yet; sessions are resumed with --continue or --session-id"},
 		{name: "save-streaming-buffers", note: true, do: "each agent's streamed output is always kept in agent_outputs/ in the log directory"},
 		{name: "logfire", do: "Logfire tracing is not available: massgen.log and coordination_events.jsonl in the log directory record the run"},
-		{name: "no-session-registry", note: true, do: "massgen keeps no session registry"},
+		{name: "no-session-registry", note: true, do: "sessions live in .massgen/sessions.db; --no-logs writes neither logs nor sessions"},
 		{name: "eval-criteria", value: true, do: "evaluation criteria files are not available yet"},
 		{name: "checklist-criteria-preset", value: true, do: "checklist criteria are not available yet"},
 		{name: "skip-agent-selector", note: true, do: "massgen has no agent selector"},
@@ -111,10 +111,10 @@ func (u *upstreamFlags) register(cmd *cobra.Command) {
 	fl.BoolVar(&u.strict, "strict", false, "with --validate: treat ignored features as errors")
 	fl.BoolVar(&u.asJSON, "json", false, "with --validate: print the result as JSON")
 	fl.BoolVar(&u.noDisplay, "no-display", false, "plain progress lines (what massgen prints anyway)")
-	fl.BoolVar(&u.cont, "continue", false, "")
-	fl.StringVar(&u.sessionID, "session-id", "", "")
-	fl.BoolVar(&u.listSessions, "list-sessions", false, "")
-	fl.BoolVar(&u.all, "all", false, "")
+	fl.BoolVar(&u.cont, "continue", false, "resume the latest session: the question (or interactive mode) sees its turns")
+	fl.StringVar(&u.sessionID, "session-id", "", "resume this session (massgen sessions list shows them)")
+	fl.BoolVar(&u.listSessions, "list-sessions", false, "list the 10 most recent sessions (--all: every one)")
+	fl.BoolVar(&u.all, "all", false, "with --list-sessions: every session")
 	fl.BoolVar(&u.selectCfg, "select", false, "")
 	fl.BoolVar(&u.init, "init", false, "")
 	fl.BoolVar(&u.setup, "setup", false, "")
@@ -123,21 +123,17 @@ func (u *upstreamFlags) register(cmd *cobra.Command) {
 	fl.BoolVar(&u.skipValidation, "skip-validation", false, "")
 	fl.BoolVar(&u.strictValidation, "strict-validation", false, "")
 	fl.BoolVar(&u.listBackends, "list-backends", false, "")
-	hide("list-examples", "example", "validate", "strict", "json", "no-display", "continue", "session-id", "list-sessions", "all",
+	hide("list-examples", "example", "validate", "strict", "json", "no-display", "all",
 		"select", "init", "setup", "rate-limit", "show-schema", "skip-validation", "strict-validation", "list-backends")
 }
 
 // unavailable names, for each upstream flag massgen cannot honour yet, what
 // to use instead.
 func (u *upstreamFlags) unavailable() error {
-	sessions := "sessions are not available yet: each massgen run stands alone, and its logs are in .massgen/massgen_logs/"
 	for _, f := range []struct {
 		set      bool
 		flag, do string
 	}{
-		{u.cont, "--continue", sessions},
-		{u.sessionID != "", "--session-id", sessions},
-		{u.listSessions, "--list-sessions", sessions},
 		{u.selectCfg, "--select", "the interactive config picker is not available yet: list the configs with `massgen examples` and pass --config @examples/NAME"},
 		{u.init, "--init", "the config builder is not available yet: start from an example, e.g. `massgen examples sim_three_agents > config.yaml`"},
 		{u.setup, "--setup", "the API-key wizard is not available yet: put your keys (OPENAI_API_KEY=…) in ./.env or ~/.massgen/.env"},
@@ -151,8 +147,11 @@ func (u *upstreamFlags) unavailable() error {
 			return usageErr("%s: %s", f.flag, f.do)
 		}
 	}
+	if u.cont && u.sessionID != "" {
+		return usageErr("--continue resumes the latest session and --session-id a chosen one: give one of them")
+	}
 	if u.all && !u.listSessions {
-		return usageErr("--all goes with --list-sessions (%s)", sessions)
+		return usageErr("--all goes with --list-sessions (or use massgen sessions list --all)")
 	}
 	for _, f := range laterFlags {
 		if !f.note && u.flags != nil && u.flags.Changed(f.name) {

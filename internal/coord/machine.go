@@ -10,6 +10,16 @@ type Config struct {
 	// ClientTools is true when an API client brought its own tools: only
 	// the final presentation offers them, so the winner always presents.
 	ClientTools bool
+	// Seed are answers accepted before the run began (a session turn that
+	// an interrupted process had started): the first attempt starts with
+	// them, so their agents are not asked for them again. Seeds of unknown
+	// agents and empty ones are ignored; an agent's last seed is current.
+	Seed []Seed `json:",omitempty"`
+}
+
+// Seed is an answer accepted before the run began.
+type Seed struct {
+	Agent, Content string
 }
 
 // phase is where the run stands.
@@ -149,6 +159,12 @@ func (m *Machine) start() []Command {
 		return append(cmds, AnswerDirect{Agent: m.agents[0].id})
 	}
 	m.phase = phaseCoordinating
+	for _, sd := range m.cfg.Seed {
+		if a, ok := m.byID[sd.Agent]; ok && normalise(sd.Content) != "" {
+			a.answers = append(a.answers, normalise(sd.Content))
+			m.epoch++
+		}
+	}
 	for _, a := range m.agents {
 		cmds = append(cmds, m.startTurn(a))
 	}

@@ -6,6 +6,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/massgen/massgen/internal/coord"
+	"github.com/massgen/massgen/internal/event"
 	"github.com/massgen/massgen/internal/llm"
 )
 
@@ -59,5 +61,28 @@ models:
 	}
 	if diff := cmp.Diff([]string{"get_weather"}, reqs[2].Tools); diff != "" {
 		t.Errorf("presentation tools (-want +got):\n%s", diff)
+	}
+}
+
+// A resumed turn's seeded answer is accepted before any turn starts, every
+// agent's first request already shows it, and its agent is never asked for
+// an answer: with the simulator's default policy everyone votes.
+func TestSeededAnswersAreNotAskedForAgain(t *testing.T) {
+	srv, agents := simTeam(t, "", "a", "b")
+	res, rec := run(t, agents, Options{Seed: []coord.Seed{{Agent: "a", Content: "Paris, kept from the interrupted turn."}}})
+	if res.Status != Completed || res.Winner != "a" {
+		t.Fatalf("status = %s, winner %q (%v)", res.Status, res.Winner, res.Err)
+	}
+	for _, r := range srv.Requests() {
+		if r.Step == "answer" {
+			t.Errorf("request %d (%s) was asked for an answer", r.ID, r.Model)
+		}
+	}
+	var types []event.Type
+	for _, e := range rec.events {
+		types = append(types, e.Type)
+	}
+	if len(rec.events) < 2 || rec.events[1].Type != event.TypeAnswerAccepted || rec.events[1].Agent != "a" || rec.events[1].Label != "agent1.1" {
+		t.Errorf("events begin %v; want run_started then a's seeded answer agent1.1", types[:min(4, len(types))])
 	}
 }

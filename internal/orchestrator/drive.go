@@ -67,6 +67,14 @@ func (r *runner) step(in coord.Input) []coord.Command {
 		r.o.Trace(in, cmds)
 	}
 	r.attempt, r.epoch = r.m.Attempt(), r.m.Epoch()
+	if _, ok := in.(coord.Start); ok {
+		// Seeded answers are the answer set from the start: observers
+		// (logs, sessions) see them accepted before any turn begins.
+		for _, a := range r.m.Answers() {
+			r.publish(event.AnswerAccepted{Agent: a.Agent, Content: a.Content, Label: r.answerRef(a).Answer, AnonLabel: a.Label,
+				Answers: r.answerRefs(r.m.Answers())})
+		}
+	}
 	if p, ok := in.(coord.Proposed); ok && len(cmds) > 0 {
 		v := cmds[0].(coord.Reply).Verdict
 		switch {

@@ -54,7 +54,14 @@ type Options struct {
 	// Activities, when set, follow the bytes of each agent's requests
 	// (NewActivities), so a status display can tell a silent provider.
 	Activities Activities
+	// Seed are answers accepted before this run (coord.Config.Seed): a
+	// resumed session turn starts from them, published as AnswerAccepted
+	// events when the run starts, and their agents are not asked again.
+	Seed []coord.Seed
 }
+
+// Seed is an answer accepted before a run began (Options.Seed).
+type Seed = coord.Seed
 
 // MachineConfig is the coord.Config a run with these options builds its
 // machine from: the first line of its replay log. Its settings have their
@@ -64,7 +71,7 @@ func (o *Options) MachineConfig() coord.Config {
 	for i, a := range o.Agents {
 		ids[i] = a.ID
 	}
-	return coord.Config{Agents: ids, Settings: o.Settings.WithDefaults(), ClientTools: len(o.ClientTools) > 0}
+	return coord.Config{Agents: ids, Settings: o.Settings.WithDefaults(), ClientTools: len(o.ClientTools) > 0, Seed: o.Seed}
 }
 
 // Status is how a run ended (one type for library, server, logs and CLI).

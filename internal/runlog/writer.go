@@ -81,6 +81,38 @@ func New(root string, started time.Time, meta Metadata) (*Writer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("runlog: create log dir: %w", err)
 	}
+	return newIn(dir, started, meta)
+}
+
+// NewDir creates root/log_<YYYYMMDD_HHMMSS_ffffff>/ (suffixed as New does)
+// and returns it: the log directory of an interactive session, whose turns
+// log in turn_<N>/ inside it (NewTurn).
+func NewDir(root string, started time.Time) (string, error) {
+	if started.IsZero() {
+		started = time.Now()
+	}
+	dir, err := mkdirUnique(filepath.Join(root, "log_"+stamp(started)))
+	if err != nil {
+		return "", fmt.Errorf("runlog: create log dir: %w", err)
+	}
+	return dir, nil
+}
+
+// NewTurn is New for turn n of a session: it logs in sessionDir/turn_<n>/
+// (suffixed _2, _3… should that exist already).
+func NewTurn(sessionDir string, n int, started time.Time, meta Metadata) (*Writer, error) {
+	if started.IsZero() {
+		started = time.Now()
+	}
+	dir, err := mkdirUnique(filepath.Join(sessionDir, fmt.Sprintf("turn_%d", n)))
+	if err != nil {
+		return nil, fmt.Errorf("runlog: create turn log dir: %w", err)
+	}
+	return newIn(dir, started, meta)
+}
+
+// newIn opens the log of a run in dir, which exists and is empty.
+func newIn(dir string, started time.Time, meta Metadata) (*Writer, error) {
 	lf, err := os.OpenFile(filepath.Join(dir, "massgen.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("runlog: open massgen.log: %w", err)

@@ -2,6 +2,7 @@ package runlog
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -535,5 +536,35 @@ func TestToolCallsInEveryLogFile(t *testing.T) {
 	}
 	if len(tools) != 2 || tools[0].DurationMS != 12.3 || tools[1].DurationMS != 0.042 || !tools[1].IsError || tools[1].Result == "" {
 		t.Errorf("tool_called events = %+v", tools)
+	}
+}
+
+// A session's turns log in turn_<N>/ of the session's directory, with the
+// usual files.
+func TestNewTurnLogsInsideTheSessionDirectory(t *testing.T) {
+	root := t.TempDir()
+	session, err := NewDir(root, time.Date(2026, 12, 3, 2, 0, 0, 0, time.UTC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if filepath.Dir(session) != root || filepath.Base(session) != "log_20261203_020000_000000" {
+		t.Errorf("session dir %s", session)
+	}
+	for n := 1; n <= 2; n++ {
+		w, err := NewTurn(session, n, time.Time{}, Metadata{Question: "q"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := filepath.Join(session, fmt.Sprintf("turn_%d", n)); w.Dir() != want {
+			t.Errorf("turn %d logs in %s, want %s", n, w.Dir(), want)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range []string{"status.json", "execution_metadata.yaml", "massgen.log"} {
+			if _, err := os.Stat(filepath.Join(w.Dir(), f)); err != nil {
+				t.Errorf("turn %d: %v", n, err)
+			}
+		}
 	}
 }

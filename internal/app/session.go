@@ -1,0 +1,265 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/massgen/massgen/internal/event"
+	"github.com/massgen/massgen/internal/llm"
+	"github.com/massgen/massgen/internal/orchestrator"
+	"github.com/massgen/massgen/internal/runlog"
+	"github.com/massgen/massgen/internal/store"
+)
+
+// SessionOptions say which session a CLI process works in.
+type SessionOptions struct {
+	Continue bool   // the most recent session
+	ID       string // this one (an unambiguous prefix will do)
+}
+
+// Session is a conversation kept in the sessions database: each turn is a
+// team run that sees the earlier completed turns as history. Turns are
+// written as they go (store package), so an interrupted process loses
+// nothing that was accepted, and --continue picks the session up again.
+type Session struct {
+	env     *Env
+	st      *store.Store
+	info    store.Session // ID "" until the first turn creates it
+	history []llm.Message
+	// Interrupted are the turns found running, whose process had died,
+	// when the session was resumed.
+	Interrupted []int
+	pending     *store.Turn // the last turn, when it was interrupted
+	last        int         // the last turn run by this process
+}
+
+// OpenSession opens the sessions database of env.WorkDir and the session o
+// names (none: a new one, created with its first turn).
+func OpenSession(ctx context.Context, env *Env, o SessionOptions) (*Session, error) {
+	env.WithDefaults()
+	st, err := store.Open(ctx, store.DefaultPath(env.WorkDir))
+	if err != nil {
+		return nil, execErr("%v", err)
+	}
+	s := &Session{env: env, st: st}
+	switch {
+	case o.ID != "":
+		s.info, err = st.Resolve(ctx, o.ID)
+	case o.Continue:
+		s.info, err = st.Latest(ctx)
+	default:
+		return s, nil
+	}
+	if err == nil {
+		err = s.resume(ctx)
+	}
+	if err != nil {
+		st.Close()
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, usageErr("cannot resume: %v (massgen sessions list shows the sessions of %s)", err, env.WorkDir)
+		}
+		return nil, execErr("%v", err)
+	}
+	return s, nil
+}
+
+// resume marks the turns a dead process left running as interrupted and
+// rebuilds the history from the completed turns.
+func (s *Session) resume(ctx context.Context) error {
+	var err error
+	if s.Interrupted, err = s.st.MarkInterrupted(ctx, s.info.ID, runlog.ProcessAlive, s.env.Now()); err != nil {
+		return err
+	}
+	turns, err := s.st.Turns(ctx, s.info.ID)
+	if err != nil {
+		return err
+	}
+	s.history = History(turns)
+	if n := len(turns); n > 0 && turns[n-1].Status == store.TurnInterrupted {
+		s.pending = &turns[n-1]
+	}
+	return nil
+}
+
+// Pending is the session's last turn when it was interrupted (a crash, kill
+// -9, Ctrl+C): ResumePending finishes it.
+func (s *Session) Pending() (store.Turn, bool) {
+	if s.pending == nil {
+		return store.Turn{}, false
+	}
+	return *s.pending, true
+}
+
+// ResumePending runs the interrupted last turn's question again as the
+// next turn, seeded with every answer it had accepted: those agents are
+// not asked for them again, and coordination goes on from there.
+func (s *Session) ResumePending(ctx context.Context, rq Request, nested bool) (*Outcome, error) {
+	p, ok := s.Pending()
+	if !ok {
+		return nil, usageErr("no interrupted turn to resume")
+	}
+	s.pending = nil
+	rq.Question, rq.Seed = p.Question, nil
+	for _, a := range p.Answers {
+		rq.Seed = append(rq.Seed, orchestrator.Seed{Agent: a.Agent, Content: a.Content})
+	}
+	return s.Turn(ctx, rq, nested)
+}
+
+// History is the conversation the completed turns make: each question
+// and its final answer. Interrupted and failed turns are left out: they
+// have no answer to continue from.
+func History(turns []store.Turn) []llm.Message {
+	var h []llm.Message
+	for _, t := range turns {
+		if t.Status == store.TurnCompleted && t.Final != "" {
+			h = append(h, llm.Message{Role: llm.RoleUser, Content: t.Question}, llm.Message{Role: llm.RoleAssistant, Content: t.Final})
+		}
+	}
+	return h
+}
+
+// Info is the session as stored (ID "" before its first turn).
+func (s *Session) Info() store.Session { return s.info }
+
+// Store is the sessions database.
+func (s *Session) Store() *store.Store { return s.st }
+
+// History is what the next turn will see of the earlier ones.
+func (s *Session) History() []llm.Message { return s.history }
+
+// ConfigPath is the config the session ran with ("" when it came from
+// discovery or a quick --model run), for --continue without --config.
+func (s *Session) ConfigPath() string { return s.info.ConfigPath }
+
+// LastTurn is the last turn this process ran (0: none yet).
+func (s *Session) LastTurn() int { return s.last }
+
+// Reset forgets the conversation for real (upstream's /reset did not):
+// the next turn starts a new session, with no history.
+func (s *Session) Reset(ctx context.Context) {
+	if s.info.ID != "" {
+		s.warner()(s.st.SetSessionStatus(ctx, s.info.ID, store.SessionClosed, s.env.Now()))
+	}
+	s.info, s.history, s.Interrupted, s.pending, s.last = store.Session{}, nil, nil, nil, 0
+}
+
+// Close marks the session closed and closes the database.
+func (s *Session) Close(ctx context.Context) error {
+	var err error
+	if s.info.ID != "" {
+		err = s.st.SetSessionStatus(ctx, s.info.ID, store.SessionClosed, s.env.Now())
+	}
+	return errors.Join(err, s.st.Close())
+}
+
+// Turn runs rq as the session's next turn: the earlier turns are its
+// history, its logs go to the session's log directory (turn_<N>/ when
+// nested, which interactive mode asks for), and its question, accepted
+// answers, votes and outcome go to the store as they happen. Store
+// failures are warnings: they never stop a run.
+func (s *Session) Turn(ctx context.Context, rq Request, nested bool) (*Outcome, error) {
+	wctx := context.WithoutCancel(ctx) // an interrupted turn still records how it ended
+	warn := s.warner()
+	if s.info.ID == "" {
+		info, err := s.st.NewSession(wctx, s.env.Now(), sessionConfig(s.env, rq), "")
+		if err != nil {
+			return nil, execErr("sessions database: %v", err)
+		}
+		s.info = info
+	}
+	s.pending = nil // no longer the last turn
+	n, err := s.st.BeginTurn(wctx, s.info.ID, rq.Question, "", os.Getpid(), s.env.Now())
+	if err != nil {
+		return nil, execErr("sessions database: %v", err)
+	}
+	s.last = n
+	rec := &turnRecorder{st: s.st, session: s.info.ID, turn: n, ctx: wctx, warn: warn}
+	rq.History = append(rq.History, s.history...)
+	rq.Turn = &TurnLog{N: n, Nested: nested || s.info.LogDir != "", SessionDir: s.info.LogDir, Record: rec.run}
+	out, err := Execute(ctx, s.env, rq)
+	if err != nil {
+		warn(s.st.FinishTurn(wctx, s.info.ID, n, store.TurnEnd{Status: "failed", Err: err.Error(), At: s.env.Now()}))
+		return nil, err
+	}
+	if out.LogDir != "" {
+		warn(s.st.SetTurnLogDir(wctx, s.info.ID, n, out.LogDir))
+		if s.info.LogDir == "" {
+			s.info.LogDir = out.LogDir
+			if rq.Turn.Nested {
+				s.info.LogDir = filepath.Dir(out.LogDir)
+			}
+			warn(s.st.SetSessionLogDir(wctx, s.info.ID, s.info.LogDir))
+		}
+	}
+	end := store.TurnEnd{Status: string(out.Status), Winner: out.Winner, WinnerLabel: rec.winnerLabel, At: s.env.Now()}
+	if out.Status == orchestrator.Completed {
+		end.Final = out.Final
+	}
+	if out.Err != nil {
+		end.Err = out.Err.Error()
+	}
+	for id, u := range out.Usage {
+		end.Usage = append(end.Usage, store.Usage{Agent: id, InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CostUSD: out.Cost[id]})
+	}
+	warn(s.st.FinishTurn(wctx, s.info.ID, n, end))
+	if end.Final != "" {
+		s.history = append(s.history, llm.Message{Role: llm.RoleUser, Content: rq.Question}, llm.Message{Role: llm.RoleAssistant, Content: end.Final})
+	}
+	return out, nil
+}
+
+// sessionConfig is the config a session records, so that --continue
+// without --config runs the same team: an @examples name as given, a file
+// as an absolute path.
+func sessionConfig(env *Env, rq Request) string {
+	c := rq.Config
+	if c == "" || strings.HasPrefix(c, "@") || filepath.IsAbs(c) {
+		return c
+	}
+	return filepath.Join(env.WorkDir, c)
+}
+
+// warner prints the first store failure of a turn as a warning; the rest
+// would repeat it.
+func (s *Session) warner() func(error) {
+	var once sync.Once
+	return func(err error) {
+		if err != nil {
+			once.Do(func() { fmt.Fprintf(s.env.Stderr, "warning: sessions database: %v\n", err) })
+		}
+	}
+}
+
+// turnRecorder writes a turn's accepted answers and votes to the store
+// the moment the broker publishes them (they are never dropped).
+type turnRecorder struct {
+	st          *store.Store
+	session     string
+	turn        int
+	ctx         context.Context
+	warn        func(error)
+	winnerLabel string
+}
+
+func (r *turnRecorder) run(sub *event.Subscription) {
+	for {
+		e, ok := sub.Next(nil)
+		if !ok {
+			return
+		}
+		switch e := e.(type) {
+		case event.AnswerAccepted:
+			r.warn(r.st.AddAnswer(r.ctx, r.session, r.turn, store.Answer{Agent: e.Agent, Label: e.Label, Content: e.Content, At: e.Time}))
+		case event.VoteAccepted:
+			r.warn(r.st.AddVote(r.ctx, r.session, r.turn, store.Vote{Agent: e.Agent, Target: e.Target, TargetLabel: e.TargetAnswer, Reason: e.Reason, At: e.Time}))
+		case event.WinnerSelected:
+			r.winnerLabel = e.Label
+		}
+	}
+}

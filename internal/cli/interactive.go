@@ -1,0 +1,353 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/massgen/massgen/internal/app"
+	"github.com/massgen/massgen/internal/event"
+	"github.com/massgen/massgen/internal/orchestrator"
+	"github.com/massgen/massgen/internal/store"
+)
+
+const interactiveHelp = `Type a question and press Enter: the team answers it, with the earlier turns as history.
+A block between """ (or ''') lines is one multi-line question:
+  """
+  first line
+  second line
+  """
+(Alt-Enter for a newline needs the full-screen display: plain line input cannot see it.)
+
+Commands:
+  /help, /h          this help
+  /status            the session: id, turns, history, config, logs
+  /config            the config file in use
+  /inspect           the last turn's answers and votes
+  /save [FILE]       write the conversation as Markdown (default <session>.md)
+  /context PATH      add a context path (not available yet)
+  /clear, /reset     forget the conversation: the next question starts a new session
+  /quit, /exit, /q   leave (so does Ctrl+D); Ctrl+C interrupts a turn and leaves
+`
+
+// interactive is massgen without a question: a loop of turns read from
+// stdin, each a team run that sees the earlier turns (plain display; the
+// full-screen one has its own). It ends at EOF or /quit with exit 0, at
+// Ctrl+C with exit 4.
+func interactive(ctx context.Context, env *Env, rq app.Request, outputFile string, o app.SessionOptions) error {
+	if rq.Automation {
+		return usageErr("no question given: --automation runs one question, as in massgen --automation \"your question\"")
+	}
+	sess, err := openSession(ctx, env, &rq, o, true)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := sess.Close(context.WithoutCancel(ctx)); err != nil {
+			fmt.Fprintf(env.Stderr, "warning: sessions database: %v\n", err)
+		}
+	}()
+	fmt.Fprintln(env.Stderr, `massgen interactive mode: type a question, /help for commands, """ for several lines, Ctrl+D or /quit to leave.`)
+	if p, ok := sess.Pending(); ok {
+		fmt.Fprintf(env.Stderr, "resuming interrupted turn %d: %s (its %d accepted answers are kept, not asked for again)\n",
+			p.N, cut(p.Question, 80), len(p.Answers))
+		err := runTurn(ctx, env, sess, rq, outputFile, true, true)
+		if ctx.Err() != nil {
+			return &exitError{code: ExitInterrupted, err: errors.New("interrupted; the finished turns are kept: massgen --continue resumes")}
+		}
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "massgen: %v\n", strings.TrimSpace(err.Error()))
+		}
+	}
+	in := newInputReader(env.Stdin)
+	defer in.stop()
+	for {
+		fmt.Fprint(env.Stderr, "\nyou> ")
+		q, ok := in.read(ctx)
+		if !ok {
+			if ctx.Err() != nil {
+				return &exitError{code: ExitInterrupted, err: errors.New("interrupted")}
+			}
+			fmt.Fprintln(env.Stderr)
+			return nil
+		}
+		raw := q
+		q = strings.TrimSpace(q)
+		if q == "" {
+			fmt.Fprintln(env.Stderr, "(type a question, or /help)")
+			continue
+		}
+		// A leading space makes a question of what would be a command.
+		if !strings.HasPrefix(raw, " ") {
+			if done, err := command(ctx, env, sess, &rq, q); done {
+				if err == errQuit {
+					return nil
+				}
+				if err != nil {
+					fmt.Fprintf(env.Stderr, "massgen: %v\n", err)
+				}
+				continue
+			}
+		}
+		rq.Question = q
+		err := runTurn(ctx, env, sess, rq, outputFile, true, false)
+		if ctx.Err() != nil {
+			return &exitError{code: ExitInterrupted, err: errors.New("interrupted; the finished turns are kept: massgen --continue resumes")}
+		}
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "massgen: %v\n", strings.TrimSpace(err.Error()))
+		}
+	}
+}
+
+var errQuit = errors.New("quit")
+
+// command runs a slash command (and upstream's bare quit/exit/q, reset/clear);
+// done says whether q was one.
+func command(ctx context.Context, env *Env, sess *app.Session, rq *app.Request, q string) (done bool, err error) {
+	word, arg, _ := strings.Cut(q, " ")
+	arg = strings.TrimSpace(arg)
+	switch strings.ToLower(word) {
+	case "/quit", "/exit", "/q", "quit", "exit", "q":
+		return true, errQuit
+	case "/help", "/h", "/?":
+		fmt.Fprint(env.Stdout, interactiveHelp)
+	case "/clear", "/reset", "reset", "clear":
+		sess.Reset(ctx)
+		fmt.Fprintln(env.Stdout, "The conversation is forgotten: the next question starts a new session with no history.")
+	case "/status":
+		info := sess.Info()
+		id := info.ID
+		if id == "" {
+			id = "(new; created with the first turn)"
+		}
+		fmt.Fprintf(env.Stdout, "session:  %s\nturns:    %d in the history (%d messages)\nconfig:   %s\n",
+			id, len(sess.History())/2, len(sess.History()), configName(rq))
+		if info.LogDir != "" {
+			fmt.Fprintf(env.Stdout, "logs:     %s\n", info.LogDir)
+		}
+		if len(sess.Interrupted) > 0 {
+			fmt.Fprintf(env.Stdout, "interrupted earlier (not in the history): turns %v\n", sess.Interrupted)
+		}
+	case "/config":
+		fmt.Fprintf(env.Stdout, "config: %s\n", configName(rq))
+		if rq.Config != "" && !strings.HasPrefix(rq.Config, "@") {
+			fmt.Fprintf(env.Stdout, "edit it in your editor; it is read again at the next turn (check it with massgen config validate %s)\n", rq.Config)
+		}
+	case "/inspect":
+		return true, inspect(ctx, env, sess)
+	case "/save":
+		info := sess.Info()
+		if info.ID == "" {
+			return true, errors.New("nothing to save yet: no turn has run")
+		}
+		file := arg
+		if file == "" {
+			file = info.ID + ".md"
+		}
+		turns, err := sess.Store().Turns(ctx, info.ID)
+		if err != nil {
+			return true, err
+		}
+		path := outputPath(env, file)
+		if err := os.WriteFile(path, []byte(app.ExportMarkdown(info, turns)), 0o644); err != nil {
+			return true, err
+		}
+		fmt.Fprintf(env.Stdout, "saved %d turns to %s\n", len(turns), path)
+	case "/context":
+		if arg == "" {
+			return true, errors.New("/context PATH: which path?")
+		}
+		return true, fmt.Errorf("context paths arrive with the workspace issue: agents cannot read or write %s in this version", arg)
+	default:
+		if strings.HasPrefix(word, "/") {
+			return true, fmt.Errorf("unknown command %s (/help lists them; to ask it as a question, start with a space)", word)
+		}
+		return false, nil
+	}
+	return true, nil
+}
+
+func configName(rq *app.Request) string {
+	switch {
+	case rq.Config != "":
+		return rq.Config
+	case rq.Model != "":
+		return "--model " + rq.Model
+	}
+	return "discovered (./.massgen/config.yaml, ~/.config/massgen/config.yaml, or a team from the API keys set)"
+}
+
+// inspect prints the last turn's answers and votes, from the store.
+func inspect(ctx context.Context, env *Env, sess *app.Session) error {
+	info := sess.Info()
+	if info.ID == "" || sess.LastTurn() == 0 {
+		return errors.New("no turn has run in this session yet")
+	}
+	turns, err := sess.Store().Turns(ctx, info.ID)
+	if err != nil {
+		return err
+	}
+	i := slices.IndexFunc(turns, func(t store.Turn) bool { return t.N == sess.LastTurn() })
+	if i < 0 {
+		return fmt.Errorf("turn %d is not in the store", sess.LastTurn())
+	}
+	t := turns[i]
+	fmt.Fprintf(env.Stdout, "Turn %d (%s): %s\n", t.N, t.Status, cut(t.Question, 100))
+	fmt.Fprintf(env.Stdout, "Answers (%d):\n", len(t.Answers))
+	for _, a := range t.Answers {
+		fmt.Fprintf(env.Stdout, "  %-10s %-12s %s\n", a.Label, a.Agent, cut(a.Content, 100))
+	}
+	fmt.Fprintf(env.Stdout, "Votes (%d):\n", len(t.Votes))
+	for _, v := range t.Votes {
+		fmt.Fprintf(env.Stdout, "  %-12s → %-12s (%s) %s\n", v.Agent, v.Target, v.TargetLabel, cut(v.Reason, 80))
+	}
+	if t.Winner != "" {
+		fmt.Fprintf(env.Stdout, "Winner: %s (%s)\n", t.Winner, t.WinnerLabel)
+	}
+	if t.LogDir != "" {
+		fmt.Fprintf(env.Stdout, "Logs: %s\n", t.LogDir)
+	}
+	return nil
+}
+
+// openSession opens the session a run works in and, when resuming one,
+// runs its config unless the command line names another team.
+func openSession(ctx context.Context, env *Env, rq *app.Request, o app.SessionOptions, interactive bool) (*app.Session, error) {
+	sess, err := app.OpenSession(ctx, env.app(), o)
+	if err != nil {
+		return nil, err
+	}
+	if info := sess.Info(); info.ID != "" {
+		if rq.Config == "" && rq.Model == "" && rq.Backend == "" && rq.ConfigYAML == nil {
+			rq.Config = sess.ConfigPath()
+		}
+		if !rq.Automation {
+			fmt.Fprintf(env.Stderr, "session %s: continuing after %d turns", info.ID, info.Turns)
+			if len(sess.Interrupted) > 0 {
+				fmt.Fprintf(env.Stderr, " (turns %v were interrupted and are not in the history)", sess.Interrupted)
+			}
+			fmt.Fprintln(env.Stderr)
+			if p, ok := sess.Pending(); ok && !interactive {
+				fmt.Fprintf(env.Stderr, "note: turn %d was interrupted; massgen --continue without a question finishes it from its %d accepted answers\n",
+					p.N, len(p.Answers))
+			}
+		}
+	}
+	return sess, nil
+}
+
+// runTurn runs one question as the session's next turn with the plain
+// display, and prints the answer.
+func runTurn(ctx context.Context, env *Env, sess *app.Session, rq app.Request, outputFile string, nested, resume bool) error {
+	observe(env, &rq)
+	turn := sess.Turn
+	if resume {
+		turn = sess.ResumePending
+	}
+	out, err := turn(ctx, rq, nested)
+	if err != nil {
+		return err
+	}
+	if !rq.Automation && out.Status == orchestrator.Completed {
+		if id := sess.Info().ID; id != "" {
+			fmt.Fprintf(env.Stderr, "session: %s, turn %d (massgen --continue asks a follow-up)\n", id, sess.LastTurn())
+		}
+	}
+	return finish(env, rq.Automation, outputFile, out)
+}
+
+// observe gives rq the plain (or automation) display.
+func observe(env *Env, rq *app.Request) {
+	automation := rq.Automation
+	rq.Observe = func(sub *event.Subscription, _ []orchestrator.Agent, logDir string) {
+		d := newDisplay(env, automation)
+		if logDir != "" {
+			d.logDir(logDir)
+		}
+		d.run(sub)
+	}
+	rq.ObserveSkips = append(slices.Clone(event.Deltas), event.Bookkeeping...) // progress lines: no streamed text, no accounting
+}
+
+// inputReader reads questions: one line, or a """/”' block of lines.
+// Lines come from a goroutine so that Ctrl+C can end a wait for input.
+// A reader blocked on a terminal stays blocked after stop (the process is
+// leaving); one over a finished stream ends.
+type inputReader struct {
+	lines chan string
+	done  chan struct{}
+}
+
+func newInputReader(r io.Reader) *inputReader {
+	in := &inputReader{lines: make(chan string), done: make(chan struct{})}
+	go func() {
+		defer close(in.lines)
+		sc := bufio.NewScanner(r)
+		sc.Buffer(make([]byte, 64*1024), 16<<20)
+		for sc.Scan() {
+			select {
+			case in.lines <- sc.Text():
+			case <-in.done:
+				return
+			}
+		}
+	}()
+	return in
+}
+
+func (in *inputReader) stop() { close(in.done) }
+
+func (in *inputReader) line(ctx context.Context) (string, bool) {
+	select {
+	case l, ok := <-in.lines:
+		return l, ok
+	case <-ctx.Done():
+		return "", false
+	}
+}
+
+// read returns the next question; false at EOF (a block cut by EOF is
+// returned as it is) or when ctx ends.
+func (in *inputReader) read(ctx context.Context) (string, bool) {
+	first, ok := in.line(ctx)
+	if !ok {
+		return "", false
+	}
+	t := strings.TrimSpace(first)
+	var delim string
+	for _, d := range []string{`"""`, `'''`} {
+		if strings.HasPrefix(t, d) {
+			delim = d
+		}
+	}
+	if delim == "" {
+		return first, true
+	}
+	rest := strings.TrimPrefix(t, delim)
+	if body, ok := strings.CutSuffix(rest, delim); ok {
+		return body, true // """one line"""
+	}
+	var b []string
+	if rest != "" {
+		b = append(b, rest)
+	}
+	for {
+		l, ok := in.line(ctx)
+		if !ok {
+			return strings.Join(b, "\n"), ctx.Err() == nil && len(b) > 0
+		}
+		if body, end := strings.CutSuffix(strings.TrimRight(l, " \t"), delim); end {
+			if body != "" {
+				b = append(b, body)
+			}
+			return strings.Join(b, "\n"), true
+		}
+		b = append(b, l)
+	}
+}
