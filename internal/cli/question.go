@@ -17,23 +17,28 @@ import (
 	"github.com/massgen/massgen/internal/orchestrator"
 )
 
-// runQuestion is the CLI's main job: Execute with a display, then print
-// the answer and map the outcome to an exit code.
-func runQuestion(ctx context.Context, env *Env, rq app.Request, outputFile string) error {
-	rq.Observe = func(sub *event.Subscription, _ []orchestrator.Agent, logDir string) {
-		d := newDisplay(env, rq.Automation)
-		if logDir != "" {
-			d.logDir(logDir)
-		}
-		d.run(sub)
-	}
-	rq.ObserveSkips = append(slices.Clone(event.Deltas), event.Bookkeeping...) // progress lines: no streamed text, no accounting
+// runQuestion is the CLI's main job: Execute with a display (mode is one
+// of the display modes), then print the answer and map the outcome to an
+// exit code.
+func runQuestion(ctx context.Context, env *Env, rq app.Request, outputFile, mode string) error {
 	if outputFile != "" {
 		// Found now, not after the run has spent its tokens.
 		if err := checkWritable(outputPath(env, outputFile)); err != nil {
 			return usageErr("cannot write --output-file: %v", err)
 		}
 	}
+	if mode == displayTUI {
+		return runTUI(ctx, env, rq, outputFile)
+	}
+	rq.Observe = func(sub *event.Subscription, _ []orchestrator.Agent, logDir string) {
+		d := newDisplay(env, rq.Automation)
+		d.silent = mode == displaySilent
+		if logDir != "" {
+			d.logDir(logDir)
+		}
+		d.run(sub)
+	}
+	rq.ObserveSkips = append(slices.Clone(event.Deltas), event.Bookkeeping...) // progress lines: no streamed text, no accounting
 	out, err := app.Execute(ctx, env.app(), rq)
 	if err != nil {
 		return err

@@ -54,7 +54,7 @@ func Run(ctx context.Context, args []string, env Env) int {
 
 func newRoot(ctx context.Context, env *Env, argv []string) *cobra.Command {
 	rq := app.Request{Args: argv}
-	var outputFile string
+	var outputFile, displayFlag string
 	var up upstreamFlags
 	root := &cobra.Command{
 		Use:   `massgen [flags] "question"`,
@@ -93,8 +93,12 @@ Try it without any API key on the built-in simulator:
 			if cmd.Flags().Changed("orchestrator-timeout") && rq.Timeout <= 0 {
 				return usageErr("--orchestrator-timeout must be a positive number of seconds")
 			}
+			mode, err := chooseDisplay(env, displayFlag, up.noDisplay, rq.Automation)
+			if err != nil {
+				return err
+			}
 			rq.Question = args[0]
-			return runQuestion(cmd.Context(), env, rq, outputFile)
+			return runQuestion(cmd.Context(), env, rq, outputFile, mode)
 		},
 	}
 	fl := root.Flags()
@@ -104,6 +108,7 @@ Try it without any API key on the built-in simulator:
 	fl.StringVar(&rq.BaseURL, "base-url", "", "base URL for --model (OpenAI-compatible endpoint)")
 	fl.StringVar(&rq.SystemMessage, "system-message", "", "system message for --model")
 	fl.BoolVar(&rq.Automation, "automation", false, "print only stable KEY: value lines (for scripts and agents)")
+	fl.StringVar(&displayFlag, "display", "", "tui (live full-screen view; the default on a terminal), plain (progress lines), or silent")
 	fl.StringVar(&outputFile, "output-file", "", "also write the final answer to this file")
 	fl.Float64Var(&rq.Timeout, "orchestrator-timeout", 0, "whole-run timeout in seconds (overrides the config)")
 	fl.BoolVar(&rq.NoLogs, "no-logs", false, "do not write the log directory")

@@ -168,7 +168,8 @@ func TestGoldenFrames(t *testing.T) {
 			name := fmt.Sprintf("%dx%d_%s", size.w, size.h, prof.name)
 			t.Run(name, func(t *testing.T) {
 				s := midRun(3)
-				m := sized(Options{Timeout: 2 * time.Minute}, size.w, size.h)
+				m := sized(Options{}, size.w, size.h)
+				m.Update(runMsg{Timeout: 2 * time.Minute})
 				m.Update(s.batch())
 				mid := checkFrame(t, "mid_"+name, m, prof.p)
 				for _, want := range []string{"researcher", "critic", "writer", "sim-a [sim]", "answered", "voted", "working",

@@ -39,20 +39,24 @@ type batchMsg struct {
 	now    time.Time
 }
 
+// runMsg announces a run (Follow sends it first).
+type runMsg Run
+
 // endMsg says the run's event stream has ended (the broker closed).
 type endMsg struct{}
 
 // agentState is what the display keeps of one agent beyond the snapshot:
 // its streamed text and its recent tool calls.
 type agentState struct {
-	transcript []byte          // all its text, bounded (the full-screen page)
-	tools      []string        // recent tool calls, newest last
+	transcript []byte   // all its text, bounded (the full-screen page)
+	tools      []string // recent tool calls, newest last
 }
 
 // model is the Bubble Tea model. Everything it draws comes from messages,
 // time included (batchMsg.now), so a test drives it without a terminal.
 type model struct {
 	opts          Options
+	run           Run
 	width, height int
 	snap          event.Snapshot
 	now           time.Time
@@ -86,8 +90,13 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		for _, e := range msg.events {
 			m.apply(e)
 		}
+	case runMsg:
+		m.run = Run(msg)
 	case endMsg:
 		m.ended = true
+		if m.opts.ExitAtEnd {
+			return m, tea.Quit
+		}
 	case tea.KeyPressMsg:
 		return m, m.key(msg)
 	}

@@ -8,7 +8,6 @@ import (
 
 	"charm.land/glamour/v2"
 	"github.com/charmbracelet/x/ansi"
-
 )
 
 // tallyLines draws the vote tally as bars: one per author of a current
@@ -145,4 +144,3 @@ func (c *mdCache) render(text string, width int) string {
 	c.out = strings.Join(slices.Clip(lines), "\n")
 	return c.out
 }
-

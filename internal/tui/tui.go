@@ -32,9 +32,9 @@ type Options struct {
 	// run has finished.
 	Cancel func()
 	Now    func() time.Time // the clock; nil is time.Now
-	// Timeout is the run's deadline after its start (0: none), shown
-	// against the elapsed time.
-	Timeout time.Duration
+	// ExitAtEnd leaves the display as soon as the run's events end, for
+	// when nobody can press q (the input is not a terminal).
+	ExitAtEnd bool
 	// WindowSize, when set, is the size to assume before the terminal
 	// reports one (tests); the terminal's own size wins.
 	Width, Height int
@@ -98,11 +98,17 @@ func (u *UI) start() {
 	}()
 }
 
+// Run is what the display learns about a run as it starts.
+type Run struct {
+	Timeout time.Duration // the run's deadline after its start (0: none)
+}
+
 // Follow shows the run behind sub until its events end, and returns then
 // (the user may still be reading: Wait waits for them). It consumes sub to
 // its end even after the user has left, as a run's observer must.
-func (u *UI) Follow(sub *event.Subscription) {
+func (u *UI) Follow(sub *event.Subscription, run Run) {
 	u.start()
+	u.prog.Send(runMsg(run))
 	view := sub.View()
 	events := make(chan event.Event, 256)
 	go func() {

@@ -83,8 +83,8 @@ func (m *model) elapsed() string {
 		end = s.FinishedAt
 	}
 	e := clock(end.Sub(s.StartedAt))
-	if m.opts.Timeout > 0 {
-		e += " / " + clock(m.opts.Timeout)
+	if m.run.Timeout > 0 {
+		e += " / " + clock(m.run.Timeout)
 	}
 	return e
 }
