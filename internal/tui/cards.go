@@ -14,22 +14,24 @@ import (
 const (
 	cardMinWidth    = 26
 	cardMinHeight   = 5 // border, model line, status line, one line of text
+	cardMaxHeight   = 16
 	compactMinWidth = 38
 )
 
-// cards draws the agents in w×h: a grid of bordered cards when they fit,
-// else compact one-line rows in columns, scrolled to keep the selected
-// agent in sight.
+// cards draws the agents in at most w×h: a grid of bordered cards when
+// they fit, else compact one-line rows in columns, scrolled to keep the
+// selected agent in sight. It returns only the lines it needs, so the
+// caller can give the rest of the screen to the timeline.
 func (m *model) cards(w, h int) []string {
 	agents := m.snap.Agents
 	n := len(agents)
 	if n == 0 {
-		return window([]string{stDim.Render("waiting for the team…")}, h, 0, false)
+		return []string{stDim.Render("waiting for the team…")}
 	}
 	cols := min(n, max(1, w/cardMinWidth))
 	rows := (n + cols - 1) / cols
 	if cardH := h / rows; cardH >= cardMinHeight {
-		return m.cardGrid(w, h, cols, rows, min(cardH, 12))
+		return m.cardGrid(w, h, cols, rows, min(cardH, cardMaxHeight))
 	}
 	return m.compact(w, h)
 }
@@ -54,7 +56,7 @@ func (m *model) cardGrid(w, h, cols, rows, cardH int) []string {
 		}
 		out = append(out, joinColumns(blocks, widths)...)
 	}
-	return window(out, h, 0, false)
+	return out[:min(len(out), h)]
 }
 
 // card is one agent: model, status and counts, its recent tool call, and
@@ -115,7 +117,7 @@ func (m *model) compact(w, h int) []string {
 	}
 	lines := joinColumns(blocks, widths)
 	if rows <= h {
-		return window(lines, h, 0, false)
+		return lines
 	}
 	// More rows than room: the last line says how many are hidden, and the
 	// window keeps the selected agent's row in sight.

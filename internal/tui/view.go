@@ -111,17 +111,18 @@ func (m *model) livePage(h int) []string {
 		votes := m.tallyLines(sideWidth)
 		vh := min(len(votes), h/2)
 		side := append(window(votes, vh, 0, false), m.timelineLines(sideWidth, h-vh)...)
-		return joinColumns([][]string{m.cards(cw, h), {}, side}, []int{cw, 1, sideWidth})
+		return joinColumns([][]string{window(m.cards(cw, h), h, 0, false), {}, side}, []int{cw, 1, sideWidth})
 	}
 	votes := m.tallyLines(m.width)
 	cardsH := max(3, h*3/5)
 	if len(m.snap.Agents) <= 4 && h-cardsH > 10 {
 		cardsH = h - 10
 	}
-	vh := min(len(votes), max(0, (h-cardsH)/2))
 	out := m.cards(m.width, cardsH)
+	rest := h - len(out)
+	vh := min(len(votes), max(0, rest/2))
 	out = append(out, window(votes, vh, 0, false)...)
-	return append(out, m.timelineLines(m.width, h-cardsH-vh)...)
+	return append(out, m.timelineLines(m.width, rest-vh)...)
 }
 
 // timelineLines: a title and the newest events that fit, scrollable.
