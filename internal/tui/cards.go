@@ -14,7 +14,7 @@ import (
 const (
 	cardMinWidth    = 26
 	cardMinHeight   = 5 // border, model line, status line, one line of text
-	cardMaxHeight   = 16
+	cardMaxHeight   = 12
 	compactMinWidth = 38
 )
 

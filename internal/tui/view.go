@@ -154,8 +154,10 @@ func (m *model) endPage(h int) []string {
 		title += stDim.Render(" (" + s.How + ")")
 	}
 	text := m.finalLines()
-	out := append([]string{title}, window(text, h-1-vh, m.scroll, false)...)
-	return append(out, window(votes, vh, 0, false)...)
+	th := min(len(text)+1, h-1-vh) // the tally right below a short answer
+	out := append([]string{title}, window(text, th, m.scroll, false)...)
+	out = append(out, window(votes, vh, 0, false)...)
+	return window(out, h, 0, false)
 }
 
 // finalLines is the final answer rendered as markdown, or why there is
