@@ -35,8 +35,8 @@ type Options struct {
 	// ExitAtEnd leaves the display as soon as the run's events end, for
 	// when nobody can press q (the input is not a terminal).
 	ExitAtEnd bool
-	// WindowSize, when set, is the size to assume before the terminal
-	// reports one (tests); the terminal's own size wins.
+	// Width and Height, when set, are the size to assume until the
+	// terminal reports one (tests, benchmarks); the terminal's size wins.
 	Width, Height int
 	// ProgramOptions are passed to Bubble Tea as they are (tests set a
 	// colour profile or turn the renderer off).
