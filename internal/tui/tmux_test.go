@@ -120,6 +120,21 @@ func TestTmuxRunToTheEndAndQuit(t *testing.T) {
 	live := s.waitFor("agents at work", 20*time.Second, "MassGen · coordinating", "fast", "medium", "slow",
 		"sim-fast [sim]", "Timeline", "working")
 	t.Logf("mid-run:\n%s", live)
+	// A resize to 80×24 redraws the screen for its new size: the footer
+	// on the 24th line.
+	s.tmux("resize-window", "-t", "run", "-x", "80", "-y", "24")
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		lines := strings.Split(strings.TrimRight(s.capture(), "\n"), "\n")
+		if len(lines) == 24 && strings.Contains(lines[23], "q ") && strings.HasPrefix(lines[0], " MassGen") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no 80×24 frame after the resize:\n%s", strings.Join(lines, "\n"))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	s.tmux("resize-window", "-t", "run", "-x", "100", "-y", "30")
 	end := s.waitFor("the end", 60*time.Second, "MassGen · completed", "Final answer by", "Votes · winner", "█", "q exit")
 	t.Logf("at the end:\n%s", end)
 	if on := strings.TrimSpace(s.tmux("display", "-p", "-t", "run", "#{alternate_on}")); on != "1" {
@@ -139,10 +154,10 @@ func TestTmuxRunToTheEndAndQuit(t *testing.T) {
 func TestTmuxQuitMidRunCancelsIt(t *testing.T) {
 	s := startTmux(t, `--config @examples/sim_latency "What is the capital of France?"`)
 	s.waitFor("agents at work", 20*time.Second, "MassGen · coordinating", "slow", "working")
-	s.tmux("send-keys", "-t", "run", "q")
+	s.tmux("send-keys", "-t", "run", "C-c") // as q does
 	code, after := s.exited()
 	if code != 4 {
-		t.Errorf("q mid-run: exit %d, want 4 (interrupted):\n%s", code, after)
+		t.Errorf("Ctrl+C mid-run: exit %d, want 4 (interrupted):\n%s", code, after)
 	}
 	// The logs are kept and say the run was interrupted.
 	statuses, _ := filepath.Glob(filepath.Join(s.dir, ".massgen", "massgen_logs", "log_*", "status.json"))
