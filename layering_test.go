@@ -47,6 +47,10 @@ func TestDependenciesPointOneWay(t *testing.T) {
 	never("internal/app", "internal/cli", "internal/server")
 	never("internal/server", "internal/cli")
 	never("internal/mcpserver", "internal/cli", "internal/server")
+	// The TUI draws a run from its events alone: it reaches no part that
+	// runs one, so it cannot slow or steer a run except by cancelling it.
+	never("internal/tui", append(above, "internal/orchestrator", "internal/agent", "internal/llm", "internal/mcpserver")...)
+	never("internal/app", "internal/tui")
 	never("internal/orchestrator", append(above, "internal/config", "internal/runlog", "internal/provider")...)
 	never("internal/agent", append(above, "internal/orchestrator", "internal/config")...)
 	never("internal/runlog", append(above, "internal/orchestrator", "internal/llm")...)

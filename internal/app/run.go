@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 
 	"fmt"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/massgen/massgen/internal/config"
+	"github.com/massgen/massgen/internal/coord"
 	"github.com/massgen/massgen/internal/event"
 	"github.com/massgen/massgen/internal/llm"
 	"github.com/massgen/massgen/internal/orchestrator"
@@ -57,6 +59,9 @@ type Request struct {
 	// directory ("" without logs). It must consume the subscription until
 	// it ends.
 	Observe func(sub *event.Subscription, agents []orchestrator.Agent, logDir string)
+	// ObserveRun, when set, is called as Observe is (and instead of it),
+	// with what a live display shows beside the events: the run's limits.
+	ObserveRun func(sub *event.Subscription, info RunInfo)
 	// ObserveSkips are the event types Observe's subscription leaves out.
 	ObserveSkips []event.Type
 	// Teams, when set, shares one team per config across runs (massgen
@@ -84,6 +89,13 @@ type TurnLog struct {
 	// Record, when set, consumes the run's events (deltas left out) from
 	// the start; it must read its subscription until it ends.
 	Record func(sub *event.Subscription)
+}
+
+// RunInfo is what ObserveRun learns about a run as it starts.
+type RunInfo struct {
+	Agents  []orchestrator.Agent
+	LogDir  string        // "" without logs
+	Timeout time.Duration // the whole-run deadline after its start
 }
 
 // Outcome is what Execute produced.
@@ -200,7 +212,12 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 		sub := broker.Subscribe(event.Deltas...)
 		wg.Go(func() { rq.Turn.Record(sub) })
 	}
-	if rq.Observe != nil {
+	switch {
+	case rq.ObserveRun != nil:
+		sub := broker.Subscribe(rq.ObserveSkips...)
+		info := RunInfo{Agents: agents, LogDir: out.LogDir, Timeout: cmp.Or(settings.Timeout, coord.DefaultTimeout)}
+		wg.Go(func() { rq.ObserveRun(sub, info) })
+	case rq.Observe != nil:
 		sub := broker.Subscribe(rq.ObserveSkips...)
 		wg.Go(func() { rq.Observe(sub, agents, out.LogDir) })
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -122,6 +123,17 @@ func History(turns []store.Turn) []llm.Message {
 		}
 	}
 	return h
+}
+
+// SetStderr sends what the session's turns would print on stderr to w
+// (a full-screen display holds it until it leaves the screen) until the
+// returned function restores the previous writer.
+func (s *Session) SetStderr(w io.Writer) (restore func()) {
+	old := s.env
+	e := *old
+	e.Stderr = w
+	s.env = &e
+	return func() { s.env = old }
 }
 
 // Info is the session as stored (ID "" before its first turn).

@@ -15,6 +15,7 @@ import (
 type display struct {
 	env        *Env
 	automation bool
+	silent     bool // --display silent: no progress at all
 }
 
 func newDisplay(env *Env, automation bool) *display {
@@ -22,6 +23,9 @@ func newDisplay(env *Env, automation bool) *display {
 }
 
 func (d *display) logDir(dir string) {
+	if d.silent && !d.automation {
+		return
+	}
 	if d.automation {
 		fmt.Fprintf(d.env.Stdout, "LOG_DIR: %s\n", dir)
 		fmt.Fprintf(d.env.Stdout, "STATUS: %s\n", filepath.Join(dir, "status.json"))
@@ -36,7 +40,7 @@ func (d *display) run(sub *event.Subscription) {
 		if !ok {
 			return
 		}
-		if !d.automation {
+		if !d.automation && !d.silent {
 			d.line(d.env.Stderr, sub.View(), e)
 		}
 	}

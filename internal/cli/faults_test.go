@@ -74,8 +74,12 @@ func TestUpstreamFlagsMapOrSayWhatToUse(t *testing.T) {
 		{args: []string{"--quickstart-agent", "id=a,backend=openai,model=gpt-5", "q"}, code: 1, stderr: "massgen examples"},
 		{args: []string{"--cwd-context", "rwx", "q"}, code: 1, stderr: "--cwd-context takes ro or rw"},
 		{args: []string{"--stream-events", "q"}, code: 1, stderr: "coordination_events.jsonl"},
-		{args: []string{"--display", "textual", "--no-logs", "--config", "@examples/sim_single_agent", "q"}, stdout: "Answer",
-			stderr: "note: --display: there is no full-screen display yet"},
+		// --display textual is the TUI; without a terminal to press q in, it
+		// leaves at the end of the run, and the answer follows on stdout.
+		{args: []string{"--display", "textual", "--no-logs", "--config", "@examples/sim_single_agent", "q"}, stdout: "Answer"},
+		{args: []string{"--display", "web", "q"}, code: 1, stderr: "use tui, plain or silent"},
+		{args: []string{"--automation", "--display", "tui", "q"}, code: 1, stderr: "does not go with --display tui"},
+		{args: []string{"--no-display", "--display", "tui", "q"}, code: 1, stderr: "does not go with --display tui"},
 		{args: []string{"--no-parse-at-references", "--no-logs", "--config", "@examples/sim_single_agent", "q"}, stdout: "Answer"},
 	}
 	for _, tt := range tests {

@@ -39,7 +39,7 @@ Commands:
 // stdin, each a team run that sees the earlier turns (plain display; the
 // full-screen one has its own). It ends at EOF or /quit with exit 0, at
 // Ctrl+C with exit 4.
-func interactive(ctx context.Context, env *Env, rq app.Request, outputFile string, o app.SessionOptions) error {
+func interactive(ctx context.Context, env *Env, rq app.Request, outputFile, mode string, o app.SessionOptions) error {
 	if rq.Automation {
 		return usageErr("no question given: --automation runs one question, as in massgen --automation \"your question\"")
 	}
@@ -56,7 +56,7 @@ func interactive(ctx context.Context, env *Env, rq app.Request, outputFile strin
 	if p, ok := sess.Pending(); ok {
 		fmt.Fprintf(env.Stderr, "resuming interrupted turn %d: %s (its %d accepted answers are kept, not asked for again)\n",
 			p.N, cut(p.Question, 80), len(p.Answers))
-		err := runTurn(ctx, env, sess, rq, outputFile, true, true)
+		err := runTurn(ctx, env, sess, rq, outputFile, true, true, turnDisplay(mode))
 		if ctx.Err() != nil {
 			return &exitError{code: ExitInterrupted, err: errors.New("interrupted; the finished turns are kept: massgen --continue resumes")}
 		}
@@ -95,7 +95,7 @@ func interactive(ctx context.Context, env *Env, rq app.Request, outputFile strin
 			}
 		}
 		rq.Question = q
-		err := runTurn(ctx, env, sess, rq, outputFile, true, false)
+		err := runTurn(ctx, env, sess, rq, outputFile, true, false, turnDisplay(mode))
 		if ctx.Err() != nil {
 			return &exitError{code: ExitInterrupted, err: errors.New("interrupted; the finished turns are kept: massgen --continue resumes")}
 		}
@@ -242,31 +242,58 @@ func openSession(ctx context.Context, env *Env, rq *app.Request, o app.SessionOp
 	return sess, nil
 }
 
-// runTurn runs one question as the session's next turn with the plain
-// display, and prints the answer.
-func runTurn(ctx context.Context, env *Env, sess *app.Session, rq app.Request, outputFile string, nested, resume bool) error {
-	observe(env, &rq)
+// runTurn runs one question as the session's next turn with the display
+// mode names, and prints the answer.
+func runTurn(ctx context.Context, env *Env, sess *app.Session, rq app.Request, outputFile string, nested, resume bool, mode string) error {
 	turn := sess.Turn
 	if resume {
 		turn = sess.ResumePending
 	}
-	out, err := turn(ctx, rq, nested)
+	var out *app.Outcome
+	var err error
+	if mode == displayTUI {
+		return runTUI(ctx, env, rq, outputFile, func(ctx context.Context, quiet *app.Env, rq app.Request) (*app.Outcome, error) {
+			defer sess.SetStderr(quiet.Stderr)()
+			out, err := turn(ctx, rq, nested)
+			if err == nil {
+				sessionLine(env, sess, rq, out)
+			}
+			return out, err
+		})
+	}
+	observe(env, &rq, mode == displaySilent)
+	out, err = turn(ctx, rq, nested)
 	if err != nil {
 		return err
 	}
+	sessionLine(env, sess, rq, out)
+	return finish(env, rq.Automation, outputFile, out)
+}
+
+// sessionLine tells how to follow up on a completed turn.
+func sessionLine(env *Env, sess *app.Session, rq app.Request, out *app.Outcome) {
 	if !rq.Automation && out.Status == orchestrator.Completed {
 		if id := sess.Info().ID; id != "" {
 			fmt.Fprintf(env.Stderr, "session: %s, turn %d (massgen --continue asks a follow-up)\n", id, sess.LastTurn())
 		}
 	}
-	return finish(env, rq.Automation, outputFile, out)
 }
 
-// observe gives rq the plain (or automation) display.
-func observe(env *Env, rq *app.Request) {
+// turnDisplay is the display of an interactive turn: the TUI does not
+// hold a conversation yet, so interactive turns print progress lines.
+func turnDisplay(mode string) string {
+	if mode == displayTUI {
+		return displayPlain
+	}
+	return mode
+}
+
+// observe gives rq the plain (or automation, or silent) display.
+func observe(env *Env, rq *app.Request, silent bool) {
 	automation := rq.Automation
 	rq.Observe = func(sub *event.Subscription, _ []orchestrator.Agent, logDir string) {
 		d := newDisplay(env, automation)
+		d.silent = silent
 		if logDir != "" {
 			d.logDir(logDir)
 		}

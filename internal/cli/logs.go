@@ -106,7 +106,7 @@ session's turns), a unique prefix of it (the timestamp without log_ will do), a 
 			}
 			fmt.Fprintln(env.Stdout, r.Dir)
 			// Only a person at a terminal wants a window; scripts get the path.
-			if f, ok := env.Stdout.(*os.File); ok && isTerminal(f) {
+			if isTerminal(env.Stdout) {
 				for _, opener := range []string{"xdg-open", "open"} {
 					if p, err := exec.LookPath(opener); err == nil {
 						return exec.CommandContext(cmd.Context(), p, r.Dir).Start()
@@ -133,11 +133,6 @@ session's turns), a unique prefix of it (the timestamp without log_ will do), a 
 	}
 	cmd.AddCommand(listCmd, show, table, open, analyze)
 	return cmd
-}
-
-func isTerminal(f *os.File) bool {
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
 func dash(s string) string {

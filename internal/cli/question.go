@@ -17,9 +17,9 @@ import (
 )
 
 // runQuestion is the CLI's main job: run the question as a session turn
-// (or, with --no-logs, on its own) with a display, then print the answer
-// and map the outcome to an exit code.
-func runQuestion(ctx context.Context, env *Env, rq app.Request, outputFile string, so app.SessionOptions) error {
+// (or, with --no-logs, on its own) with a display (mode is one of the
+// display modes), then print the answer and map the outcome to an exit code.
+func runQuestion(ctx context.Context, env *Env, rq app.Request, outputFile, mode string, so app.SessionOptions) error {
 	if outputFile != "" {
 		// Found now, not after the run has spent its tokens.
 		if err := checkWritable(outputPath(env, outputFile)); err != nil {
@@ -29,7 +29,12 @@ func runQuestion(ctx context.Context, env *Env, rq app.Request, outputFile strin
 	resume := so.Continue || so.ID != ""
 	if rq.NoLogs && !resume {
 		// --no-logs writes nothing under .massgen/, sessions included.
-		observe(env, &rq)
+		if mode == displayTUI {
+			return runTUI(ctx, env, rq, outputFile, func(ctx context.Context, quiet *app.Env, rq app.Request) (*app.Outcome, error) {
+				return app.Execute(ctx, quiet, rq)
+			})
+		}
+		observe(env, &rq, mode == displaySilent)
 		out, err := app.Execute(ctx, env.app(), rq)
 		if err != nil {
 			return err
@@ -45,7 +50,7 @@ func runQuestion(ctx context.Context, env *Env, rq app.Request, outputFile strin
 			fmt.Fprintf(env.Stderr, "warning: sessions database: %v\n", err)
 		}
 	}()
-	return runTurn(ctx, env, sess, rq, outputFile, false, false)
+	return runTurn(ctx, env, sess, rq, outputFile, false, false, mode)
 }
 
 // finish prints the outcome and maps it to an exit code.

@@ -55,7 +55,7 @@ func Run(ctx context.Context, args []string, env Env) int {
 
 func newRoot(ctx context.Context, env *Env, argv []string) *cobra.Command {
 	rq := app.Request{Args: argv}
-	var outputFile, cwdContext string
+	var outputFile, cwdContext, displayFlag string
 	var noAtRefs bool
 	var up upstreamFlags
 	root := &cobra.Command{
@@ -97,10 +97,14 @@ Try it without any API key on the built-in simulator:
 				}
 				rq.ContextPaths = append(rq.ContextPaths, config.ContextPath{Path: env.WorkDir, Permission: perm})
 			}
+			mode, err := chooseDisplay(env, displayFlag, up.noDisplay, rq.Automation)
+			if err != nil {
+				return err
+			}
 			so := app.SessionOptions{Continue: up.cont, ID: up.sessionID}
 			switch {
 			case len(args) == 0:
-				return interactive(cmd.Context(), env, rq, outputFile, so)
+				return interactive(cmd.Context(), env, rq, outputFile, mode, so)
 			case len(args) > 1:
 				return usageErr("one question at a time: quote it, as in massgen \"%s\"", strings.Join(args, " "))
 			}
@@ -111,7 +115,7 @@ Try it without any API key on the built-in simulator:
 			if !noAtRefs {
 				rq.ContextPaths = append(rq.ContextPaths, app.AtReferences(rq.Question, env.WorkDir)...)
 			}
-			return runQuestion(cmd.Context(), env, rq, outputFile, so)
+			return runQuestion(cmd.Context(), env, rq, outputFile, mode, so)
 		},
 	}
 	fl := root.Flags()
@@ -121,6 +125,7 @@ Try it without any API key on the built-in simulator:
 	fl.StringVar(&rq.BaseURL, "base-url", "", "base URL for --model (OpenAI-compatible endpoint)")
 	fl.StringVar(&rq.SystemMessage, "system-message", "", "system message for --model")
 	fl.BoolVar(&rq.Automation, "automation", false, "print only stable KEY: value lines (for scripts and agents)")
+	fl.StringVar(&displayFlag, "display", "", "tui (live full-screen view; the default on a terminal), plain (progress lines), or silent")
 	fl.StringVar(&outputFile, "output-file", "", "also write the final answer to this file")
 	fl.Float64Var(&rq.Timeout, "orchestrator-timeout", 0, "whole-run timeout in seconds (overrides the config)")
 	fl.BoolVar(&rq.NoLogs, "no-logs", false, "do not write the log directory")

@@ -62,7 +62,6 @@ var laterFlags = func() []laterFlag {
 	quick := "the quickstart wizard and config generator are not available yet: start from an example " +
 		"(`massgen examples`, then `massgen examples NAME > config.yaml`), or run one model with --model NAME"
 	return []laterFlag{
-		{name: "display", value: true, note: true, do: "there is no full-screen display yet: the run shows plain progress lines on stderr"},
 		{name: "web", do: web}, {name: "web-host", value: true, do: web}, {name: "web-port", value: true, do: web},
 		{name: "no-browser", do: web}, {name: "web-review", do: web}, {name: "web-quickstart", do: web},
 		{name: "textual-serve", do: web}, {name: "textual-serve-port", value: true, do: web},
@@ -110,7 +109,7 @@ func (u *upstreamFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&u.validate, "validate", "", "check a config file and exit (massgen config validate FILE)")
 	fl.BoolVar(&u.strict, "strict", false, "with --validate: treat ignored features as errors")
 	fl.BoolVar(&u.asJSON, "json", false, "with --validate: print the result as JSON")
-	fl.BoolVar(&u.noDisplay, "no-display", false, "plain progress lines (what massgen prints anyway)")
+	fl.BoolVar(&u.noDisplay, "no-display", false, "plain progress lines (--display plain)")
 	fl.BoolVar(&u.cont, "continue", false, "resume the latest session: the question (or interactive mode) sees its turns")
 	fl.StringVar(&u.sessionID, "session-id", "", "resume this session (massgen sessions list shows them)")
 	fl.BoolVar(&u.listSessions, "list-sessions", false, "list the 10 most recent sessions (--all: every one)")

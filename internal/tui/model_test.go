@@ -1,0 +1,113 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
+
+	"github.com/massgen/massgen/internal/event"
+)
+
+// Every status a card can show: failed with its error, restarted, and
+// stalled with how long (the view decides; the card says it).
+func TestCardsShowEveryStatus(t *testing.T) {
+	s := newScript()
+	tm := team(3)
+	s.at(0, event.RunStarted{Question: "q", Team: tm})
+	for _, a := range tm {
+		s.at(100*time.Millisecond, event.TurnStarted{Agent: a.ID})
+	}
+	s.at(time.Second, event.AgentFailed{Agent: "researcher", Err: "openai: 401 invalid api key", Reason: "3 failed turns"})
+	s.at(2*time.Second, event.TurnRestarted{Agent: "critic", Cause: "writer", Reason: "new answer from writer"})
+	s.at(45 * time.Second) // writer has been silent in its turn since 0.1s
+	m := sized(Options{}, 100, 30)
+	m.Update(s.batch())
+	got := renderAs(t, m, colorprofile.NoTTY)
+	for _, want := range []string{"failed", "openai: 401 invalid api key", "restarted", "stalled 44.9s"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the frame lacks %q:\n%s", want, got)
+		}
+	}
+}
+
+// More agents than rows: the compact list says how many are hidden and
+// keeps the selected agent in sight.
+func TestCompactListScrollsToTheSelectedAgent(t *testing.T) {
+	s := midRun(40)
+	m := sized(Options{}, 80, 24)
+	m.Update(s.batch())
+	got := renderAs(t, m, colorprofile.NoTTY)
+	if !strings.Contains(got, "0 rows above") || strings.Contains(got, "agent20 ") {
+		t.Fatalf("40 agents at 80×24: no hidden-rows line, or the 20th row shown:\n%s", got)
+	}
+	for range 19 {
+		m.Update(tea.KeyPressMsg{Code: tea.KeyTab})
+	}
+	got = renderAs(t, m, colorprofile.NoTTY)
+	if !strings.Contains(got, "▶ agent20") || strings.Contains(got, "0 rows above") {
+		t.Errorf("after 19 tabs agent20 is not in sight, or the list did not scroll:\n%s", got)
+	}
+}
+
+// An agent's page follows its newest text; PgUp goes back to older text,
+// Esc returns to the cards.
+func TestAgentPageScrolls(t *testing.T) {
+	s := newScript()
+	tm := team(1)
+	s.at(0, event.RunStarted{Question: "q", Team: tm}, event.TurnStarted{Agent: tm[0].ID})
+	for i := range 100 {
+		s.at(time.Second, event.TextDelta{Agent: tm[0].ID, Text: fmt.Sprintf("line %d\n", i)})
+	}
+	m := sized(Options{}, 80, 24)
+	m.Update(s.batch())
+	m.Update(tea.KeyPressMsg{Code: tea.KeyEnter})
+	got := renderAs(t, m, colorprofile.NoTTY)
+	if !strings.Contains(got, "line 99") || strings.Contains(got, "line 50\n") {
+		t.Fatalf("the agent page does not follow the newest text:\n%s", got)
+	}
+	m.Update(tea.KeyPressMsg{Code: tea.KeyPgUp})
+	m.Update(tea.KeyPressMsg{Code: tea.KeyPgUp})
+	got = renderAs(t, m, colorprofile.NoTTY)
+	if strings.Contains(got, "line 99") || !strings.Contains(got, "line 45") {
+		t.Errorf("two pages up, the agent page does not show older text:\n%s", got)
+	}
+	m.Update(tea.KeyPressMsg{Code: tea.KeyEscape})
+	if m.page != pageMain {
+		t.Errorf("esc: page %d, want the main page", m.page)
+	}
+}
+
+// q mid-run cancels the run once and quits; after the end it only quits.
+func TestQuitKey(t *testing.T) {
+	cancels := 0
+	m := sized(Options{Cancel: func() { cancels++ }}, 80, 24)
+	s := midRun(3)
+	m.Update(s.batch())
+	if _, cmd := m.Update(tea.KeyPressMsg{Code: 'q', Text: "q"}); cmd == nil || cancels != 1 || !m.quitEarly {
+		t.Fatalf("q mid-run: command %v, %d cancels, quitEarly %v", cmd, cancels, m.quitEarly)
+	}
+	m = sized(Options{Cancel: func() { cancels++ }}, 80, 24)
+	finished(s, 3)
+	m.Update(s.batch())
+	if _, cmd := m.Update(tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl}); cmd == nil || cancels != 1 || m.quitEarly {
+		t.Errorf("ctrl+c after the end: command %v, %d cancels, quitEarly %v", cmd, cancels, m.quitEarly)
+	}
+}
+
+// A second run on the same display starts from a clean slate.
+func TestNextRunResetsTheDisplay(t *testing.T) {
+	s := midRun(3)
+	finished(s, 3)
+	m := sized(Options{}, 80, 24)
+	m.Update(s.batch())
+	next := newScript()
+	next.at(0, event.RunStarted{Question: "second question", Team: team(3)})
+	m.Update(next.batch())
+	if m.finished || len(m.timeline) != 1 || len(m.agents) != 0 {
+		t.Errorf("after a new RunStarted: finished %v, %d timeline entries, %d agents with text", m.finished, len(m.timeline), len(m.agents))
+	}
+}
