@@ -56,6 +56,9 @@ func newRoot(ctx context.Context, env *Env, argv []string) *cobra.Command {
 	rq := app.Request{Args: argv}
 	var outputFile string
 	var up upstreamFlags
+	var streamEvents bool
+	var models []string
+	var historyFile string
 	root := &cobra.Command{
 		Use:   `massgen [flags] "question"`,
 		Short: "Several LLM agents answer in parallel, refine each other's answers and vote; the best answer wins.",
@@ -94,6 +97,12 @@ Try it without any API key on the built-in simulator:
 				return usageErr("--orchestrator-timeout must be a positive number of seconds")
 			}
 			rq.Question = args[0]
+			if err := team(env, &rq, models, historyFile); err != nil {
+				return err
+			}
+			if streamEvents {
+				return runStreamed(cmd.Context(), env, rq, outputFile)
+			}
 			return runQuestion(cmd.Context(), env, rq, outputFile)
 		},
 	}
@@ -109,7 +118,32 @@ Try it without any API key on the built-in simulator:
 	fl.BoolVar(&rq.NoLogs, "no-logs", false, "do not write the log directory")
 	fl.StringVar(&rq.LogDir, "log-dir", "", "root of the log directories (default .massgen/massgen_logs)")
 	fl.BoolVar(&rq.Debug, "debug", false, "verbose logging to stderr and massgen.log")
+	fl.BoolVar(&streamEvents, "stream-events", false, "print the run's events as JSON lines on stdout, ending with a \"finished\" line (see the README)")
+	fl.StringSliceVar(&models, "models", nil, "a team of these models, one agent each (comma-separated; backend inferred from each name)")
+	fl.StringVar(&historyFile, "history-file", "", "earlier turns of the conversation: a JSON file [{\"role\": \"user\"|\"assistant\", \"content\": \"…\"}]")
 	up.register(root)
 	root.AddCommand(newConfigCmd(env), newSimCmd(env), newExamplesCmd(env), newServeCmd(env), newMCPCmd(env))
 	return root
+}
+
+// team applies --models and --history-file to rq.
+func team(env *Env, rq *app.Request, models []string, historyFile string) error {
+	if len(models) > 0 {
+		if rq.Config != "" || rq.Model != "" {
+			return usageErr("give the team as --models, --config or --model, not several")
+		}
+		agents, err := app.ModelAgents(models, env.Getenv)
+		if err != nil {
+			return err
+		}
+		rq.Agents = agents
+	}
+	if historyFile != "" {
+		h, err := readHistory(env, historyFile)
+		if err != nil {
+			return err
+		}
+		rq.History = h
+	}
+	return nil
 }

@@ -74,8 +74,6 @@ var laterFlags = func() []laterFlag {
 		{name: "setup-skills", do: "skills are not available yet"},
 		{name: "setup-docker", do: "Docker command execution is not available yet"},
 		{name: "cwd-context", value: true, do: "context paths are not available yet: agents cannot read or write your files in this version"},
-		{name: "stream-events", do: "the JSON event stream is not available yet: --automation prints stable KEY: value lines, " +
-			"and the log directory's coordination_events.jsonl gets one JSON event per line as the run goes"},
 		{name: "inbox-dir", value: true, do: "mid-run steering is not available yet"},
 		{name: "step", do: "single-step runs are not available yet"},
 		{name: "session-dir", value: true, do: "sessions are not available yet: each massgen run stands alone"},
