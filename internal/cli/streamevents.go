@@ -201,9 +201,15 @@ func (s *eventStream) line(e event.Event) (streamLine, bool) {
 // are read back from llm.Error's own format ("groq model m: HTTP 429: …").
 func (s *eventStream) agentError(agent, msg, kind string) *streamError {
 	e := &streamError{Message: msg, Kind: kind, Agent: agent}
-	if m := providerErrorRE.FindStringSubmatch(msg); m != nil {
+	m := providerErrorRE.FindStringSubmatch(msg)
+	if m == nil {
+		m = providerModelRE.FindStringSubmatch(msg)
+	}
+	if m != nil {
 		e.Provider, e.Model = m[1], m[2]
-		e.Status, _ = strconv.Atoi(m[3])
+		if len(m) > 3 {
+			e.Status, _ = strconv.Atoi(m[3])
+		}
 		if e.Kind == "failed" || e.Kind == "timeout" {
 			e.Kind = "provider"
 		}
@@ -217,9 +223,14 @@ func (s *eventStream) agentError(agent, msg, kind string) *streamError {
 	return e
 }
 
-// providerErrorRE reads llm.Error.Error(): "PROVIDER[ model MODEL][: HTTP STATUS]: …",
-// possibly after a prefix such as "turn timed out: ".
-var providerErrorRE = regexp.MustCompile(`([A-Za-z0-9_.-]+)(?: model ([^:\s]+))?(?:: HTTP (\d{3}))?: `)
+// providerErrorRE and providerModelRE read llm.Error.Error():
+// "PROVIDER[ model MODEL][: HTTP STATUS]: …", possibly after a prefix such
+// as "turn timed out: ". Without a status the model must be there, or any
+// "word: " would read as a provider.
+var (
+	providerErrorRE = regexp.MustCompile(`([A-Za-z0-9_.-]+)(?: model ([^:\s]+))?: HTTP (\d{3})\b`)
+	providerModelRE = regexp.MustCompile(`([A-Za-z0-9_.-]+) model ([^:\s]+): `)
+)
 
 // runStreamed is the main job under --stream-events: the run's events as
 // JSON lines on stdout, ending with one "finished" line, and nothing on
