@@ -146,6 +146,7 @@ async def events(
         assert proc.stdout is not None and proc.stderr is not None
         stderr_task = asyncio.ensure_future(proc.stderr.read())
         finished: Event | None = None
+        read_all = False
         try:
             async for raw in proc.stdout:
                 if not raw.strip():
@@ -157,11 +158,16 @@ async def events(
                     finished = ev
                 yield ev
             await proc.wait()
+            read_all = True
         finally:
             await _stop(proc)
-            if not stderr_task.done():
+            if not read_all:  # cancelled or closed early: nobody wants stderr
                 stderr_task.cancel()
-        stderr = (await stderr_task).decode(errors="replace") if not stderr_task.cancelled() else ""
+        try:
+            # Bounded: a child the binary started may still hold the pipe.
+            stderr = (await asyncio.wait_for(stderr_task, 5)).decode(errors="replace")
+        except asyncio.TimeoutError:
+            stderr = ""
         if finished is None or finished.get("status") != "completed":
             raise error_from(finished, proc.returncode or 0, stderr)
     finally:

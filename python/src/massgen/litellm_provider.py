@@ -16,6 +16,7 @@ acompletion and streaming (sync and async) work; usage is the whole team's.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import queue
 import threading
@@ -170,28 +171,29 @@ def _sync_iter(agen_factory: Any) -> Iterator[Any]:
 
     th = threading.Thread(target=main, name="massgen-stream", daemon=True)
     th.start()
+    ended = False  # the pump is done: nothing to cancel
     try:
         while True:
             kind, val = q.get()
             if kind == "item":
                 yield val
-            elif kind == "error":
-                if isinstance(val, asyncio.CancelledError):
-                    return
+                continue
+            ended = True
+            if kind == "error" and not isinstance(val, asyncio.CancelledError):
                 raise val
-            else:
-                return
+            return
     finally:
-        if th.is_alive():
+        if not ended:
             while not task_box:
                 time.sleep(0.001)
-            loop.call_soon_threadsafe(task_box[0].cancel)
+            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+                loop.call_soon_threadsafe(task_box[0].cancel)
             while th.is_alive():  # drain so the pump never blocks on a full queue
                 try:
                     q.get(timeout=0.05)
                 except queue.Empty:
                     pass
-            th.join()
+        th.join()
 
 
 class MassGenLLM(CustomLLM):
