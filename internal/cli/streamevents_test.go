@@ -1,12 +1,14 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/massgen/massgen/internal/llm"
 )
@@ -192,5 +194,20 @@ func TestProviderErrorIsReadBackFromItsText(t *testing.T) {
 	}
 	if got := (&eventStream{}).agentError("a", "context deadline exceeded", "timeout"); got.Provider != "" || got.Kind != "timeout" {
 		t.Errorf("plain error read as %+v", got)
+	}
+}
+
+func TestStreamEventsInterruptedEndsWithAFinishedLine(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	time.AfterFunc(500*time.Millisecond, cancel)
+	r := massgen(t, ctx, map[string]string{"c.yaml": "agent: {id: a, backend: {type: sim, scenario: s.yaml}}\n", "s.yaml": hangScenario},
+		nil, "--stream-events", "--config", "c.yaml", "q")
+	if r.code != ExitInterrupted {
+		t.Fatalf("exit %d, want %d: %s", r.code, ExitInterrupted, r.stderr)
+	}
+	lines := streamLines(t, r.stdout)
+	fin := lines[len(lines)-1]
+	if fin["status"] != "interrupted" || fin["exit_code"] != float64(ExitInterrupted) || fin["final_answer"] != nil {
+		t.Errorf("finished line %v", fin)
 	}
 }
