@@ -71,7 +71,6 @@ func TestUpstreamFlagsMapOrSayWhatToUse(t *testing.T) {
 		{args: []string{"--quickstart"}, code: 1, stderr: "massgen examples"},
 		{args: []string{"--quickstart-agent", "id=a,backend=openai,model=gpt-5", "q"}, code: 1, stderr: "massgen examples"},
 		{args: []string{"--cwd-context", "ro", "q"}, code: 1, stderr: "context paths are not available yet"},
-		{args: []string{"--stream-events", "q"}, code: 1, stderr: "coordination_events.jsonl"},
 		{args: []string{"--display", "textual", "--no-logs", "--config", "@examples/sim_single_agent", "q"}, stdout: "Answer",
 			stderr: "note: --display: there is no full-screen display yet"},
 		{args: []string{"--no-parse-at-references", "--no-logs", "--config", "@examples/sim_single_agent", "q"}, stdout: "Answer",
