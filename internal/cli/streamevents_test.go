@@ -13,7 +13,7 @@ import (
 	"github.com/massgen/massgen/internal/llm"
 )
 
-var updateStream = flag.Bool("update", false, "rewrite testdata/stream_events.golden")
+var updateStream = flag.Bool("update-stream", false, "rewrite testdata/stream_events.golden")
 
 // streamLines parses --stream-events output and checks what every line
 // owes a reader: valid JSON, version 1, seq counting lines from 1, and
@@ -97,10 +97,10 @@ func TestStreamEventsGolden(t *testing.T) {
 	}
 	want, err := os.ReadFile(golden)
 	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
+		t.Fatalf("%v (run with -update-stream to create it)", err)
 	}
 	if got != string(want) {
-		t.Errorf("stream changed; if on purpose, bump StreamVersion when a meaning changed, document it in the README and rerun with -update\ngot:\n%s\nwant:\n%s", got, want)
+		t.Errorf("stream changed; if on purpose, bump StreamVersion when a meaning changed, document it in the README and rerun with -update-stream\ngot:\n%s\nwant:\n%s", got, want)
 	}
 }
 
