@@ -211,3 +211,60 @@ func TestStreamEventsInterruptedEndsWithAFinishedLine(t *testing.T) {
 		t.Errorf("finished line %v", fin)
 	}
 }
+
+// tool_call lines carry the tool, its arguments and result previews and
+// its duration; restart and rejected lines their reasons.
+func TestStreamEventsToolCallRestartRejected(t *testing.T) {
+	cfg := `agents:
+  - id: a
+    backend:
+      type: sim
+      model: sim-a
+      custom_tools:
+        - {type: command, name: shout, command: [cat], description: Echo the input., parameters: {type: object, properties: {w: {type: string}}}}
+      scenario:
+        models:
+          sim-a:
+            steps:
+              - calls: [{name: custom_tool__shout, arguments: '{"w":"hey"}'}]
+              - fault: no_tool_call
+              - answer: "first"
+              - answer: "second"
+  - id: b
+    backend:
+      type: sim
+      model: sim-b
+      scenario:
+        models:
+          sim-b:
+            steps:
+              - answer: "from b"
+              - {fault: hang}
+orchestrator: {wait_for_first_answers: false}
+`
+	r := massgen(t, t.Context(), map[string]string{"c.yaml": cfg}, nil, "--stream-events", "--no-logs", "--config", "c.yaml", "q")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stderr, r.stdout)
+	}
+	var tool, rejected, restart map[string]any
+	for _, m := range streamLines(t, r.stdout) {
+		switch m["type"] {
+		case "tool_call":
+			tool = m
+		case "rejected":
+			rejected = m
+		case "restart":
+			restart = m
+		}
+	}
+	if tool == nil || tool["agent"] != "a" || tool["tool"] != "custom_tool__shout" || !strings.Contains(tool["args"].(string), "hey") ||
+		!strings.Contains(tool["result"].(string), "hey") || tool["duration_ms"] == nil {
+		t.Errorf("tool_call line %v", tool)
+	}
+	if rejected == nil || rejected["agent"] != "a" || !strings.Contains(rejected["reason"].(string), "workflow tool") {
+		t.Errorf("rejected line %v", rejected)
+	}
+	if restart == nil || restart["agent"] != "b" || restart["target"] != "a" || restart["reason"] == "" {
+		t.Errorf("restart line %v\n%s", restart, r.stdout)
+	}
+}
