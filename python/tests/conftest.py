@@ -33,8 +33,10 @@ def massgen_binary(tmp_path_factory: pytest.TempPathFactory) -> str:
             assert Path(found).is_relative_to(Path(massgen.__file__).parent), f"not the bundled binary: {found}"
         return found
     except massgen.BinaryNotFound:
-        if os.environ.get("CI") == "true" or not shutil.which("go"):
+        if os.environ.get("CI") == "true":
             raise
+        if not shutil.which("go"):
+            pytest.skip("no massgen binary (pip install ./python, or set MASSGEN_BINARY) and no Go to build one")
     out = tmp_path_factory.mktemp("bin") / "massgen"
     subprocess.run(["go", "build", "-o", str(out), "./cmd/massgen"], cwd=REPO, check=True)
     os.environ["MASSGEN_BINARY"] = str(out)

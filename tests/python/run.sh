@@ -8,6 +8,16 @@
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 python3 -c 'import sys; assert sys.version_info >= (3, 10), "the Python package needs Python 3.10+"'
+if ! python3 -c 'import ensurepip, venv' 2>/dev/null; then
+  # Debian's python3 leaves venv and pip out; CI installs them.
+  if [ "${CI:-}" = true ] && command -v apt-get >/dev/null; then
+    sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo
+    $sudo apt-get update -qq && $sudo apt-get install -y -qq python3-venv python3-pip >/dev/null
+  else
+    echo "tests/python: python3 has no venv/ensurepip: install python3-venv" >&2
+    exit 1
+  fi
+fi
 work="$(mktemp -d)"
 python3 -m venv "$work/venv"
 py="$work/venv/bin/python"
