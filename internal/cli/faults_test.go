@@ -73,7 +73,6 @@ func TestUpstreamFlagsMapOrSayWhatToUse(t *testing.T) {
 		{args: []string{"--quickstart"}, code: 1, stderr: "massgen examples"},
 		{args: []string{"--quickstart-agent", "id=a,backend=openai,model=gpt-5", "q"}, code: 1, stderr: "massgen examples"},
 		{args: []string{"--cwd-context", "rwx", "q"}, code: 1, stderr: "--cwd-context takes ro or rw"},
-		{args: []string{"--stream-events", "q"}, code: 1, stderr: "coordination_events.jsonl"},
 		// --display textual is the TUI; without a terminal to press q in, it
 		// leaves at the end of the run, and the answer follows on stdout.
 		{args: []string{"--display", "textual", "--no-logs", "--config", "@examples/sim_single_agent", "q"}, stdout: "Answer"},

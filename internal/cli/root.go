@@ -58,6 +58,9 @@ func newRoot(ctx context.Context, env *Env, argv []string) *cobra.Command {
 	var outputFile, cwdContext, displayFlag string
 	var noAtRefs bool
 	var up upstreamFlags
+	var streamEvents bool
+	var models []string
+	var historyFile string
 	root := &cobra.Command{
 		Use:   `massgen [flags] "question"`,
 		Short: "Several LLM agents answer in parallel, refine each other's answers and vote; the best answer wins.",
@@ -101,8 +104,13 @@ Try it without any API key on the built-in simulator:
 			if err != nil {
 				return err
 			}
+			if err := team(env, &rq, models, historyFile); err != nil {
+				return err
+			}
 			so := app.SessionOptions{Continue: up.cont, ID: up.sessionID}
 			switch {
+			case len(args) == 0 && streamEvents:
+				return usageErr("no question given: --stream-events runs one question, as in massgen --stream-events \"your question\"")
 			case len(args) == 0:
 				return interactive(cmd.Context(), env, rq, outputFile, mode, so)
 			case len(args) > 1:
@@ -114,6 +122,9 @@ Try it without any API key on the built-in simulator:
 			rq.Question = args[0]
 			if !noAtRefs {
 				rq.ContextPaths = append(rq.ContextPaths, app.AtReferences(rq.Question, env.WorkDir)...)
+			}
+			if streamEvents {
+				return runStreamed(cmd.Context(), env, rq, outputFile)
 			}
 			return runQuestion(cmd.Context(), env, rq, outputFile, mode, so)
 		},
@@ -133,8 +144,33 @@ Try it without any API key on the built-in simulator:
 	fl.BoolVar(&rq.Debug, "debug", false, "verbose logging to stderr and massgen.log")
 	fl.BoolVar(&noAtRefs, "no-parse-at-references", false, "do not share the files a question names as @path (read) or @path:w (write)")
 	fl.StringVar(&cwdContext, "cwd-context", "", "share the current directory with the agents that have a cwd: ro or rw (rw: the winner may write it in its final presentation)")
+	fl.BoolVar(&streamEvents, "stream-events", false, "print the run's events as JSON lines on stdout, ending with a \"finished\" line (see the README)")
+	fl.StringSliceVar(&models, "models", nil, "a team of these models, one agent each (comma-separated; backend inferred from each name)")
+	fl.StringVar(&historyFile, "history-file", "", "earlier turns of the conversation: a JSON file [{\"role\": \"user\"|\"assistant\", \"content\": \"…\"}]")
 	up.register(root)
 	root.AddCommand(newConfigCmd(env), newSimCmd(env), newExamplesCmd(env), newServeCmd(env), newMCPCmd(env),
 		newSessionsCmd(env), newLogsCmd(env))
 	return root
+}
+
+// team applies --models and --history-file to rq.
+func team(env *Env, rq *app.Request, models []string, historyFile string) error {
+	if len(models) > 0 {
+		if rq.Config != "" || rq.Model != "" {
+			return usageErr("give the team as --models, --config or --model, not several")
+		}
+		agents, err := app.ModelAgents(models, env.Getenv)
+		if err != nil {
+			return err
+		}
+		rq.Agents = agents
+	}
+	if historyFile != "" {
+		h, err := readHistory(env, historyFile)
+		if err != nil {
+			return err
+		}
+		rq.History = h
+	}
+	return nil
 }

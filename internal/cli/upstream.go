@@ -72,8 +72,6 @@ var laterFlags = func() []laterFlag {
 		{name: "quickstart-agent", value: true, do: quick},
 		{name: "setup-skills", do: "skills are not available yet"},
 		{name: "setup-docker", do: "Docker command execution is not available yet"},
-		{name: "stream-events", do: "the JSON event stream is not available yet: --automation prints stable KEY: value lines, " +
-			"and the log directory's coordination_events.jsonl gets one JSON event per line as the run goes"},
 		{name: "inbox-dir", value: true, do: "mid-run steering is not available yet"},
 		{name: "step", do: "single-step runs are not available yet"},
 		{name: "session-dir", value: true, do: "single-step runs are not available yet; sessions are resumed with --continue or --session-id"},

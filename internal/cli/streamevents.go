@@ -1,0 +1,346 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/massgen/massgen/internal/app"
+	"github.com/massgen/massgen/internal/event"
+	"github.com/massgen/massgen/internal/llm"
+	"github.com/massgen/massgen/internal/orchestrator"
+)
+
+// StreamVersion is the version of the --stream-events line format. It
+// changes only when a line's meaning changes; new fields and new event
+// types may appear within a version, and readers ignore what they do not
+// know.
+const StreamVersion = 1
+
+// streamLine is one line of --stream-events output. One flat struct, so
+// every line has the same field order and a reader needs no per-type
+// schema; the README's table says which type fills which field.
+type streamLine struct {
+	V    int    `json:"v"`
+	Seq  uint64 `json:"seq"`
+	Type string `json:"type"`
+	Time string `json:"time"`
+
+	Agent    string            `json:"agent,omitempty"`
+	Question string            `json:"question,omitempty"`
+	Agents   []event.AgentInfo `json:"agents,omitempty"`
+	Shown    []string          `json:"shown,omitempty"`
+	Text     string            `json:"text,omitempty"`
+
+	Label        string `json:"label,omitempty"`
+	AnonLabel    string `json:"anon_label,omitempty"`
+	Target       string `json:"target,omitempty"`
+	TargetLabel  string `json:"target_label,omitempty"`
+	TargetAnswer string `json:"target_answer,omitempty"`
+	Reason       string `json:"reason,omitempty"`
+
+	Tool       string   `json:"tool,omitempty"`
+	Args       string   `json:"args,omitempty"`
+	Result     string   `json:"result,omitempty"`
+	IsError    bool     `json:"is_error,omitempty"`
+	DurationMS *float64 `json:"duration_ms,omitempty"`
+
+	InputTokens  int64    `json:"input_tokens,omitempty"`
+	OutputTokens int64    `json:"output_tokens,omitempty"`
+	CostUSD      *float64 `json:"cost_usd,omitempty"`
+
+	Error *streamError `json:"error,omitempty"`
+
+	// winner and finished.
+	Winner string         `json:"winner,omitempty"`
+	How    string         `json:"how,omitempty"`
+	Votes  map[string]int `json:"votes,omitempty"`
+
+	// finished only.
+	Status       string               `json:"status,omitempty"`
+	FinalAnswer  *string              `json:"final_answer,omitempty"`
+	Usage        map[string]llm.Usage `json:"usage,omitempty"`
+	TotalUsage   *llm.Usage           `json:"total_usage,omitempty"`
+	Fallback     string               `json:"fallback,omitempty"`
+	LogDir       string               `json:"log_dir,omitempty"`
+	AnswerFile   string               `json:"answer_file,omitempty"`
+	ExitCode     *int                 `json:"exit_code,omitempty"`
+	GraceExpired bool                 `json:"grace_expired,omitempty"`
+}
+
+// streamError is an error as a reader can act on it: which agent, which
+// provider and model, which HTTP status (0 when none), and what kind of
+// failure — config, provider, timeout, interrupted, failed.
+type streamError struct {
+	Message  string `json:"message"`
+	Kind     string `json:"kind,omitempty"`
+	Agent    string `json:"agent,omitempty"`
+	Provider string `json:"provider,omitempty"`
+	Model    string `json:"model,omitempty"`
+	Status   int    `json:"status,omitempty"`
+}
+
+// streamTypes maps the run's event types to the stream's. The stream has
+// its own names so that the log format and this contract can move apart;
+// run_finished is absent: the stream ends with its own "finished" line,
+// written once the run's result (usage, cost, answer file) is known.
+var streamTypes = map[event.Type]string{
+	event.TypeRunStarted:     "run_started",
+	event.TypeTurnStarted:    "agent_started",
+	event.TypeTextDelta:      "agent_delta",
+	event.TypeReasoningDelta: "reasoning_delta",
+	event.TypeToolCalled:     "tool_call",
+	event.TypeAnswerAccepted: "answer",
+	event.TypeVoteAccepted:   "vote",
+	event.TypeActionRejected: "rejected",
+	event.TypeTurnRestarted:  "restart",
+	event.TypeTurnFailed:     "agent_error",
+	event.TypeTurnEnded:      "turn_ended",
+	event.TypeAgentFailed:    "agent_failed",
+	event.TypeTimeout:        "timeout",
+	event.TypeBudgetExceeded: "budget_exceeded",
+	event.TypeWinnerSelected: "winner",
+	event.TypeFinalStarted:   "final_started",
+	event.TypeFinalDelta:     "final_delta",
+	event.TypeFinalAnswer:    "final_answer",
+	event.TypePostEvaluation: "post_evaluation",
+	event.TypeRunRestarted:   "orchestration_restart",
+}
+
+// eventStream writes --stream-events lines. Its own sequence numbers
+// count lines, so a reader sees 1, 2, 3… even when the run's streamed-text
+// events were skipped for a slow reader.
+type eventStream struct {
+	mu     sync.Mutex
+	w      io.Writer
+	now    func() time.Time
+	seq    uint64
+	logDir string
+	// firstErr is the first provider error an agent hit: the finished
+	// line of a failed run names it, as the reason every agent failed.
+	firstErr *streamError
+}
+
+func (s *eventStream) write(l streamLine) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.seq++
+	l.V, l.Seq = StreamVersion, s.seq
+	if l.Time == "" {
+		l.Time = s.now().UTC().Format(time.RFC3339Nano)
+	}
+	b, err := json.Marshal(l)
+	if err != nil { // cannot happen: every field marshals
+		b = []byte(fmt.Sprintf(`{"v":%d,"seq":%d,"type":"invalid","error":{"message":%q}}`, StreamVersion, s.seq, err))
+	}
+	s.w.Write(append(b, '\n')) // a reader that went away cannot be told
+}
+
+// line turns one run event into its stream line; ok is false for events
+// the stream leaves out.
+func (s *eventStream) line(e event.Event) (streamLine, bool) {
+	typ, ok := streamTypes[e.Type()]
+	if !ok {
+		return streamLine{}, false
+	}
+	r := event.ToRecord(e)
+	l := streamLine{Type: typ, Time: r.Time.UTC().Format(time.RFC3339Nano), Agent: r.Agent}
+	switch e := e.(type) {
+	case event.RunStarted:
+		l.Question, l.Agents, l.LogDir = e.Question, e.Team, s.logDir
+	case event.TurnStarted:
+		l.Shown, l.Reason = r.Labels, e.Reason
+	case event.TextDelta, event.ReasoningDelta, event.FinalDelta:
+		l.Text = r.Text
+	case event.ToolCalled:
+		ms := r.DurationMS
+		l.Tool, l.Args, l.Result, l.IsError, l.DurationMS = e.Tool, e.Args, e.Result, e.IsError, &ms
+	case event.AnswerAccepted:
+		l.Text, l.Label, l.AnonLabel = e.Content, e.Label, e.AnonLabel
+	case event.VoteAccepted:
+		l.Target, l.TargetLabel, l.TargetAnswer, l.Reason = e.Target, e.TargetLabel, e.TargetAnswer, e.Reason
+	case event.ActionRejected:
+		l.Reason = e.Reason
+	case event.TurnRestarted:
+		l.Target, l.Reason = e.Cause, e.Reason
+	case event.TurnFailed:
+		l.Error = s.agentError(e.Agent, e.Err, "provider")
+	case event.AgentFailed:
+		l.Reason, l.Error = e.Reason, s.agentError(e.Agent, e.Err, "failed")
+	case event.Timeout:
+		l.Reason = e.Reason
+		if e.Err != "" {
+			l.Error = s.agentError(e.Agent, e.Err, "timeout")
+		}
+	case event.TurnEnded:
+		l.InputTokens, l.OutputTokens, l.CostUSD = e.InputTokens, e.OutputTokens, &e.CostUSD
+	case event.BudgetExceeded:
+		l.Reason = e.Reason
+	case event.WinnerSelected:
+		l.Agent, l.Winner, l.How, l.Votes, l.Label = "", e.Agent, e.How, e.Votes, e.Label
+	case event.FinalAnswer:
+		l.Text, l.Reason = e.Text, e.Reason
+	case event.PostEvaluation:
+		l.Text, l.Reason = e.Verdict, e.Reason
+	case event.RunRestarted:
+		l.Text, l.Reason = e.Instructions, e.Reason
+	}
+	return l, true
+}
+
+// agentError is an agent's error as a reader can act on it. The run's
+// events carry an error as its text, so the provider, model and status
+// are read back from llm.Error's own format ("groq model m: HTTP 429: …").
+func (s *eventStream) agentError(agent, msg, kind string) *streamError {
+	e := &streamError{Message: msg, Kind: kind, Agent: agent}
+	m := providerErrorRE.FindStringSubmatch(msg)
+	if m == nil {
+		m = providerModelRE.FindStringSubmatch(msg)
+	}
+	if m != nil {
+		e.Provider, e.Model = m[1], m[2]
+		if len(m) > 3 {
+			e.Status, _ = strconv.Atoi(m[3])
+		}
+		if e.Kind == "failed" || e.Kind == "timeout" {
+			e.Kind = "provider"
+		}
+	}
+	s.mu.Lock()
+	if s.firstErr == nil && e.Provider != "" {
+		c := *e
+		s.firstErr = &c
+	}
+	s.mu.Unlock()
+	return e
+}
+
+// providerErrorRE and providerModelRE read llm.Error.Error():
+// "PROVIDER[ model MODEL][: HTTP STATUS]: …", possibly after a prefix such
+// as "turn timed out: ". Without a status the model must be there, or any
+// "word: " would read as a provider.
+var (
+	providerErrorRE = regexp.MustCompile(`([A-Za-z0-9_.-]+)(?: model ([^:\s]+))?: HTTP (\d{3})\b`)
+	providerModelRE = regexp.MustCompile(`([A-Za-z0-9_.-]+) model ([^:\s]+): `)
+)
+
+// runStreamed is the main job under --stream-events: the run's events as
+// JSON lines on stdout, ending with one "finished" line, and nothing on
+// stderr but warnings and the closing error.
+func runStreamed(ctx context.Context, env *Env, rq app.Request, outputFile string) error {
+	s := &eventStream{w: env.Stdout, now: env.Now}
+	rq.Automation = true
+	rq.Observe = func(sub *event.Subscription, _ []orchestrator.Agent, logDir string) {
+		s.logDir = logDir
+		for {
+			e, ok := sub.Next(nil)
+			if !ok {
+				return
+			}
+			if l, ok := s.line(e); ok {
+				s.write(l)
+			}
+		}
+	}
+	rq.ObserveSkips = []event.Type{event.TypeRunFinished}
+	if outputFile != "" {
+		if err := checkWritable(outputPath(env, outputFile)); err != nil {
+			err = usageErr("cannot write --output-file: %v", err)
+			s.finishedErr(err, "config")
+			return err
+		}
+	}
+	out, err := app.Execute(ctx, env.app(), rq)
+	if err != nil {
+		kind := "config"
+		if codeOf(err) == ExitExecution {
+			kind = "execution"
+		}
+		s.finishedErr(err, kind)
+		return err
+	}
+	err = finishQuiet(env, outputFile, out)
+	s.finished(out, codeOf(err))
+	return err
+}
+
+// finishQuiet is finish without printing: the stream's finished line
+// says it all.
+func finishQuiet(env *Env, outputFile string, out *app.Outcome) error {
+	discard := *env
+	discard.Stdout, discard.Stderr = io.Discard, io.Discard
+	return finish(&discard, true, outputFile, out)
+}
+
+// finished writes the last line of a run that ran.
+func (s *eventStream) finished(out *app.Outcome, code int) {
+	res := out.Result
+	total := res.TotalUsage()
+	cost := res.TotalCost()
+	ms := float64(res.Duration.Microseconds()) / 1000
+	l := streamLine{Type: "finished", Status: string(res.Status), Winner: res.Winner, How: res.How,
+		Votes: res.Tally, Usage: res.Usage, TotalUsage: &total, CostUSD: &cost, DurationMS: &ms,
+		Fallback: res.Fallback, GraceExpired: res.GraceExpired, LogDir: out.LogDir, AnswerFile: out.AnswerFile,
+		ExitCode: &code}
+	if res.Status == orchestrator.Completed {
+		l.FinalAnswer = &res.Final
+	}
+	if res.Err != nil && res.Status != orchestrator.Completed {
+		l.Error = &streamError{Message: res.Err.Error(), Kind: string(res.Status)}
+		s.mu.Lock()
+		if first := s.firstErr; first != nil && res.Status == orchestrator.Failed {
+			l.Error.Agent, l.Error.Provider, l.Error.Model, l.Error.Status = first.Agent, first.Provider, first.Model, first.Status
+		}
+		s.mu.Unlock()
+		if res.Status == orchestrator.Failed {
+			l.Error.Kind = "failed"
+		}
+	}
+	s.write(l)
+}
+
+// finishedErr writes the last line of a run that could not start.
+func (s *eventStream) finishedErr(err error, kind string) {
+	code := codeOf(err)
+	l := streamLine{Type: "finished", Status: "error", ExitCode: &code, LogDir: s.logDir,
+		Error: &streamError{Message: err.Error(), Kind: kind}}
+	if pe, ok := errors.AsType[*llm.Error](err); ok {
+		l.Error.Provider, l.Error.Model, l.Error.Status = pe.Provider, pe.Model, pe.Status
+	}
+	s.write(l)
+}
+
+// readHistory reads --history-file: a JSON array of {"role", "content"}
+// messages, oldest first, each role "user" or "assistant".
+func readHistory(env *Env, path string) ([]llm.Message, error) {
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(env.WorkDir, path)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, usageErr("--history-file: %v", err)
+	}
+	var msgs []struct {
+		Role    string `json:"role"`
+		Content string `json:"content"`
+	}
+	if err := json.Unmarshal(b, &msgs); err != nil {
+		return nil, usageErr("--history-file %s: want a JSON array of {\"role\": \"user\"|\"assistant\", \"content\": \"…\"}: %v", path, err)
+	}
+	out := make([]llm.Message, 0, len(msgs))
+	for i, m := range msgs {
+		if r := llm.Role(m.Role); r != llm.RoleUser && r != llm.RoleAssistant {
+			return nil, usageErr("--history-file %s: message %d has role %q; want \"user\" or \"assistant\"", path, i, m.Role)
+		}
+		out = append(out, llm.Message{Role: llm.Role(m.Role), Content: m.Content})
+	}
+	return out, nil
+}

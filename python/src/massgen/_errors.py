@@ -1,0 +1,95 @@
+"""Exceptions a run raises: each carries the agent, provider, model and HTTP
+status that the binary's error reported, and the binary's exit code."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class MassGenError(Exception):
+    """A run that did not produce a final answer.
+
+    Attributes: ``agent``, ``provider``, ``model``, ``status`` (HTTP status,
+    0 when none), ``kind`` (config, failed, timeout, interrupted, …),
+    ``exit_code`` (the binary's: 1 config, 2 execution, 3 timeout, 4
+    interrupted), ``log_dir`` and ``event`` (the closing event, if any).
+    """
+
+    exit_code_default = 2
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        agent: str | None = None,
+        provider: str | None = None,
+        model: str | None = None,
+        status: int = 0,
+        kind: str = "",
+        exit_code: int | None = None,
+        log_dir: str | None = None,
+        event: dict[str, Any] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.agent = agent
+        self.provider = provider
+        self.model = model
+        self.status = status
+        self.kind = kind
+        self.exit_code = self.exit_code_default if exit_code is None else exit_code
+        self.log_dir = log_dir
+        self.event = event
+
+    def __str__(self) -> str:
+        who = ", ".join(
+            f"{k}={v}" for k, v in (("agent", self.agent), ("provider", self.provider), ("status", self.status)) if v
+        )
+        return f"{self.message} ({who})" if who else self.message
+
+
+class ConfigError(MassGenError, ValueError):
+    """The team could not be built: bad config, unknown model, missing key (exit 1)."""
+
+    exit_code_default = 1
+
+
+class ExecutionError(MassGenError):
+    """The run ran and failed: every agent failed, provider errors (exit 2)."""
+
+
+class RunTimeoutError(MassGenError, TimeoutError):
+    """The run deadline passed without any answer (exit 3)."""
+
+    exit_code_default = 3
+
+
+class InterruptedRunError(MassGenError):
+    """The binary was interrupted from outside (exit 4)."""
+
+    exit_code_default = 4
+
+
+_BY_EXIT = {1: ConfigError, 2: ExecutionError, 3: RunTimeoutError, 4: InterruptedRunError}
+
+
+def error_from(finished: dict[str, Any] | None, returncode: int, stderr: str) -> MassGenError:
+    """The exception for a run's closing event (None: the binary died first)."""
+    if finished is None:
+        tail = stderr.strip()[-2000:] or "(no output)"
+        cls = _BY_EXIT.get(returncode, MassGenError)
+        return cls(f"massgen exited with code {returncode} before the end of its event stream: {tail}", exit_code=returncode)
+    err = finished.get("error") or {}
+    code = finished.get("exit_code", returncode)
+    cls = _BY_EXIT.get(code, MassGenError)
+    return cls(
+        err.get("message") or f"run ended with status {finished.get('status')}",
+        agent=err.get("agent"),
+        provider=err.get("provider"),
+        model=err.get("model"),
+        status=err.get("status") or 0,
+        kind=err.get("kind") or str(finished.get("status") or ""),
+        exit_code=code,
+        log_dir=finished.get("log_dir"),
+        event=finished,
+    )
