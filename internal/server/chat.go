@@ -3,6 +3,8 @@ package server
 import (
 	"net/http"
 	"time"
+
+	"github.com/massgen/massgen/internal/event"
 )
 
 // chatFormat writes Chat Completions (POST /v1/chat/completions): a
@@ -11,7 +13,7 @@ type chatFormat struct {
 	includeUsage bool // stream_options.include_usage
 }
 
-func (f chatFormat) complete(w http.ResponseWriter, res *RunResult, info *massgenInfo, model string, start time.Time) {
+func (f chatFormat) complete(w http.ResponseWriter, res *RunResult, info *massgenInfo, model string, start time.Time, _ []event.Event) {
 	msg := responseMessage{Role: "assistant"}
 	finish := "stop"
 	if res.Final != "" || len(res.ToolCalls) == 0 {

@@ -86,6 +86,12 @@ func (s *sseStream) observe(e event.Event) {
 		return
 	}
 	s.startLocked()
+	// Progress goes out only before the answer (a note on the final
+	// answer before its text): clients show reasoning that follows content
+	// as a second reasoning block, after the answer.
+	if p := progress(s.view, e); p != "" && !s.sentAny {
+		s.sendLocked(delta{ReasoningContent: p}, nil, nil, nil)
+	}
 	switch e := e.(type) {
 	case event.FinalStarted:
 		s.cur.Reset()
@@ -94,9 +100,6 @@ func (s *sseStream) observe(e event.Event) {
 		s.contentLocked(e.Text)
 	case event.FinalAnswer:
 		s.reconcileLocked(e.Text)
-	}
-	if p := progress(s.view, e); p != "" {
-		s.sendLocked(delta{ReasoningContent: p}, nil, nil, nil)
 	}
 }
 
@@ -161,7 +164,9 @@ func (s *sseStream) fail(e *Error) {
 		return
 	}
 	s.startLocked()
-	s.sendLocked(delta{ReasoningContent: "[massgen] run ended without an answer: " + e.Error() + "\n"}, nil, nil, nil)
+	if !s.sentAny {
+		s.sendLocked(delta{ReasoningContent: "[massgen] run ended without an answer: " + e.Error() + "\n"}, nil, nil, nil)
+	}
 	b, _ := json.Marshal(errorBody{Error: e.object()})
 	s.out.send("", b)
 	s.doneLocked()
@@ -203,8 +208,14 @@ type sseWriter struct {
 	ended   bool // the stream is over (end, or abandon before it began)
 }
 
+// newSSEWriter writes to w; a nil w writes nothing (a stream that only
+// builds its result).
 func newSSEWriter(w http.ResponseWriter, timeout time.Duration, gone func()) sseWriter {
-	return sseWriter{w: w, rc: http.NewResponseController(w), timeout: timeout, gone: gone}
+	x := sseWriter{w: w, timeout: timeout, gone: gone}
+	if w != nil {
+		x.rc = http.NewResponseController(w)
+	}
+	return x
 }
 
 // begin sends the status and the headers of an event stream, once; it
@@ -214,6 +225,9 @@ func (x *sseWriter) begin() bool {
 		return false
 	}
 	x.started = true
+	if x.w == nil {
+		return true
+	}
 	h := x.w.Header()
 	h.Set("Content-Type", "text/event-stream; charset=utf-8")
 	h.Set("Cache-Control", "no-cache")
@@ -247,7 +261,7 @@ func (x *sseWriter) send(name string, data []byte) {
 }
 
 func (x *sseWriter) flush() {
-	if x.broken {
+	if x.broken || x.w == nil {
 		return
 	}
 	if x.timeout > 0 {
@@ -277,7 +291,9 @@ func (x *sseWriter) breakOff() {
 // the last event.
 func (x *sseWriter) end() {
 	x.ended = true
-	_ = x.rc.SetWriteDeadline(time.Time{})
+	if x.w != nil {
+		_ = x.rc.SetWriteDeadline(time.Time{})
+	}
 }
 
 // progress is the reasoning_content line for a coordination event, or ""
