@@ -168,6 +168,9 @@ func (s *Server) inputItems(raw json.RawMessage) ([]convItem, *Error) {
 	out := make([]convItem, 0, len(items))
 	for i, it := range items {
 		ci := convItem{id: it.ID}
+		if it.Type == "" && it.Role == "" && it.ID != "" {
+			it.Type = "item_reference" // its type is optional
+		}
 		switch it.Type {
 		case "", "message":
 			ci.msgs = []chatMessage{{Role: it.Role, Content: it.Content}}
@@ -240,7 +243,7 @@ func (f responsesFormat) keepOutput(id string, output []any) {
 			conv = append(conv, convItem{id: it.ID})
 		}
 	}
-	f.keep.put(id, conv)
+	f.keep.put("resp_"+id, conv)
 }
 
 // response is a Response object, with the members clients read; the
