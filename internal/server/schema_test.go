@@ -45,7 +45,6 @@ func answering(t *testing.T, final string) (*fixture, func() []server.RunRequest
 	}
 }
 
-
 func chatWithSchema() openai.ChatCompletionNewParams {
 	p := ask("massgen", "Which city is the capital of France, and how many live there?")
 	p.ResponseFormat = openai.ChatCompletionNewParamsResponseFormatUnion{OfJSONSchema: &shared.ResponseFormatJSONSchemaParam{
