@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/massgen/massgen/internal/config"
+	"github.com/massgen/massgen/internal/coord"
 	"github.com/massgen/massgen/internal/event"
 	"github.com/massgen/massgen/internal/llm"
 	"github.com/massgen/massgen/internal/orchestrator"
@@ -52,6 +53,9 @@ type Request struct {
 	// config's (massgen serve: a client's sampling parameters for a
 	// single-model run).
 	Params map[string]any
+	// FinalFormat, when set, is the shape of final answer an API client
+	// asked for (massgen serve's response_format).
+	FinalFormat *FinalFormat
 	// Observe, when set, is called once the team is built, with a
 	// subscription to the run's events (the display uses it) and the log
 	// directory ("" without logs). It must consume the subscription until
@@ -102,7 +106,7 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 	}
 	defer release()
 	cfg, t := p.cfg, p.team
-	agents := withParams(t.agents, rq.Params)
+	agents := withFinalFormat(withParams(t.agents, rq.Params), rq.FinalFormat)
 	if rq.Timeout > 0 {
 		c := *cfg // p may be shared by concurrent runs
 		c.Orchestrator.TimeoutSeconds = rq.Timeout
@@ -111,6 +115,11 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 	settings, err := cfg.Settings()
 	if err != nil {
 		return nil, configErr(err)
+	}
+	if rq.FinalFormat != nil {
+		// Only the final presentation is asked for the format: a winning
+		// answer that stands as it is was never told of it.
+		settings.Presentation = coord.PresentAlways
 	}
 	level, logOut := slog.LevelInfo, io.Discard
 	if rq.Debug {
@@ -169,8 +178,10 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 		History:     rq.History,
 		ClientTools: rq.ClientTools,
 		Events:      broker,
-		Now:         env.Now,
-		Activities:  acts,
+		// The orchestrator adds it to the final prompt.
+		FinalInstruction: finalInstruction(rq.FinalFormat),
+		Now:              env.Now,
+		Activities:       acts,
 	}
 	if logs != nil {
 		// The machine's steps go to coordination_replay.jsonl as it takes
@@ -323,4 +334,11 @@ func printWarnings(w io.Writer, ds []config.Diagnostic) {
 		}
 		fmt.Fprintf(w, "%s%s\n", d, more)
 	}
+}
+
+func finalInstruction(f *FinalFormat) string {
+	if f == nil {
+		return ""
+	}
+	return f.Instruction
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -303,4 +305,33 @@ func apiErr(err error) string {
 		return e.Error() + ": " + e.Message
 	}
 	return err.Error()
+}
+
+// A config added to --config-dir after the start is served without a
+// restart, and listed; one removed is gone.
+func TestConfigsAddedAfterTheStartAreFound(t *testing.T) {
+	f := start(t, setup{configs: map[string]string{"first.yaml": "agent: {id: a, backend: {type: sim, model: sim-a}}\n"}})
+	if _, err := f.client.Chat.Completions.New(ctx10(t), ask("massgen/later", "q")); statusOf(err) != http.StatusNotFound {
+		t.Fatalf("before it exists: %v", err)
+	}
+	later := filepath.Join(f.dir, "configs", "later.yaml")
+	if err := os.WriteFile(later, []byte("agent: {id: b, backend: {type: sim, model: sim-b}}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := f.client.Chat.Completions.New(ctx10(t), ask("massgen/later", "q"))
+	if err != nil {
+		t.Fatal(apiErr(err))
+	}
+	if !strings.Contains(resp.Choices[0].Message.Content, "sim-b") {
+		t.Errorf("massgen/later answered %q", resp.Choices[0].Message.Content)
+	}
+	if _, err := f.client.Models.Get(ctx10(t), "massgen/later"); err != nil {
+		t.Errorf("GET /v1/models/massgen/later: %v", err)
+	}
+	if err := os.Remove(later); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.client.Chat.Completions.New(ctx10(t), ask("massgen/later", "q")); statusOf(err) != http.StatusNotFound {
+		t.Errorf("after its removal: %v", err)
+	}
 }

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"slices"
 	"strings"
@@ -125,5 +126,59 @@ func TestABadSchemaIs400(t *testing.T) {
 	}
 	if len(asked()) != 0 {
 		t.Error("a run started")
+	}
+}
+
+// The format reaches the final presentation only: as response_format for
+// a Chat Completions provider, as text.format for OpenAI's Responses
+// API, with the instruction in its prompt; coordination turns carry
+// neither. The simulator's answer is no JSON: 422.
+func TestTheFormatReachesTheFinalPresentationOnly(t *testing.T) {
+	rec, url := startBodySim(t)
+	f := start(t, setup{
+		env: map[string]string{"GROQ_API_KEY": "k", "MASSGEN_GROQ_BASE_URL": url, "OPENAI_API_KEY": "k", "MASSGEN_OPENAI_BASE_URL": url},
+		configs: map[string]string{
+			"groq.yaml":   "agent: {id: a, backend: {type: groq, model: llama-3.3-70b-versatile}}\n",
+			"openai.yaml": "agent: {id: a, backend: {type: openai, model: gpt-4o-mini, text: {verbosity: low}}}\n",
+		},
+	})
+	for _, c := range []struct {
+		model, key string
+		want       func(map[string]any) bool
+	}{
+		{"massgen/groq", "response_format", func(b map[string]any) bool {
+			rf, _ := b["response_format"].(map[string]any)
+			js, _ := rf["json_schema"].(map[string]any)
+			return rf["type"] == "json_schema" && js["name"] == "city" && js["strict"] == true && js["schema"] != nil
+		}},
+		{"massgen/openai", "text", func(b map[string]any) bool {
+			text, _ := b["text"].(map[string]any)
+			format, _ := text["format"].(map[string]any)
+			return format["type"] == "json_schema" && format["name"] == "city" && text["verbosity"] == "low"
+		}},
+	} {
+		rec.start()
+		p := chatWithSchema()
+		p.Model = c.model
+		_, err := f.client.Chat.Completions.New(ctx10(t), p)
+		if statusOf(err) != 422 {
+			t.Errorf("%s: %v", c.model, apiErr(err))
+		}
+		var finals int
+		for i, b := range decoded(t, rec.stop()) {
+			raw, _ := json.Marshal(b)
+			isFinal := strings.Contains(string(raw), `conforms to this JSON Schema`)
+			if isFinal {
+				finals++
+				if !c.want(b) {
+					t.Errorf("%s: the final presentation's request lacks the format: %s", c.model, raw)
+				}
+			} else if strings.Contains(string(raw), `"json_schema"`) {
+				t.Errorf("%s: request %d, a coordination turn, asks for the format: %s", c.model, i, raw)
+			}
+		}
+		if finals == 0 {
+			t.Errorf("%s: no request carried the instruction", c.model)
+		}
 	}
 }

@@ -81,13 +81,14 @@ func start(t *testing.T, s setup) *fixture {
 		runner = cli.NewServeRunner(env, s.serve)
 		d.Run = runner.Run
 	}
-	if d.Configs == nil {
+	if d.Configs == nil && d.ConfigSource == nil {
+		// As massgen serve does: the --config-dir read again when it changes.
 		dirArg := ""
 		if len(s.configs) > 0 {
 			dirArg = cfgDir
 		}
 		var err error
-		if d.Configs, err = cli.ServeConfigs(dirArg); err != nil {
+		if d.ConfigSource, err = cli.ServeConfigSource(dirArg); err != nil {
 			t.Fatal(err)
 		}
 	}
