@@ -17,7 +17,10 @@ import (
 // streamed chat completions, while the run happens:
 //
 //   - a role chunk as soon as the run has started;
-//   - coordination progress, one line per step, as delta.reasoning_content;
+//   - coordination progress, one line per step, as delta.reasoning_content,
+//     until the answer starts (a UI shows reasoning after the answer as a
+//     second reasoning block; the finishing chunk's massgen object sums
+//     the run up);
 //   - the winner's final presentation as delta.content, token by token;
 //   - when the run ends: the part of the final answer the deltas missed
 //     (they may be dropped under back-pressure), the client tool calls if
