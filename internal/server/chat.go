@@ -30,6 +30,9 @@ func (f chatFormat) complete(w http.ResponseWriter, res *RunResult, info *massge
 	})
 }
 
+// replays is false: a chat.completion has no progress to rebuild.
+func (chatFormat) replays() bool { return false }
+
 func (f chatFormat) stream(w http.ResponseWriter, id, model string, start time.Time, timeout time.Duration, gone func()) runStream {
 	s := newSSEStream(w, id, model, start.Unix(), timeout, gone)
 	s.includeUsage = f.includeUsage

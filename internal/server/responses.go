@@ -214,6 +214,9 @@ func (f responsesFormat) complete(w http.ResponseWriter, res *RunResult, info *m
 	writeJSON(w, http.StatusOK, st.finishLocked(res, info))
 }
 
+// replays is true: a whole Response has the stream's reasoning item.
+func (responsesFormat) replays() bool { return true }
+
 func (f responsesFormat) stream(w http.ResponseWriter, id, model string, start time.Time, timeout time.Duration, gone func()) runStream {
 	return newResponsesStream(w, id, model, start, timeout, gone, f.in, f.keep)
 }

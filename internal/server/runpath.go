@@ -59,8 +59,10 @@ func (s *Server) runRoute(decode func(http.ResponseWriter, *http.Request, int64)
 // streamed while it happens.
 type format interface {
 	// complete writes a whole response; events are the run's, as a stream
-	// would have had them (without the final answer's deltas).
+	// would have had them (without the final answer's deltas), when
+	// replays says the format builds its response from them.
 	complete(w http.ResponseWriter, res *RunResult, info *massgenInfo, model string, start time.Time, events []event.Event)
+	replays() bool
 	stream(w http.ResponseWriter, id, model string, start time.Time, timeout time.Duration, gone func()) runStream
 }
 
@@ -182,13 +184,15 @@ type call struct {
 func (s *Server) complete(ctx context.Context, w http.ResponseWriter, f format, c *call) (*RunResult, error) {
 	var mu sync.Mutex
 	var events []event.Event
-	c.rr.Observe = func(e event.Event) {
-		if e.Type() == event.TypeFinalDelta {
-			return // the final answer holds them
+	if f.replays() {
+		c.rr.Observe = func(e event.Event) {
+			if e.Type() == event.TypeFinalDelta {
+				return // the final answer holds them
+			}
+			mu.Lock()
+			events = append(events, e)
+			mu.Unlock()
 		}
-		mu.Lock()
-		events = append(events, e)
-		mu.Unlock()
 	}
 	res, err := s.runOnce(ctx, c.rr)
 	rc := http.NewResponseController(w)
