@@ -11,6 +11,9 @@ import (
 // chat.completion, or its chunks as the run happens (sseStream).
 type chatFormat struct {
 	includeUsage bool // stream_options.include_usage
+	// hold keeps the answer back until the run has ended: an answer in a
+	// format the client asked for is checked first (schema.go).
+	hold bool
 }
 
 func (f chatFormat) complete(w http.ResponseWriter, res *RunResult, info *massgenInfo, model string, start time.Time, _ []event.Event) {
@@ -35,6 +38,6 @@ func (chatFormat) replays() bool { return false }
 
 func (f chatFormat) stream(w http.ResponseWriter, id, model string, start time.Time, timeout time.Duration, gone func()) runStream {
 	s := newSSEStream(w, id, model, start.Unix(), timeout, gone)
-	s.includeUsage = f.includeUsage
+	s.includeUsage, s.hold = f.includeUsage, f.hold
 	return s
 }

@@ -204,10 +204,12 @@ func (s *Server) inputItems(raw json.RawMessage) ([]convItem, *Error) {
 type responsesFormat struct {
 	in   *responsesInput
 	keep *responseStore
+	hold bool // the answer goes out once checked (chatFormat.hold)
 }
 
 func (f responsesFormat) complete(w http.ResponseWriter, res *RunResult, info *massgenInfo, model string, start time.Time, events []event.Event) {
 	st := newResponsesStream(nil, info.RunID, model, start, 0, nil, f.in, f.keep)
+	st.hold = f.hold
 	for _, e := range events {
 		st.observe(e)
 	}
@@ -218,7 +220,9 @@ func (f responsesFormat) complete(w http.ResponseWriter, res *RunResult, info *m
 func (responsesFormat) replays() bool { return true }
 
 func (f responsesFormat) stream(w http.ResponseWriter, id, model string, start time.Time, timeout time.Duration, gone func()) runStream {
-	return newResponsesStream(w, id, model, start, timeout, gone, f.in, f.keep)
+	st := newResponsesStream(w, id, model, start, timeout, gone, f.in, f.keep)
+	st.hold = f.hold
+	return st
 }
 
 // keepOutput keeps the response's conversation (its input, then its

@@ -39,6 +39,7 @@ type responsesStream struct {
 
 	in   *responsesInput // the request, echoed in the Response
 	keep *responseStore  // where the Response's conversation is kept
+	hold bool            // the answer goes out at the end, once checked (sseStream.hold)
 
 	seq   int   // sequence_number of the next event
 	items []any // finished output items
@@ -97,6 +98,15 @@ func (s *responsesStream) observe(e event.Event) {
 	p := progress(nil, e)
 	if e.Type() == event.TypeRunFinished {
 		p = "" // response.completed says so
+	}
+	if s.hold {
+		if _, ok := e.(event.FinalAnswer); ok {
+			p = "" // a note on the answer goes with it at the end, if at all
+		}
+		if p != "" {
+			s.progressLocked(p)
+		}
+		return
 	}
 	switch e := e.(type) {
 	case event.FinalStarted:

@@ -198,10 +198,10 @@ func New(d Deps) *Server {
 	mux.HandleFunc("/v1/models", s.models)
 	mux.HandleFunc("/v1/models/{id...}", s.model)
 	mux.HandleFunc("/v1/chat/completions", s.runRoute(decodeChat, func(req *chatRequest) format {
-		return chatFormat{includeUsage: req.StreamOptions != nil && req.StreamOptions.IncludeUsage}
+		return chatFormat{includeUsage: req.StreamOptions != nil && req.StreamOptions.IncludeUsage, hold: req.format != nil}
 	}))
 	mux.HandleFunc("/v1/responses", s.runRoute(s.decodeResponses, func(req *chatRequest) format {
-		return responsesFormat{in: req.resp, keep: s.kept}
+		return responsesFormat{in: req.resp, keep: s.kept, hold: req.format != nil}
 	}))
 	mux.HandleFunc("/v1/runs/{id}", s.run)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {

@@ -38,6 +38,10 @@ type sseStream struct {
 	runID string
 	// includeUsage adds a usage chunk at the end (stream_options.include_usage).
 	includeUsage bool
+	// hold sends the answer only once the run has ended and it has been
+	// checked (a format the client asked for): no delta of a presentation
+	// that may not conform, nor a Markdown fence the check takes off.
+	hold bool
 	// view is the run's view (nil when the runner shares none): the run's
 	// last progress line sums the run up from it.
 	view *event.View
@@ -94,6 +98,9 @@ func (s *sseStream) observe(e event.Event) {
 	// as a second reasoning block, after the answer.
 	if p := progress(s.view, e); p != "" && !s.sentAny {
 		s.sendLocked(delta{ReasoningContent: p}, nil, nil, nil)
+	}
+	if s.hold {
+		return // finish sends the checked answer
 	}
 	switch e := e.(type) {
 	case event.FinalStarted:
