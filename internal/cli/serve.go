@@ -271,7 +271,7 @@ Provider API keys come from the environment and .env files, as for a run.`,
 	fl.StringVar(&f.host, "host", "127.0.0.1", "`HOST` to listen on: an address or name (0.0.0.0: every interface)")
 	fl.StringVar(&f.port, "port", "4000", "`PORT` to listen on (0: any free port, printed at start)")
 	fl.StringVar(&f.config, "config", "", "`FILE` or @examples/NAME that the massgen model runs (default: discovery, as for a run)")
-	fl.StringVar(&f.configDir, "config-dir", "", "`DIR` whose *.yaml and *.yml files are served as models massgen/<name>")
+	fl.StringVar(&f.configDir, "config-dir", "", "`DIR` whose *.yaml and *.yml files are served as models massgen/<name> (files added later are found without a restart)")
 	fl.StringVar(&f.defaultModel, "default-model", "", "`MODEL` the massgen model runs as a single agent, instead of a config")
 	fl.StringVar(&f.apiKey, "api-key", "", "`KEY` clients must send as 'Authorization: Bearer KEY' on /v1/ routes (default: none needed)")
 	fl.StringVar(&f.cors, "cors-origins", "", "`ORIGINS` browsers may call the API from, comma-separated, e.g. https://app.example.com ('*': any; default: none)")
