@@ -54,6 +54,9 @@ type Request struct {
 	// config's (massgen serve: a client's sampling parameters for a
 	// single-model run).
 	Params map[string]any
+	// FinalFormat, when set, is the shape of final answer an API client
+	// asked for (massgen serve's response_format).
+	FinalFormat *FinalFormat
 	// Observe, when set, is called once the team is built, with a
 	// subscription to the run's events (the display uses it) and the log
 	// directory ("" without logs). It must consume the subscription until
@@ -143,7 +146,7 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 	}
 	defer release()
 	cfg, t := p.cfg, p.team
-	agents, wss, err := withWorkspaces(cfg, env.WorkDir, env.Now(), withParams(t.agents, rq.Params), rq.ContextPaths...)
+	agents, wss, err := withWorkspaces(cfg, env.WorkDir, env.Now(), withFinalFormat(withParams(t.agents, rq.Params), rq.FinalFormat), rq.ContextPaths...)
 	if err != nil {
 		return nil, err
 	}
@@ -158,6 +161,11 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 	settings, err := cfg.Settings()
 	if err != nil {
 		return nil, configErr(err)
+	}
+	if rq.FinalFormat != nil {
+		// Only the final presentation is asked for the format: a winning
+		// answer that stands as it is was never told of it.
+		settings.Presentation = coord.PresentAlways
 	}
 	level, logOut := slog.LevelInfo, io.Discard
 	if rq.Debug {
@@ -227,9 +235,11 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 		History:     rq.History,
 		ClientTools: rq.ClientTools,
 		Events:      broker,
-		Now:         env.Now,
-		Activities:  acts,
-		Seed:        rq.Seed,
+		// The orchestrator adds it to the final prompt.
+		FinalInstruction: finalInstruction(rq.FinalFormat),
+		Now:              env.Now,
+		Activities:       acts,
+		Seed:             rq.Seed,
 	}
 	if logs != nil {
 		// The machine's steps go to coordination_replay.jsonl as it takes
@@ -403,4 +413,11 @@ func printWarnings(w io.Writer, ds []config.Diagnostic) {
 		}
 		fmt.Fprintf(w, "%s%s\n", d, more)
 	}
+}
+
+func finalInstruction(f *FinalFormat) string {
+	if f == nil {
+		return ""
+	}
+	return f.Instruction
 }

@@ -84,6 +84,9 @@ func (s *ServeRunner) Run(ctx context.Context, r server.RunRequest) (*server.Run
 	o := s.o
 	rq := app.Request{Question: r.Question, History: r.History, ClientTools: r.Tools,
 		NoLogs: o.NoLogs, LogDir: o.LogDir, Debug: o.Debug, Args: []string{"serve"}, Teams: s.teams}
+	if f := r.Output; f != nil {
+		rq.FinalFormat = &app.FinalFormat{Instruction: f.Instruction(), Name: f.Name, Schema: f.Schema, Strict: f.Strict}
+	}
 	switch {
 	case r.Config != "":
 		rq.Config = r.Config
@@ -155,6 +158,35 @@ func ServeConfigs(dir string) (map[string]string, error) {
 		m[server.DefaultModel+"/"+strings.TrimSuffix(e.Name(), ext)] = filepath.Join(abs, e.Name())
 	}
 	return m, nil
+}
+
+// ServeConfigSource returns ServeConfigs(dir) as of each call, for
+// server.Deps.ConfigSource: files added to (or removed from) dir after the
+// start are found without a restart. The directory is read again only
+// when its modification time changed (adding, removing or renaming a file
+// changes it), so a request costs one stat. A directory that cannot be
+// read any more keeps its last listing.
+func ServeConfigSource(dir string) (func() map[string]string, error) {
+	configs, err := ServeConfigs(dir)
+	if err != nil || dir == "" {
+		return func() map[string]string { return configs }, err
+	}
+	st, err := os.Stat(dir)
+	if err != nil {
+		return nil, err
+	}
+	var mu sync.Mutex
+	mtime := st.ModTime()
+	return func() map[string]string {
+		mu.Lock()
+		defer mu.Unlock()
+		if st, err := os.Stat(dir); err == nil && !st.ModTime().Equal(mtime) {
+			if m, err := ServeConfigs(dir); err == nil {
+				configs, mtime = m, st.ModTime()
+			}
+		}
+		return configs
+	}, nil
 }
 
 // splitList splits a comma-separated flag value, dropping empty items.
@@ -239,7 +271,7 @@ Provider API keys come from the environment and .env files, as for a run.`,
 	fl.StringVar(&f.host, "host", "127.0.0.1", "`HOST` to listen on: an address or name (0.0.0.0: every interface)")
 	fl.StringVar(&f.port, "port", "4000", "`PORT` to listen on (0: any free port, printed at start)")
 	fl.StringVar(&f.config, "config", "", "`FILE` or @examples/NAME that the massgen model runs (default: discovery, as for a run)")
-	fl.StringVar(&f.configDir, "config-dir", "", "`DIR` whose *.yaml and *.yml files are served as models massgen/<name>")
+	fl.StringVar(&f.configDir, "config-dir", "", "`DIR` whose *.yaml and *.yml files are served as models massgen/<name> (files added later are found without a restart)")
 	fl.StringVar(&f.defaultModel, "default-model", "", "`MODEL` the massgen model runs as a single agent, instead of a config")
 	fl.StringVar(&f.apiKey, "api-key", "", "`KEY` clients must send as 'Authorization: Bearer KEY' on /v1/ routes (default: none needed)")
 	fl.StringVar(&f.cors, "cors-origins", "", "`ORIGINS` browsers may call the API from, comma-separated, e.g. https://app.example.com ('*': any; default: none)")
@@ -289,7 +321,7 @@ func serve(cmd *cobra.Command, env *Env, f serveFlags) error {
 	if f.grace < 0 {
 		return usageErr("--shutdown-grace must not be negative")
 	}
-	configs, err := ServeConfigs(f.configDir)
+	configs, err := ServeConfigSource(f.configDir)
 	if err != nil {
 		return usageErr("--config-dir: %v", err)
 	}
@@ -313,8 +345,8 @@ func serve(cmd *cobra.Command, env *Env, f serveFlags) error {
 		LogDir: f.logDir, Debug: f.debug})
 	defer runner.Close() // after Shutdown: no run uses the teams any more
 	srv := server.New(server.Deps{
-		Run:     runner.Run,
-		Configs: configs, Version: app.Version, APIKey: f.apiKey, CORSOrigins: splitList(f.cors),
+		Run:          runner.Run,
+		ConfigSource: configs, Version: app.Version, APIKey: f.apiKey, CORSOrigins: splitList(f.cors),
 		ListenHost: f.host, AllowedHosts: splitList(f.allowedHosts),
 		MaxConcurrent: f.maxConcurrent, MaxQueue: f.maxQueue, MaxBodyBytes: f.maxBody, Logger: logger,
 	})
@@ -339,7 +371,7 @@ func serve(cmd *cobra.Command, env *Env, f serveFlags) error {
 		auth = "API key required"
 	}
 	fmt.Fprintf(env.Stderr, "massgen serve: listening on http://%s (OpenAI base URL http://%s/v1; %s)\n", ln.Addr(), ln.Addr(), auth)
-	fmt.Fprintf(env.Stderr, "massgen serve: model massgen runs %s; also %s\n", what, strings.Join(slices.Sorted(maps.Keys(configs)), ", "))
+	fmt.Fprintf(env.Stderr, "massgen serve: model massgen runs %s; also %s\n", what, strings.Join(slices.Sorted(maps.Keys(configs())), ", "))
 
 	ctx := cmd.Context()
 	select {

@@ -11,11 +11,15 @@ import (
 
 // Agent is one team member, ready to run.
 type Agent struct {
-	ID            string
-	Backend       string // backend type, for display and logs
-	ModelName     string
-	Model         llm.Model
-	Params        map[string]any // provider parameters passed through
+	ID        string
+	Backend   string // backend type, for display and logs
+	ModelName string
+	Model     llm.Model
+	Params    map[string]any // provider parameters passed through
+	// FinalParams are parameters of its final presentation (or direct
+	// answer) only, over Params: a client's structured output (massgen
+	// serve's response_format), in this provider's terms.
+	FinalParams   map[string]any
 	SystemMessage string
 	Simulated     bool
 	// Cost prices a usage record of this agent's model (nil: unknown, 0).
@@ -44,8 +48,12 @@ type Options struct {
 	// the winner may call them in its final presentation, and the run then
 	// ends with Result.ToolCalls for the client to execute.
 	ClientTools []llm.ToolDef
-	Events      *event.Broker // where events go; nil means none are kept
-	Now         func() time.Time
+	// FinalInstruction, when set, is added to the final presentation's
+	// (or direct answer's) prompt: the shape of answer the client asked
+	// for (massgen serve's response_format).
+	FinalInstruction string
+	Events           *event.Broker // where events go; nil means none are kept
+	Now              func() time.Time
 	// Trace, when set, is called with every input the run feeds its
 	// coordination machine and the commands it got back, in order, from the
 	// run's loop goroutine. The inputs are the run's replay log (coord.Log,

@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"context"
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 	"time"
@@ -34,6 +35,7 @@ func (r *runner) startPresentation(ctx context.Context, p coord.Present) {
 	a := r.byID[p.Winner]
 	system := agent.PresentationSystem(a.SystemMessage)
 	user := agent.HistoryBlock(r.o.History) + agent.PresentationUser(r.question, p.Winner, voteSummary(p.Winner, p.Tally, p.How, p.Votes), p.Answers)
+	user = withFinalInstruction(user, r.o.FinalInstruction)
 	r.publish(event.FinalStarted{Agent: p.Winner, Prompt: system + "\n\n" + user, Mode: "presentation"})
 	emit := deltas{b: r.o.Events, agent: p.Winner, final: true, attempt: r.attempt, epoch: r.epoch}
 	attempt, epoch := r.attempt, r.epoch // read here, on the loop goroutine
@@ -43,7 +45,7 @@ func (r *runner) startPresentation(ctx context.Context, p coord.Present) {
 			defer a.OnPresent(false)
 		}
 		if a.PresentTools != nil {
-			pr := &agent.Presentation{Model: a.Model, Request: llm.Request{Model: a.ModelName, Params: a.Params},
+			pr := &agent.Presentation{Model: a.Model, Request: finalRequest(a),
 				System: system, User: user, Client: r.o.ClientTools, Tools: a.PresentTools, Emit: emit,
 				OnTool: func(call llm.ToolCall, res tool.Result, d time.Duration) {
 					r.countTools(p.Winner, ToolUse{Calls: 1, Errors: btoi(res.IsError)})
@@ -52,7 +54,7 @@ func (r *runner) startPresentation(ctx context.Context, p coord.Present) {
 				}}
 			return presented(pr.Run(ctx))
 		}
-		text, calls, usage, err := agent.PresentWithTools(ctx, a.Model, llm.Request{Model: a.ModelName, Params: a.Params}, system, user, r.o.ClientTools, emit)
+		text, calls, usage, err := agent.PresentWithTools(ctx, a.Model, finalRequest(a), system, user, r.o.ClientTools, emit)
 		return presented(text, calls, usage, err)
 	})
 }
@@ -62,13 +64,35 @@ func (r *runner) startPresentation(ctx context.Context, p coord.Present) {
 // final answer.
 func (r *runner) startDirect(ctx context.Context, c coord.AnswerDirect) {
 	a := r.byID[c.Agent]
-	user := agent.HistoryBlock(r.o.History) + r.question
+	user := withFinalInstruction(agent.HistoryBlock(r.o.History)+r.question, r.o.FinalInstruction)
 	r.publish(event.FinalStarted{Agent: a.ID, Prompt: strings.TrimSpace(a.SystemMessage + "\n\n" + user), Mode: "direct"})
 	emit := deltas{b: r.o.Events, agent: a.ID, final: true, attempt: r.attempt}
 	r.startCall(ctx, a.ID, func(ctx context.Context) callResult {
-		text, calls, usage, err := agent.PresentWithTools(ctx, a.Model, llm.Request{Model: a.ModelName, Params: a.Params}, a.SystemMessage, user, r.o.ClientTools, emit)
+		text, calls, usage, err := agent.PresentWithTools(ctx, a.Model, finalRequest(a), a.SystemMessage, user, r.o.ClientTools, emit)
 		return presented(text, calls, usage, err)
 	})
+}
+
+// finalRequest is the request of agent a's final presentation or direct
+// answer: its parameters, and its FinalParams over them.
+func finalRequest(a *Agent) llm.Request {
+	params := a.Params
+	if len(a.FinalParams) > 0 {
+		params = maps.Clone(a.Params)
+		if params == nil {
+			params = map[string]any{}
+		}
+		maps.Copy(params, a.FinalParams)
+	}
+	return llm.Request{Model: a.ModelName, Params: params}
+}
+
+// withFinalInstruction adds Options.FinalInstruction to a final prompt.
+func withFinalInstruction(user, instruction string) string {
+	if instruction == "" {
+		return user
+	}
+	return user + "\n\n" + instruction
 }
 
 func presented(text string, calls []llm.ToolCall, usage llm.Usage, err error) callResult {

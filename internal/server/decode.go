@@ -20,8 +20,9 @@ var ReservedTools = []string{"new_answer", "vote", "submit", "restart_orchestrat
 
 // chatRequest is the part of an OpenAI chat completion request massgen
 // reads. temperature, top_p and max_tokens go to single-model runs
-// (RunRequest.Params); tool_choice, seed and the other fields are accepted
-// and ignored.
+// (RunRequest.Params); response_format to the final presentation
+// (schema.go); tool_choice, seed and the other fields are accepted and
+// ignored.
 type chatRequest struct {
 	Model         string        `json:"model"`
 	Messages      []chatMessage `json:"messages"`
@@ -36,6 +37,13 @@ type chatRequest struct {
 	TopP                *float64 `json:"top_p"`
 	MaxTokens           *int64   `json:"max_tokens"`
 	MaxCompletionTokens *int64   `json:"max_completion_tokens"`
+
+	ResponseFormat json.RawMessage `json:"response_format"`
+
+	// Set by the decoders, not read from the body.
+	format *OutputFormat // response_format / text.format asking for JSON
+	notes  []string      // what the server left out (tools it cannot run), for the massgen object
+	resp   *responsesInput
 }
 
 // params are the sampling parameters the client set, under the names the
@@ -142,6 +150,11 @@ func decodeChat(w http.ResponseWriter, r *http.Request, limit int64) (*chatReque
 	if e := readJSON(w, r, limit, &req, "a chat completion"); e != nil {
 		return nil, e
 	}
+	f, e := parseFormat(req.ResponseFormat, "response_format")
+	if e != nil {
+		return nil, e
+	}
+	req.format = f
 	return req.check()
 }
 
@@ -244,6 +257,7 @@ func (req *chatRequest) runRequest() (RunRequest, *Error) {
 		return rr, e
 	}
 	rr.Tools = tools
+	rr.Output = req.format
 	if rr.Params, e = req.params(); e != nil {
 		return rr, e
 	}
@@ -280,15 +294,21 @@ func contentText(raw json.RawMessage) (string, error) {
 }
 
 // clientTools converts the request's function tools and rejects names
-// that collide with massgen's workflow tools.
+// that collide with massgen's workflow tools. Tools of other types (a
+// chat completion's custom tools; the Responses decoder has already
+// dropped hosted tools) are left out with a note: the client still gets
+// an answer, and the massgen object says what was left out.
 func (req *chatRequest) clientTools() ([]llm.ToolDef, *Error) {
 	var out []llm.ToolDef
 	var collisions []string
 	seen := map[string]bool{}
 	for i, t := range req.Tools {
-		if t.Type != "function" || t.Function == nil {
-			return nil, badRequest(fmt.Sprintf("tools[%d]", i), "unsupported_tool",
-				"Only function tools are supported (tools[%d] has type %q).", i, t.Type)
+		if t.Type != "function" {
+			req.notes = append(req.notes, droppedTool(t.Type, ""))
+			continue
+		}
+		if t.Function == nil {
+			return nil, badRequest(fmt.Sprintf("tools[%d].function", i), "invalid_tool", "A function tool needs its 'function'.")
 		}
 		name := t.Function.Name
 		if name == "" {
@@ -314,4 +334,12 @@ func (req *chatRequest) clientTools() ([]llm.ToolDef, *Error) {
 				" (reserved: " + strings.Join(ReservedTools, ", ") + "). Rename these tools."}
 	}
 	return out, nil
+}
+
+// droppedTool is the note for a tool the team cannot call.
+func droppedTool(typ, name string) string {
+	if name != "" {
+		typ += " " + name
+	}
+	return fmt.Sprintf("tool %s left out: massgen's agents call function tools only", typ)
 }

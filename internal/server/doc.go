@@ -15,7 +15,7 @@
 //	GET  /v1/runs/{id}           the run's status.json (live while it runs)
 //
 // Model routing: "massgen" runs the server's default config, "massgen/<name>"
-// the config Deps.Configs maps it to, and any other id a single agent on that
+// the config Deps.Configs (or Deps.ConfigSource, asked per request) maps it to, and any other id a single agent on that
 // model (the Runner answers 404 when it cannot tell the model's provider).
 //
 // Messages: the last user message is the question; earlier user and
@@ -34,7 +34,7 @@
 // Streaming (stream: true) sends chat.completion.chunk objects as the run
 // progresses: a role chunk when the run starts; one line per coordination
 // step ("[critic] voted for researcher: …") as delta.reasoning_content,
-// which ordinary clients ignore; the winner's final presentation as
+// which ordinary clients ignore, and only before the answer's first token; the winner's final presentation as
 // delta.content, token by token; then whatever the deltas missed (they may
 // be dropped under back-pressure; the streamed text is reconciled with the
 // stored final answer), tool_calls deltas if any, the finishing chunk with
@@ -46,16 +46,28 @@
 // Responses API (responses.go): the request is read into the same
 // chatRequest — instructions as a system message, input items as
 // messages, function_call and function_call_output items as tool calls
-// and results, function tools flattened — so both APIs run alike.
-// previous_response_id is refused (massgen keeps no responses). The run is
-// written as a Response, or streamed as its events (responsesStream):
-// progress lines as the summary of a reasoning item, the final answer as a
-// message item's output_text deltas, client tool calls as function_call
-// items, then response.completed; a run that fails ends with
-// response.failed and an `error` event.
+// and results, function tools flattened (a namespace's too) — so both APIs
+// run alike. The run is written as a Response, or streamed as its events
+// (responsesStream): progress lines as the summary of a reasoning item,
+// the final answer as a message item's output_text deltas, client tool
+// calls as function_call items, then response.completed; a run that fails
+// ends with response.failed and an `error` event. A whole Response is built
+// by the same code from the same events, so both have the same items. The
+// Response echoes the request's settings.
+//
+// Kept responses (responses_store.go): each Response's conversation is
+// kept in memory (bounded by count and bytes, least recently used first
+// out; not with store: false), so that previous_response_id and
+// item_reference input items resolve.
+//
+// Tools the team cannot call (hosted tools, custom tools) are left out
+// with a note in the massgen object rather than refused. Structured output
+// (schema.go): response_format / text.format reaches the final
+// presentation (RunRequest.Output), and the final answer is checked
+// against its JSON Schema (422 when it does not conform).
 //
 // Errors use OpenAI's shape {"error":{"message","type","param","code"}}:
-// 400 bad request, 401 bad or missing bearer token (when Deps.APIKey is
+// 400 bad request, 422 a final answer not in the format asked for, 401 bad or missing bearer token (when Deps.APIKey is
 // set), 403 Host not allowed, 404 unknown model or route, 405, 408 body not
 // received within Deps.BodyTimeout, 413 body too large, 415 a POST body not sent as application/json, 429 when every run
 // slot and the wait queue are taken, 500, 503 while shutting down.

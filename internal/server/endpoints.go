@@ -4,6 +4,7 @@ package server
 
 import (
 	"encoding/json"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -27,8 +28,9 @@ func (s *Server) models(w http.ResponseWriter, r *http.Request) {
 	if !methods(w, r, http.MethodGet) {
 		return
 	}
-	list := modelList{Object: "list", Data: make([]modelObject, 0, len(s.d.Models))}
-	for _, id := range s.d.Models {
+	ids := s.modelIDs()
+	list := modelList{Object: "list", Data: make([]modelObject, 0, len(ids))}
+	for _, id := range ids {
 		list.Data = append(list.Data, s.modelObject(id))
 	}
 	writeJSON(w, http.StatusOK, list)
@@ -40,11 +42,19 @@ func (s *Server) model(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := r.PathValue("id")
-	if !slices.Contains(s.d.Models, id) {
+	if !slices.Contains(s.modelIDs(), id) {
 		writeError(w, NewError(http.StatusNotFound, "model_not_found", "The model '%s' does not exist.", id))
 		return
 	}
 	writeJSON(w, http.StatusOK, s.modelObject(id))
+}
+
+// modelIDs are Deps.Models, or "massgen" and the configs of the moment.
+func (s *Server) modelIDs() []string {
+	if s.d.Models != nil {
+		return s.d.Models
+	}
+	return append([]string{DefaultModel}, slices.Sorted(maps.Keys(s.d.ConfigSource()))...)
 }
 
 func (s *Server) modelObject(id string) modelObject {

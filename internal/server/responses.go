@@ -5,7 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
+
+	"github.com/massgen/massgen/internal/event"
 )
 
 // The Responses API (POST /v1/responses), for the clients that speak it
@@ -13,30 +17,52 @@ import (
 // chatRequest as a chat completion, so that both APIs run alike, and the
 // run is written back as a Response (responsesFormat, responsesStream).
 
-// responsesRequest is the part of a Responses request massgen reads.
+// responsesRequest is the part of a Responses request massgen reads, and
+// the members it echoes in the Response (as OpenAI does: clients read
+// back their tools, instructions, metadata…).
 type responsesRequest struct {
-	Model              string          `json:"model"`
-	Input              json.RawMessage `json:"input"`
-	Instructions       *string         `json:"instructions"`
-	Stream             bool            `json:"stream"`
-	Tools              []responsesTool `json:"tools"`
-	Temperature        *float64        `json:"temperature"`
-	TopP               *float64        `json:"top_p"`
-	MaxOutputTokens    *int64          `json:"max_output_tokens"`
-	PreviousResponseID *string         `json:"previous_response_id"`
+	Model              string            `json:"model"`
+	Input              json.RawMessage   `json:"input"`
+	Instructions       json.RawMessage   `json:"instructions"`
+	Stream             bool              `json:"stream"`
+	Tools              []json.RawMessage `json:"tools"`
+	ToolChoice         json.RawMessage   `json:"tool_choice"`
+	Temperature        *float64          `json:"temperature"`
+	TopP               *float64          `json:"top_p"`
+	MaxOutputTokens    *int64            `json:"max_output_tokens"`
+	PreviousResponseID *string           `json:"previous_response_id"`
+	Metadata           json.RawMessage   `json:"metadata"`
+	ParallelToolCalls  *bool             `json:"parallel_tool_calls"`
+	Text               json.RawMessage   `json:"text"`
+	Truncation         *string           `json:"truncation"`
+	Store              *bool             `json:"store"`
+	Reasoning          json.RawMessage   `json:"reasoning"`
+	User               *string           `json:"user"`
+}
+
+// responsesInput is what a Responses request keeps for its Response: the
+// request (echoed) and the conversation to store once it has an output.
+type responsesInput struct {
+	req   *responsesRequest
+	conv  []convItem // the conversation, without instructions
+	store bool
 }
 
 // responsesTool is a tool as the Responses API writes it: a function's
-// definition is flat, not nested under "function".
+// definition is flat, not nested under "function"; a namespace groups
+// tools under a name (the Codex CLI sends its MCP tools so).
 type responsesTool struct {
 	Type string `json:"type"`
 	functionDef
+	Tools []responsesTool `json:"tools"`
 }
 
 // responsesItem is an input item: a message, a function call the
-// assistant made, or a function call's output.
+// assistant made, a function call's output, or a reference to an item of
+// a kept response.
 type responsesItem struct {
 	Type      string          `json:"type"`
+	ID        string          `json:"id"`
 	Role      string          `json:"role"`
 	Content   json.RawMessage `json:"content"`
 	CallID    string          `json:"call_id"`
@@ -46,96 +72,214 @@ type responsesItem struct {
 }
 
 // decodeResponses reads a Responses request and turns it into the chat
-// request it amounts to: instructions become a system message, input items
-// become messages, function_call items assistant tool calls, and
-// function_call_output items tool results.
-func decodeResponses(w http.ResponseWriter, r *http.Request, limit int64) (*chatRequest, *Error) {
+// request it amounts to: instructions become a system message, the kept
+// conversation of previous_response_id comes first, input items become
+// messages (function_call items assistant tool calls, function_call_output
+// items tool results, item_reference items the kept item's messages).
+func (s *Server) decodeResponses(w http.ResponseWriter, r *http.Request, limit int64) (*chatRequest, *Error) {
 	var rr responsesRequest
 	if e := readJSON(w, r, limit, &rr, "a response"); e != nil {
 		return nil, e
 	}
-	if rr.PreviousResponseID != nil && *rr.PreviousResponseID != "" {
-		return nil, badRequest("previous_response_id", "unsupported_parameter",
-			"massgen keeps no responses: send the whole conversation in 'input' instead of 'previous_response_id'.")
-	}
-	req := &chatRequest{Model: rr.Model, Stream: rr.Stream, Temperature: rr.Temperature, TopP: rr.TopP, MaxTokens: rr.MaxOutputTokens}
-	text := func(s string) json.RawMessage { b, _ := json.Marshal(s); return b }
-	if rr.Instructions != nil && *rr.Instructions != "" {
-		req.Messages = append(req.Messages, chatMessage{Role: "system", Content: text(*rr.Instructions)})
-	}
-	in := bytes.TrimSpace(rr.Input)
-	switch {
-	case len(in) == 0 || string(in) == "null":
-		return nil, badRequest("input", "missing_input", "'input' is required: a string, or a list of input items.")
-	case in[0] == '"':
-		req.Messages = append(req.Messages, chatMessage{Role: "user", Content: in})
-	case in[0] == '[':
-		var items []responsesItem
-		if err := json.Unmarshal(in, &items); err != nil {
-			return nil, badRequest("input", "invalid_input", "'input' is not a list of input items: %v", err)
+	in := &responsesInput{req: &rr, store: rr.Store == nil || *rr.Store}
+	req := &chatRequest{Model: rr.Model, Stream: rr.Stream, Temperature: rr.Temperature, TopP: rr.TopP, MaxTokens: rr.MaxOutputTokens, resp: in}
+	if len(rr.Text) > 0 && string(rr.Text) != "null" {
+		var t struct {
+			Format json.RawMessage `json:"format"`
 		}
-		for i, it := range items {
-			switch it.Type {
-			case "", "message":
-				req.Messages = append(req.Messages, chatMessage{Role: it.Role, Content: it.Content})
-			case "function_call":
-				c := wireToolCall{ID: it.CallID, Type: "function"}
-				c.Function.Name, c.Function.Arguments = it.Name, it.Arguments
-				req.Messages = append(req.Messages, chatMessage{Role: "assistant", ToolCalls: []wireToolCall{c}})
-			case "function_call_output":
-				req.Messages = append(req.Messages, chatMessage{Role: "tool", ToolCallID: it.CallID, Content: it.Output})
-			case "reasoning":
-				// A previous response's reasoning: not part of the conversation.
-			default:
-				return nil, badRequest(fmt.Sprintf("input[%d].type", i), "unsupported_input",
-					"Input items of type %q are not supported: use messages, function_call and function_call_output.", it.Type)
-			}
+		if err := json.Unmarshal(rr.Text, &t); err != nil {
+			return nil, badRequest("text", "invalid_value", "'text' must be an object: %v", err)
 		}
-	default:
-		return nil, badRequest("input", "invalid_input", "'input' must be a string or a list of input items.")
+		f, e := parseFormat(t.Format, "text.format")
+		if e != nil {
+			return nil, e
+		}
+		req.format = f
 	}
-	// clientTools checks them, as for a chat completion (function tools
-	// only, no workflow tool names).
-	for _, t := range rr.Tools {
-		req.Tools = append(req.Tools, chatTool{Type: t.Type, Function: &t.functionDef})
+	instr, err := contentText(rr.Instructions)
+	if err != nil {
+		return nil, badRequest("instructions", "invalid_value", "'instructions' must be a string.")
+	}
+	if instr != "" {
+		b, _ := json.Marshal(instr)
+		req.Messages = append(req.Messages, chatMessage{Role: "system", Content: b})
+	}
+	if id := rr.PreviousResponseID; id != nil && *id != "" {
+		conv, ok := s.kept.response(*id)
+		if !ok {
+			return nil, &Error{Status: http.StatusBadRequest, Param: "previous_response_id", Code: "previous_response_not_found",
+				Message: fmt.Sprintf("Previous response with id '%s' not found (massgen keeps the latest %d responses made with store: true, in memory).", *id, s.d.KeepResponses)}
+		}
+		in.conv = append(in.conv, convItem{msgs: conv})
+	}
+	items, e := s.inputItems(rr.Input)
+	if e != nil {
+		return nil, e
+	}
+	in.conv = append(in.conv, items...)
+	for _, it := range in.conv {
+		req.Messages = append(req.Messages, it.msgs...)
+	}
+	for i, raw := range rr.Tools {
+		var t responsesTool
+		if err := json.Unmarshal(raw, &t); err != nil {
+			return nil, badRequest(fmt.Sprintf("tools[%d]", i), "invalid_tool", "tools[%d] is not a tool: %v", i, err)
+		}
+		req.Tools = append(req.Tools, flattenTool(t, &req.notes)...)
 	}
 	return req, nil
 }
 
+// flattenTool is a Responses tool as chat tools: a function as it is, a
+// namespace's functions, nothing for a hosted tool (web_search,
+// file_search, code_interpreter, custom…), which the team cannot run:
+// notes says it was left out.
+func flattenTool(t responsesTool, notes *[]string) []chatTool {
+	switch t.Type {
+	case "function":
+		return []chatTool{{Type: "function", Function: &t.functionDef}}
+	case "namespace":
+		var out []chatTool
+		for _, inner := range t.Tools {
+			out = append(out, flattenTool(inner, notes)...)
+		}
+		return out
+	}
+	*notes = append(*notes, droppedTool(t.Type, t.Name))
+	return nil
+}
+
+// inputItems reads 'input': a string (one user message) or a list of
+// input items.
+func (s *Server) inputItems(raw json.RawMessage) ([]convItem, *Error) {
+	in := bytes.TrimSpace(raw)
+	switch {
+	case len(in) == 0 || string(in) == "null":
+		return nil, badRequest("input", "missing_input", "'input' is required: a string, or a list of input items.")
+	case in[0] == '"':
+		return []convItem{{msgs: []chatMessage{{Role: "user", Content: in}}}}, nil
+	case in[0] != '[':
+		return nil, badRequest("input", "invalid_input", "'input' must be a string or a list of input items.")
+	}
+	var items []responsesItem
+	if err := json.Unmarshal(in, &items); err != nil {
+		return nil, badRequest("input", "invalid_input", "'input' is not a list of input items: %v", err)
+	}
+	out := make([]convItem, 0, len(items))
+	for i, it := range items {
+		ci := convItem{id: it.ID}
+		if it.Type == "" && it.Role == "" && it.ID != "" {
+			it.Type = "item_reference" // its type is optional
+		}
+		switch it.Type {
+		case "", "message":
+			ci.msgs = []chatMessage{{Role: it.Role, Content: it.Content}}
+		case "function_call":
+			c := wireToolCall{ID: it.CallID, Type: "function"}
+			c.Function.Name, c.Function.Arguments = it.Name, it.Arguments
+			ci.msgs = []chatMessage{{Role: "assistant", ToolCalls: []wireToolCall{c}}}
+		case "function_call_output":
+			ci.msgs = []chatMessage{{Role: "tool", ToolCallID: it.CallID, Content: it.Output}}
+		case "reasoning":
+			// A previous response's reasoning: not part of the conversation.
+		case "item_reference":
+			msgs, ok := s.kept.item(it.ID)
+			if !ok {
+				return nil, &Error{Status: http.StatusNotFound, Param: fmt.Sprintf("input[%d].id", i), Code: "item_not_found",
+					Message: fmt.Sprintf("Item with id '%s' not found (massgen keeps the items of its latest %d responses made with store: true, in memory).", it.ID, s.d.KeepResponses)}
+			}
+			ci = convItem{msgs: msgs} // the kept item keeps its id
+		default:
+			return nil, badRequest(fmt.Sprintf("input[%d].type", i), "unsupported_input",
+				"Input items of type %q are not supported: use message, function_call, function_call_output and item_reference.", it.Type)
+		}
+		out = append(out, ci)
+	}
+	return out, nil
+}
+
 // responsesFormat writes Responses: a response object, or its events as
-// the run happens (responsesStream).
-type responsesFormat struct{}
-
-func (responsesFormat) complete(w http.ResponseWriter, res *RunResult, info *massgenInfo, model string, start time.Time) {
-	var output []any
-	if res.Final != "" || len(res.ToolCalls) == 0 {
-		output = append(output, messageItem("msg_"+info.RunID+"_0", "completed", res.Final))
-	}
-	for i, c := range res.ToolCalls {
-		output = append(output, functionCallItem(info.RunID, i, c.ID, c.Name, c.Arguments, "completed"))
-	}
-	writeJSON(w, http.StatusOK, newResponse(info.RunID, model, start, "completed", output, usagePtr(res), info))
+// the run happens (responsesStream). Both build the output items alike:
+// a whole Response is the stream's items, taken from the same events.
+type responsesFormat struct {
+	in   *responsesInput
+	keep *responseStore
+	hold bool // the answer goes out once checked (chatFormat.hold)
 }
 
-func (responsesFormat) stream(w http.ResponseWriter, id, model string, start time.Time, timeout time.Duration, gone func()) runStream {
-	return newResponsesStream(w, id, model, start, timeout, gone)
+func (f responsesFormat) complete(w http.ResponseWriter, res *RunResult, info *massgenInfo, model string, start time.Time, events []event.Event) {
+	st := newResponsesStream(nil, info.RunID, model, start, 0, nil, f.in, f.keep)
+	st.hold = f.hold
+	for _, e := range events {
+		st.observe(e)
+	}
+	writeJSON(w, http.StatusOK, st.finishLocked(res, info))
 }
 
-// response is a Response object, with the members clients read.
+// replays is true: a whole Response has the stream's reasoning item.
+func (responsesFormat) replays() bool { return true }
+
+func (f responsesFormat) stream(w http.ResponseWriter, id, model string, start time.Time, timeout time.Duration, gone func()) runStream {
+	st := newResponsesStream(w, id, model, start, timeout, gone, f.in, f.keep)
+	st.hold = f.hold
+	return st
+}
+
+// keepOutput keeps the response's conversation (its input, then its
+// output items) for previous_response_id and item_reference, unless the
+// request said store: false.
+func (f responsesFormat) keepOutput(id string, output []any) {
+	if f.in == nil || !f.in.store || f.keep == nil {
+		return
+	}
+	conv := slices.Clone(f.in.conv)
+	for _, item := range output {
+		switch it := item.(type) {
+		case message:
+			var texts []string
+			for _, c := range it.Content {
+				texts = append(texts, c.Text)
+			}
+			b, _ := json.Marshal(strings.Join(texts, ""))
+			conv = append(conv, convItem{id: it.ID, msgs: []chatMessage{{Role: "assistant", Content: b}}})
+		case functionCall:
+			c := wireToolCall{ID: it.CallID, Type: "function"}
+			c.Function.Name, c.Function.Arguments = it.Name, it.Arguments
+			conv = append(conv, convItem{id: it.ID, msgs: []chatMessage{{Role: "assistant", ToolCalls: []wireToolCall{c}}}})
+		case reasoning:
+			conv = append(conv, convItem{id: it.ID})
+		}
+	}
+	f.keep.put("resp_"+id, conv)
+}
+
+// response is a Response object, with the members clients read; the
+// request's settings are echoed as OpenAI does.
 type response struct {
-	ID                string          `json:"id"`
-	Object            string          `json:"object"` // "response"
-	CreatedAt         int64           `json:"created_at"`
-	Status            string          `json:"status"` // in_progress | completed | failed
-	Error             *errorObject    `json:"error"`
-	IncompleteDetails *struct{}       `json:"incomplete_details"`
-	Model             string          `json:"model"`
-	Output            []any           `json:"output"`
-	ParallelToolCalls bool            `json:"parallel_tool_calls"`
-	ToolChoice        string          `json:"tool_choice"`
-	Tools             []any           `json:"tools"`
-	Usage             *responsesUsage `json:"usage"`
-	Massgen           *massgenInfo    `json:"massgen,omitempty"`
+	ID                 string          `json:"id"`
+	Object             string          `json:"object"` // "response"
+	CreatedAt          int64           `json:"created_at"`
+	Status             string          `json:"status"` // in_progress | completed | failed
+	Error              *errorObject    `json:"error"`
+	IncompleteDetails  *struct{}       `json:"incomplete_details"`
+	Instructions       json.RawMessage `json:"instructions"`
+	MaxOutputTokens    *int64          `json:"max_output_tokens"`
+	Metadata           json.RawMessage `json:"metadata"`
+	Model              string          `json:"model"`
+	Output             []any           `json:"output"`
+	ParallelToolCalls  bool            `json:"parallel_tool_calls"`
+	PreviousResponseID *string         `json:"previous_response_id"`
+	Reasoning          json.RawMessage `json:"reasoning"`
+	Store              bool            `json:"store"`
+	Temperature        *float64        `json:"temperature"`
+	Text               json.RawMessage `json:"text"`
+	ToolChoice         json.RawMessage `json:"tool_choice"`
+	Tools              []any           `json:"tools"`
+	TopP               *float64        `json:"top_p"`
+	Truncation         string          `json:"truncation"`
+	Usage              *responsesUsage `json:"usage"`
+	User               *string         `json:"user,omitempty"`
+	Massgen            *massgenInfo    `json:"massgen,omitempty"`
 }
 
 type responsesUsage struct {
@@ -150,12 +294,45 @@ type responsesUsage struct {
 	TotalTokens int64 `json:"total_tokens"`
 }
 
-func newResponse(id, model string, start time.Time, status string, output []any, u *responsesUsage, info *massgenInfo) response {
+func newResponse(id, model string, start time.Time, status string, output []any, u *responsesUsage, info *massgenInfo, in *responsesInput) response {
 	if output == nil {
 		output = []any{}
 	}
-	return response{ID: "resp_" + id, Object: "response", CreatedAt: start.Unix(), Status: status, Model: model,
-		Output: output, ParallelToolCalls: true, ToolChoice: "auto", Tools: []any{}, Usage: u, Massgen: info}
+	one := 1.0
+	r := response{ID: "resp_" + id, Object: "response", CreatedAt: start.Unix(), Status: status, Model: model,
+		Output: output, ParallelToolCalls: true, ToolChoice: json.RawMessage(`"auto"`), Tools: []any{}, Usage: u, Massgen: info,
+		Instructions: json.RawMessage("null"), Metadata: json.RawMessage("{}"), Reasoning: json.RawMessage(`{"effort":null,"summary":null}`),
+		Store: true, Temperature: &one, TopP: &one, Text: json.RawMessage(`{"format":{"type":"text"}}`), Truncation: "disabled"}
+	if in == nil {
+		return r
+	}
+	q := in.req
+	r.Store = in.store
+	r.MaxOutputTokens, r.PreviousResponseID, r.User = q.MaxOutputTokens, q.PreviousResponseID, q.User
+	if q.Temperature != nil {
+		r.Temperature = q.Temperature
+	}
+	if q.TopP != nil {
+		r.TopP = q.TopP
+	}
+	if q.ParallelToolCalls != nil {
+		r.ParallelToolCalls = *q.ParallelToolCalls
+	}
+	if q.Truncation != nil {
+		r.Truncation = *q.Truncation
+	}
+	for _, f := range []struct {
+		dst *json.RawMessage
+		src json.RawMessage
+	}{{&r.Instructions, q.Instructions}, {&r.Metadata, q.Metadata}, {&r.Reasoning, q.Reasoning}, {&r.Text, q.Text}, {&r.ToolChoice, q.ToolChoice}} {
+		if len(f.src) > 0 && string(f.src) != "null" {
+			*f.dst = f.src
+		}
+	}
+	for _, t := range q.Tools {
+		r.Tools = append(r.Tools, t)
+	}
+	return r
 }
 
 func usagePtr(res *RunResult) *responsesUsage {

@@ -37,6 +37,10 @@ type responsesStream struct {
 	model   string
 	created time.Time
 
+	in   *responsesInput // the request, echoed in the Response
+	keep *responseStore  // where the Response's conversation is kept
+	hold bool            // the answer goes out at the end, once checked (sseStream.hold)
+
 	seq   int   // sequence_number of the next event
 	items []any // finished output items
 	open  *openItem
@@ -53,8 +57,12 @@ type openItem struct {
 	text  strings.Builder
 }
 
-func newResponsesStream(w http.ResponseWriter, id, model string, start time.Time, timeout time.Duration, gone func()) *responsesStream {
-	return &responsesStream{out: newSSEWriter(w, timeout, gone), id: id, model: model, created: start}
+// newResponsesStream returns the stream of one run; with a nil w it
+// writes nothing, and only builds the output items (a whole Response is
+// built so, to be the same as the stream's).
+func newResponsesStream(w http.ResponseWriter, id, model string, start time.Time, timeout time.Duration, gone func(),
+	in *responsesInput, keep *responseStore) *responsesStream {
+	return &responsesStream{out: newSSEWriter(w, timeout, gone), id: id, model: model, created: start, in: in, keep: keep}
 }
 
 func (s *responsesStream) abandon() bool {
@@ -75,7 +83,7 @@ func (s *responsesStream) startLocked() {
 	if !s.out.begin() {
 		return
 	}
-	r := newResponse(s.id, s.model, s.created, "in_progress", nil, nil, nil)
+	r := newResponse(s.id, s.model, s.created, "in_progress", nil, nil, nil, s.in)
 	s.send("response.created", map[string]any{"response": r})
 	s.send("response.in_progress", map[string]any{"response": r})
 }
@@ -90,6 +98,15 @@ func (s *responsesStream) observe(e event.Event) {
 	p := progress(nil, e)
 	if e.Type() == event.TypeRunFinished {
 		p = "" // response.completed says so
+	}
+	if s.hold {
+		if _, ok := e.(event.FinalAnswer); ok {
+			p = "" // a note on the answer goes with it at the end, if at all
+		}
+		if p != "" {
+			s.progressLocked(p)
+		}
+		return
 	}
 	switch e := e.(type) {
 	case event.FinalStarted:
@@ -211,6 +228,15 @@ func (s *responsesStream) finish(res *RunResult, info *massgenInfo) {
 	if s.out.ended {
 		return
 	}
+	r := s.finishLocked(res, info)
+	s.send("response.completed", map[string]any{"response": r})
+	s.out.end()
+}
+
+// finishLocked completes the output items (the rest of the answer, the
+// client tool calls), keeps the conversation, and returns the completed
+// Response.
+func (s *responsesStream) finishLocked(res *RunResult, info *massgenInfo) response {
 	s.startLocked()
 	s.reconcileLocked(res.Final)
 	s.closeLocked()
@@ -224,8 +250,8 @@ func (s *responsesStream) finish(res *RunResult, info *massgenInfo) {
 		s.send("response.output_item.done", map[string]any{"output_index": index, "item": item})
 		s.items = append(s.items, item)
 	}
-	s.send("response.completed", map[string]any{"response": newResponse(s.id, s.model, s.created, "completed", s.items, usagePtr(res), info)})
-	s.out.end()
+	responsesFormat{in: s.in, keep: s.keep}.keepOutput(s.id, s.items)
+	return newResponse(s.id, s.model, s.created, "completed", s.items, usagePtr(res), info, s.in)
 }
 
 func (s *responsesStream) fail(e *Error) {
@@ -238,7 +264,7 @@ func (s *responsesStream) fail(e *Error) {
 	s.progressLocked("[massgen] run ended without an answer: " + e.Error() + "\n")
 	s.closeLocked()
 	obj := e.object()
-	r := newResponse(s.id, s.model, s.created, "failed", s.items, nil, nil)
+	r := newResponse(s.id, s.model, s.created, "failed", s.items, nil, nil, s.in)
 	r.Error = &obj
 	s.send("response.failed", map[string]any{"response": r})
 	// The members of the API's error event, plus an `error` object, which

@@ -13,8 +13,13 @@ import (
 // events: the `event:` name and the decoded data of each.
 func responsesEvents(t *testing.T, url string) (names []string, datas []map[string]any) {
 	t.Helper()
-	resp, err := hc.Post(url+"/v1/responses", "application/json",
-		strings.NewReader(`{"model":"massgen","stream":true,"input":"q"}`))
+	return responsesEventsOf(t, url, `{"model":"massgen","stream":true,"input":"q"}`)
+}
+
+// responsesEventsOf posts body and returns the event names and data.
+func responsesEventsOf(t *testing.T, url, body string) (names []string, datas []map[string]any) {
+	t.Helper()
+	resp, err := hc.Post(url+"/v1/responses", "application/json", strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/massgen/massgen/internal/coord"
@@ -57,7 +58,11 @@ func (s *Server) runRoute(decode func(http.ResponseWriter, *http.Request, int64)
 // format is how one API writes a run: whole, once it has completed, or
 // streamed while it happens.
 type format interface {
-	complete(w http.ResponseWriter, res *RunResult, info *massgenInfo, model string, start time.Time)
+	// complete writes a whole response; events are the run's, as a stream
+	// would have had them (without the final answer's deltas), when
+	// replays says the format builds its response from them.
+	complete(w http.ResponseWriter, res *RunResult, info *massgenInfo, model string, start time.Time, events []event.Event)
+	replays() bool
 	stream(w http.ResponseWriter, id, model string, start time.Time, timeout time.Duration, gone func()) runStream
 }
 
@@ -121,10 +126,11 @@ func (s *Server) serveRun(w http.ResponseWriter, r *http.Request, req *chatReque
 	s.log.Info("run started", "run", id, "model", model, "stream", req.Stream, "api", r.URL.Path)
 
 	var err error
+	c := &call{rr: rr, id: id, model: model, start: start, notes: req.notes}
 	if req.Stream {
-		res, err = s.stream(ctx, cancel, w, f, rr, id, model, start)
+		res, err = s.stream(ctx, cancel, w, f, c)
 	} else {
-		res, err = s.complete(ctx, w, f, rr, id, model, start)
+		res, err = s.complete(ctx, w, f, c)
 	}
 	switch {
 	case err != nil:
@@ -142,9 +148,10 @@ func (s *Server) route(model string, rr *RunRequest) *Error {
 	switch {
 	case model == DefaultModel:
 	case strings.HasPrefix(model, DefaultModel+"/"):
-		cfg, ok := s.d.Configs[model]
+		configs := s.d.ConfigSource()
+		cfg, ok := configs[model]
 		if !ok {
-			names := slices.Sorted(maps.Keys(s.d.Configs))
+			names := slices.Sorted(maps.Keys(configs))
 			return &Error{Status: http.StatusNotFound, Param: "model", Code: "model_not_found",
 				Message: fmt.Sprintf("The model '%s' does not exist. massgen models: %s, %s.", model, DefaultModel, strings.Join(names, ", "))}
 		}
@@ -165,9 +172,29 @@ func (s *Server) runOnce(ctx context.Context, rr RunRequest) (*RunResult, error)
 	return res, err
 }
 
+// call is one run being served.
+type call struct {
+	rr        RunRequest
+	id, model string
+	start     time.Time
+	notes     []string // for the massgen object
+}
+
 // complete runs without streaming and writes the outcome at once.
-func (s *Server) complete(ctx context.Context, w http.ResponseWriter, f format, rr RunRequest, id, model string, start time.Time) (*RunResult, error) {
-	res, err := s.runOnce(ctx, rr)
+func (s *Server) complete(ctx context.Context, w http.ResponseWriter, f format, c *call) (*RunResult, error) {
+	var mu sync.Mutex
+	var events []event.Event
+	if f.replays() {
+		c.rr.Observe = func(e event.Event) {
+			if e.Type() == event.TypeFinalDelta {
+				return // the final answer holds them
+			}
+			mu.Lock()
+			events = append(events, e)
+			mu.Unlock()
+		}
+	}
+	res, err := s.runOnce(ctx, c.rr)
 	rc := http.NewResponseController(w)
 	_ = rc.SetWriteDeadline(time.Now().Add(s.d.WriteTimeout))
 	defer func() { _ = rc.SetWriteDeadline(time.Time{}) }()
@@ -175,26 +202,27 @@ func (s *Server) complete(ctx context.Context, w http.ResponseWriter, f format, 
 		writeError(w, asError(err))
 		return nil, err
 	}
-	if e := s.runFailure(ctx, res); e != nil {
+	if e := s.runFailure(ctx, res, c.rr.Output); e != nil {
 		writeError(w, e)
 		return res, nil
 	}
-	f.complete(w, res, s.info(id, res), model, start)
+	mu.Lock()
+	defer mu.Unlock()
+	f.complete(w, res, s.info(c, res), c.model, c.start, events)
 	return res, nil
 }
 
 // stream runs with streaming: events go to the format's stream as they
 // happen.
-func (s *Server) stream(ctx context.Context, cancel context.CancelCauseFunc, w http.ResponseWriter, f format,
-	rr RunRequest, id, model string, start time.Time) (*RunResult, error) {
-	st := f.stream(w, id, model, start, s.d.WriteTimeout, func() { cancel(errClientGone) })
-	started := rr.Started
-	rr.Started = func(logDir string, view *event.View) {
+func (s *Server) stream(ctx context.Context, cancel context.CancelCauseFunc, w http.ResponseWriter, f format, c *call) (*RunResult, error) {
+	st := f.stream(w, c.id, c.model, c.start, s.d.WriteTimeout, func() { cancel(errClientGone) })
+	started := c.rr.Started
+	c.rr.Started = func(logDir string, view *event.View) {
 		started(logDir, view)
 		st.start(view)
 	}
-	rr.Observe = st.observe
-	res, err := s.runOnce(ctx, rr)
+	c.rr.Observe = st.observe
+	res, err := s.runOnce(ctx, c.rr)
 	if err != nil {
 		if st.abandon() {
 			writeError(w, asError(err))
@@ -203,11 +231,11 @@ func (s *Server) stream(ctx context.Context, cancel context.CancelCauseFunc, w h
 		}
 		return nil, err
 	}
-	if e := s.runFailure(ctx, res); e != nil {
+	if e := s.runFailure(ctx, res, c.rr.Output); e != nil {
 		st.fail(e)
 		return res, nil
 	}
-	st.finish(res, s.info(id, res))
+	st.finish(res, s.info(c, res))
 	return res, nil
 }
 
@@ -216,10 +244,10 @@ var errClientGone = errors.New("the client went away")
 // info is the `massgen` object of a completed run: the runner's verdict,
 // and what the run's view knows (the winner, the tally, the answers, the
 // cost) when the runner shared its view.
-func (s *Server) info(id string, res *RunResult) *massgenInfo {
-	info := &massgenInfo{RunID: id, Winner: res.Winner, Status: res.Status, LogDir: res.LogDir,
-		Fallback: res.Fallback, GraceExpired: res.GraceExpired}
-	if ri, ok := s.runs.get(id); ok && ri.View != nil {
+func (s *Server) info(c *call, res *RunResult) *massgenInfo {
+	info := &massgenInfo{RunID: c.id, Winner: res.Winner, Status: res.Status, LogDir: res.LogDir,
+		Fallback: res.Fallback, GraceExpired: res.GraceExpired, Notes: c.notes}
+	if ri, ok := s.runs.get(c.id); ok && ri.View != nil {
 		snap := ri.View.Snapshot(s.d.Now())
 		info.Winner = cmp.Or(snap.Winner, info.Winner)
 		info.Votes, info.Answers, info.CostUSD = snap.Tally, len(snap.Answers), snap.Usage.CostUSD
@@ -227,14 +255,24 @@ func (s *Server) info(id string, res *RunResult) *massgenInfo {
 	return info
 }
 
-// runFailure is the error for a run that did not complete, nil otherwise.
-func (s *Server) runFailure(ctx context.Context, res *RunResult) *Error {
+// runFailure is the error for a run that did not complete, or whose final
+// answer is not in the format the client asked for (out; the answer is
+// then the JSON without a code fence around it); nil otherwise.
+func (s *Server) runFailure(ctx context.Context, res *RunResult, out *OutputFormat) *Error {
 	why := "no answer"
 	if res.Err != nil {
 		why = res.Err.Error()
 	}
 	switch res.Status {
 	case coord.RunCompleted:
+		if out == nil || len(res.ToolCalls) > 0 {
+			return nil
+		}
+		text, e := out.check(res.Final)
+		if e != nil {
+			return e
+		}
+		res.Final = text
 		return nil
 	case coord.RunFailed:
 		// The team's circuit breakers hold its models back: say when a

@@ -5,9 +5,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"maps"
 	"net/http"
-	"slices"
 	"sync"
 	"time"
 
@@ -25,6 +23,10 @@ const (
 	DefaultWriteTimeout  = 30 * time.Second
 	DefaultStopWait      = 5 * time.Second
 	DefaultKeepRuns      = 1000
+	// DefaultKeepResponses bounds the Responses kept for
+	// previous_response_id and item_reference (responses_store.go).
+	DefaultKeepResponses = 1000
+	DefaultKeepBytes     = 64 << 20
 )
 
 // DefaultModel is the model id that runs the server's default config.
@@ -43,6 +45,11 @@ type RunRequest struct {
 	// max_tokens). The Runner applies them to single-model runs only:
 	// a config's agents keep the parameters their config gives them.
 	Params map[string]any
+	// Output, when set, is the answer's shape the client asked for
+	// (response_format, text.format): the Runner passes its Instruction to
+	// the final presentation, and structured output to providers that
+	// have it. The server checks the final answer against it.
+	Output *OutputFormat
 	// Started, when set, is called once the run has started (before its
 	// first event), with its log directory ("" without logs) and its live
 	// view, which GET /v1/runs/{id} serves (nil: the server reads the
@@ -91,8 +98,11 @@ type Deps struct {
 	// Configs routes model ids "massgen/<name>" to the Config of a run
 	// (a file path or "@examples/NAME").
 	Configs map[string]string
-	Version string
-	APIKey  string // when set, /v1/* needs "Authorization: Bearer <APIKey>"
+	// ConfigSource, when set, is asked on each request for the configs
+	// (e.g. a --config-dir read again when it changed), instead of Configs.
+	ConfigSource func() map[string]string
+	Version      string
+	APIKey       string // when set, /v1/* needs "Authorization: Bearer <APIKey>"
 	// CORSOrigins are the web origins browsers may call the API from
 	// ("https://app.example.com", or "*" for any); none by default.
 	CORSOrigins []string
@@ -118,8 +128,13 @@ type Deps struct {
 	// cancelled them at the end of its grace period.
 	StopWait time.Duration
 	KeepRuns int // finished runs GET /v1/runs/{id} remembers
-	Logger   *slog.Logger
-	Now      func() time.Time
+	// KeepResponses and KeepBytes bound the Responses kept in memory for
+	// previous_response_id and item_reference: the least recently used go
+	// first when either is exceeded.
+	KeepResponses int
+	KeepBytes     int64
+	Logger        *slog.Logger
+	Now           func() time.Time
 }
 
 // Server is the OpenAI-compatible HTTP API. Create it with New, serve
@@ -131,6 +146,7 @@ type Server struct {
 	adm     *admission
 	hosts   hostPolicy
 	runs    *registry
+	kept    *responseStore
 	handler http.Handler
 	created int64
 
@@ -159,16 +175,19 @@ func New(d Deps) *Server {
 	d.BodyTimeout = cmp.Or(max(d.BodyTimeout, 0), DefaultBodyTimeout)
 	d.StopWait = cmp.Or(max(d.StopWait, 0), DefaultStopWait)
 	d.KeepRuns = cmp.Or(max(d.KeepRuns, 0), DefaultKeepRuns)
+	d.KeepResponses = cmp.Or(max(d.KeepResponses, 0), DefaultKeepResponses)
+	d.KeepBytes = cmp.Or(max(d.KeepBytes, 0), DefaultKeepBytes)
 	d.Version = cmp.Or(d.Version, "dev")
 	if d.Now == nil {
 		d.Now = time.Now
 	}
-	if d.Models == nil {
-		d.Models = append([]string{DefaultModel}, slices.Sorted(maps.Keys(d.Configs))...)
+	if d.ConfigSource == nil {
+		configs := d.Configs
+		d.ConfigSource = func() map[string]string { return configs }
 	}
 	s := &Server{d: d, log: d.Logger, adm: newAdmission(d.MaxConcurrent, d.MaxQueue),
 		hosts: newHostPolicy(d.ListenHost, d.AllowedHosts),
-		runs:  newRegistry(d.KeepRuns), created: d.Now().Unix(), idle: make(chan struct{})}
+		runs:  newRegistry(d.KeepRuns), kept: newResponseStore(d.KeepResponses, d.KeepBytes), created: d.Now().Unix(), idle: make(chan struct{})}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -179,9 +198,11 @@ func New(d Deps) *Server {
 	mux.HandleFunc("/v1/models", s.models)
 	mux.HandleFunc("/v1/models/{id...}", s.model)
 	mux.HandleFunc("/v1/chat/completions", s.runRoute(decodeChat, func(req *chatRequest) format {
-		return chatFormat{includeUsage: req.StreamOptions != nil && req.StreamOptions.IncludeUsage}
+		return chatFormat{includeUsage: req.StreamOptions != nil && req.StreamOptions.IncludeUsage, hold: req.format != nil}
 	}))
-	mux.HandleFunc("/v1/responses", s.runRoute(decodeResponses, func(*chatRequest) format { return responsesFormat{} }))
+	mux.HandleFunc("/v1/responses", s.runRoute(s.decodeResponses, func(req *chatRequest) format {
+		return responsesFormat{in: req.resp, keep: s.kept, hold: req.format != nil}
+	}))
 	mux.HandleFunc("/v1/runs/{id}", s.run)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, NewError(http.StatusNotFound, "unknown_url", "Unknown route: %s %s", r.Method, r.URL.Path))

@@ -17,7 +17,10 @@ import (
 // streamed chat completions, while the run happens:
 //
 //   - a role chunk as soon as the run has started;
-//   - coordination progress, one line per step, as delta.reasoning_content;
+//   - coordination progress, one line per step, as delta.reasoning_content,
+//     until the answer starts (a UI shows reasoning after the answer as a
+//     second reasoning block; the finishing chunk's massgen object sums
+//     the run up);
 //   - the winner's final presentation as delta.content, token by token;
 //   - when the run ends: the part of the final answer the deltas missed
 //     (they may be dropped under back-pressure), the client tool calls if
@@ -35,6 +38,10 @@ type sseStream struct {
 	runID string
 	// includeUsage adds a usage chunk at the end (stream_options.include_usage).
 	includeUsage bool
+	// hold sends the answer only once the run has ended and it has been
+	// checked (a format the client asked for): no delta of a presentation
+	// that may not conform, nor a Markdown fence the check takes off.
+	hold bool
 	// view is the run's view (nil when the runner shares none): the run's
 	// last progress line sums the run up from it.
 	view *event.View
@@ -86,6 +93,15 @@ func (s *sseStream) observe(e event.Event) {
 		return
 	}
 	s.startLocked()
+	// Progress goes out only before the answer (a note on the final
+	// answer before its text): clients show reasoning that follows content
+	// as a second reasoning block, after the answer.
+	if p := progress(s.view, e); p != "" && !s.sentAny {
+		s.sendLocked(delta{ReasoningContent: p}, nil, nil, nil)
+	}
+	if s.hold {
+		return // finish sends the checked answer
+	}
 	switch e := e.(type) {
 	case event.FinalStarted:
 		s.cur.Reset()
@@ -94,9 +110,6 @@ func (s *sseStream) observe(e event.Event) {
 		s.contentLocked(e.Text)
 	case event.FinalAnswer:
 		s.reconcileLocked(e.Text)
-	}
-	if p := progress(s.view, e); p != "" {
-		s.sendLocked(delta{ReasoningContent: p}, nil, nil, nil)
 	}
 }
 
@@ -161,7 +174,9 @@ func (s *sseStream) fail(e *Error) {
 		return
 	}
 	s.startLocked()
-	s.sendLocked(delta{ReasoningContent: "[massgen] run ended without an answer: " + e.Error() + "\n"}, nil, nil, nil)
+	if !s.sentAny {
+		s.sendLocked(delta{ReasoningContent: "[massgen] run ended without an answer: " + e.Error() + "\n"}, nil, nil, nil)
+	}
 	b, _ := json.Marshal(errorBody{Error: e.object()})
 	s.out.send("", b)
 	s.doneLocked()
@@ -203,8 +218,14 @@ type sseWriter struct {
 	ended   bool // the stream is over (end, or abandon before it began)
 }
 
+// newSSEWriter writes to w; a nil w writes nothing (a stream that only
+// builds its result).
 func newSSEWriter(w http.ResponseWriter, timeout time.Duration, gone func()) sseWriter {
-	return sseWriter{w: w, rc: http.NewResponseController(w), timeout: timeout, gone: gone}
+	x := sseWriter{w: w, timeout: timeout, gone: gone}
+	if w != nil {
+		x.rc = http.NewResponseController(w)
+	}
+	return x
 }
 
 // begin sends the status and the headers of an event stream, once; it
@@ -214,6 +235,9 @@ func (x *sseWriter) begin() bool {
 		return false
 	}
 	x.started = true
+	if x.w == nil {
+		return true
+	}
 	h := x.w.Header()
 	h.Set("Content-Type", "text/event-stream; charset=utf-8")
 	h.Set("Cache-Control", "no-cache")
@@ -247,7 +271,7 @@ func (x *sseWriter) send(name string, data []byte) {
 }
 
 func (x *sseWriter) flush() {
-	if x.broken {
+	if x.broken || x.w == nil {
 		return
 	}
 	if x.timeout > 0 {
@@ -277,7 +301,9 @@ func (x *sseWriter) breakOff() {
 // the last event.
 func (x *sseWriter) end() {
 	x.ended = true
-	_ = x.rc.SetWriteDeadline(time.Time{})
+	if x.w != nil {
+		_ = x.rc.SetWriteDeadline(time.Time{})
+	}
 }
 
 // progress is the reasoning_content line for a coordination event, or ""

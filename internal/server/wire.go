@@ -77,6 +77,9 @@ type massgenInfo struct {
 	// why; GraceExpired that its presentation ran out of time.
 	Fallback     string `json:"fallback,omitempty"`
 	GraceExpired bool   `json:"grace_expired,omitempty"`
+	// Notes say what of the request the run left out (tools the team
+	// cannot call), so that a client may tell why it was not used.
+	Notes []string `json:"notes,omitempty"`
 }
 
 type chunk struct {
