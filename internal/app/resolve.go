@@ -15,12 +15,14 @@ import (
 )
 
 // LoadEnv returns a getenv that sees the real environment first, then the
-// .env files MassGen reads (./.env, then ~/.massgen/.env).
+// .env files MassGen reads (./.env, then ~/.massgen/.env), then the one
+// `massgen setup` writes (~/.config/massgen/.env). The first to set a
+// variable wins.
 func LoadEnv(env *Env) (func(string) string, error) {
 	var paths []string
 	paths = append(paths, filepath.Join(env.WorkDir, ".env"))
 	if home := env.Getenv("HOME"); home != "" {
-		paths = append(paths, filepath.Join(home, ".massgen", ".env"))
+		paths = append(paths, filepath.Join(home, ".massgen", ".env"), filepath.Join(home, ".config", "massgen", ".env"))
 	}
 	files, err := config.LoadDotEnv(paths...)
 	if err != nil {

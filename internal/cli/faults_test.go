@@ -64,14 +64,14 @@ func TestUpstreamFlagsMapOrSayWhatToUse(t *testing.T) {
 		{args: []string{"--continue", "--session-id", "abc", "q"}, code: 1, stderr: "give one of them"},
 		{args: []string{"--list-sessions"}, stdout: "no sessions yet"},
 		{args: []string{"--select"}, code: 1, stderr: "massgen examples"},
-		{args: []string{"--init"}, code: 1, stderr: "massgen examples"},
-		{args: []string{"--setup"}, code: 1, stderr: ".env"},
+		{args: []string{"--init"}, code: 1, stderr: "no terminal to ask on: pass --yes"},
+		{args: []string{"--setup"}, code: 1, stderr: "give the keys as --key"},
 		{args: []string{"--rate-limit", "q"}, code: 1, stderr: "requests_per_minute"},
 		// Later upstream versions' flags (reference §5.2).
 		{args: []string{"--web"}, code: 1, stderr: "massgen serve"},
 		{args: []string{"--web-port", "8000", "q"}, code: 1, stderr: "massgen serve"},
-		{args: []string{"--quickstart"}, code: 1, stderr: "massgen examples"},
-		{args: []string{"--quickstart-agent", "id=a,backend=openai,model=gpt-5", "q"}, code: 1, stderr: "massgen examples"},
+		{args: []string{"--quickstart"}, code: 1, stderr: "no terminal to ask on: pass --yes"},
+		{args: []string{"--quickstart-agent", "id=a,backend=openai,model=gpt-5", "q"}, code: 1, stderr: "massgen quickstart --yes"},
 		{args: []string{"--cwd-context", "rwx", "q"}, code: 1, stderr: "--cwd-context takes ro or rw"},
 		// --display textual is the TUI; without a terminal to press q in, it
 		// leaves at the end of the run, and the answer follows on stdout.

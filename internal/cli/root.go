@@ -76,7 +76,7 @@ Try it without any API key on the built-in simulator:
 		SilenceErrors: true,
 		Version:       app.Version,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if done, err := up.mapped(cmd); done {
+			if done, err := up.mapped(cmd, args); done {
 				return err
 			}
 			if err := up.unavailable(); err != nil {
@@ -149,7 +149,7 @@ Try it without any API key on the built-in simulator:
 	fl.StringVar(&historyFile, "history-file", "", "earlier turns of the conversation: a JSON file [{\"role\": \"user\"|\"assistant\", \"content\": \"…\"}]")
 	up.register(root)
 	root.AddCommand(newConfigCmd(env), newSimCmd(env), newExamplesCmd(env), newServeCmd(env), newMCPCmd(env),
-		newSessionsCmd(env), newLogsCmd(env))
+		newSessionsCmd(env), newLogsCmd(env), newSetupCmd(env), newQuickstartCmd(env), newInitCmd(env))
 	return root
 }
 

@@ -41,6 +41,7 @@ type upstreamFlags struct {
 	example, validate                                          string
 	sessionID                                                  string
 	cont, listSessions, all, selectCfg, init, setup, rate      bool
+	quickstart                                                 bool
 	showSchema, skipValidation, strictValidation, listBackends bool
 	flags                                                      *pflag.FlagSet
 }
@@ -59,13 +60,13 @@ type laterFlag struct {
 var laterFlags = func() []laterFlag {
 	web := "the web and Textual-serve UIs are not available: `massgen serve` offers an OpenAI-compatible HTTP API " +
 		"(chat completions and Responses), and every run's status.json shows its progress"
-	quick := "the quickstart wizard and config generator are not available yet: start from an example " +
-		"(`massgen examples`, then `massgen examples NAME > config.yaml`), or run one model with --model NAME"
+	quick := "this form of the config generator is not available: `massgen quickstart --yes --agents N --model M --no-run " +
+		"--output PATH` writes a config without asking (massgen quickstart --help)"
 	return []laterFlag{
 		{name: "web", do: web}, {name: "web-host", value: true, do: web}, {name: "web-port", value: true, do: web},
 		{name: "no-browser", do: web}, {name: "web-review", do: web}, {name: "web-quickstart", do: web},
 		{name: "textual-serve", do: web}, {name: "textual-serve-port", value: true, do: web},
-		{name: "quickstart", do: quick}, {name: "headless", do: quick}, {name: "generate-config", value: true, do: quick},
+		{name: "headless", do: quick}, {name: "generate-config", value: true, do: quick},
 		{name: "config-backend", value: true, do: quick}, {name: "config-model", value: true, do: quick},
 		{name: "config-agents", value: true, do: quick}, {name: "config-agent-id", value: true, do: quick},
 		{name: "config-docker", do: quick}, {name: "config-context-path", value: true, do: quick},
@@ -113,15 +114,16 @@ func (u *upstreamFlags) register(cmd *cobra.Command) {
 	fl.BoolVar(&u.listSessions, "list-sessions", false, "list the 10 most recent sessions (--all: every one)")
 	fl.BoolVar(&u.all, "all", false, "with --list-sessions: every session")
 	fl.BoolVar(&u.selectCfg, "select", false, "")
-	fl.BoolVar(&u.init, "init", false, "")
-	fl.BoolVar(&u.setup, "setup", false, "")
+	fl.BoolVar(&u.init, "init", false, "build a config by use case (massgen init)")
+	fl.BoolVar(&u.setup, "setup", false, "store API keys (massgen setup)")
+	fl.BoolVar(&u.quickstart, "quickstart", false, "pick a team and start (massgen quickstart)")
 	fl.BoolVar(&u.rate, "rate-limit", false, "")
 	fl.BoolVar(&u.showSchema, "show-schema", false, "")
 	fl.BoolVar(&u.skipValidation, "skip-validation", false, "")
 	fl.BoolVar(&u.strictValidation, "strict-validation", false, "")
 	fl.BoolVar(&u.listBackends, "list-backends", false, "")
 	hide("list-examples", "example", "validate", "strict", "json", "no-display", "all",
-		"select", "init", "setup", "rate-limit", "show-schema", "skip-validation", "strict-validation", "list-backends")
+		"select", "init", "setup", "quickstart", "rate-limit", "show-schema", "skip-validation", "strict-validation", "list-backends")
 }
 
 // unavailable names, for each upstream flag massgen cannot honour yet, what
@@ -132,8 +134,6 @@ func (u *upstreamFlags) unavailable() error {
 		flag, do string
 	}{
 		{u.selectCfg, "--select", "the interactive config picker is not available yet: list the configs with `massgen examples` and pass --config @examples/NAME"},
-		{u.init, "--init", "the config builder is not available yet: start from an example, e.g. `massgen examples sim_three_agents > config.yaml`"},
-		{u.setup, "--setup", "the API-key wizard is not available yet: put your keys (OPENAI_API_KEY=…) in ./.env or ~/.massgen/.env"},
 		{u.rate, "--rate-limit", "rate_limits.yaml is not read: set requests_per_minute and tokens_per_minute in an agent's backend instead"},
 		{u.showSchema, "--show-schema", "the schema printer is not available yet: the README's Configuration section lists the keys, and `massgen config validate FILE` checks a file"},
 		{u.skipValidation, "--skip-validation", "massgen always validates; its warnings never stop a run"},
@@ -170,7 +170,20 @@ func (u *upstreamFlags) notes(w io.Writer) {
 
 // mapped runs the upstream flags massgen has an equivalent for, through the
 // very commands that equivalent names; done reports whether one ran.
-func (u *upstreamFlags) mapped(root *cobra.Command) (done bool, err error) {
+func (u *upstreamFlags) mapped(root *cobra.Command, args []string) (done bool, err error) {
+	for _, w := range []struct {
+		on   bool
+		word string
+	}{{u.setup, "setup"}, {u.quickstart, "quickstart"}, {u.init, "init"}} {
+		if !w.on {
+			continue
+		}
+		sub, _, err := root.Find([]string{w.word})
+		if err != nil {
+			return true, err
+		}
+		return true, sub.RunE(sub, args)
+	}
 	switch {
 	case u.validate != "":
 		validate, _, err := root.Find([]string{"config", "validate"})
