@@ -38,6 +38,7 @@ func Run(ctx context.Context, args []string, env Env) int {
 	if env.Now == nil {
 		env.Now = time.Now
 	}
+	args = upstreamCommand(args)
 	root := newRoot(ctx, &env, args)
 	root.SetArgs(args)
 	root.SetIn(env.Stdin)
@@ -76,7 +77,7 @@ Try it without any API key on the built-in simulator:
 		SilenceErrors: true,
 		Version:       app.Version,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if done, err := up.mapped(cmd, args); done {
+			if done, err := up.mapped(cmd); done {
 				return err
 			}
 			if err := up.unavailable(); err != nil {

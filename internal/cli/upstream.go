@@ -168,21 +168,28 @@ func (u *upstreamFlags) notes(w io.Writer) {
 	}
 }
 
+// upstreamCommand turns upstream's --setup, --quickstart and --init
+// anywhere before "--" into massgen's commands, so that the command's own
+// flags follow them: massgen --quickstart --yes --agents 2 is
+// massgen quickstart --yes --agents 2.
+func upstreamCommand(args []string) []string {
+	words := map[string]string{"--setup": "setup", "--quickstart": "quickstart", "--init": "init"}
+	for i, a := range args {
+		if a == "--" {
+			break
+		}
+		if w, ok := words[a]; ok {
+			return append([]string{w}, append(append([]string{}, args[:i]...), args[i+1:]...)...)
+		}
+	}
+	return args
+}
+
 // mapped runs the upstream flags massgen has an equivalent for, through the
 // very commands that equivalent names; done reports whether one ran.
-func (u *upstreamFlags) mapped(root *cobra.Command, args []string) (done bool, err error) {
-	for _, w := range []struct {
-		on   bool
-		word string
-	}{{u.setup, "setup"}, {u.quickstart, "quickstart"}, {u.init, "init"}} {
-		if !w.on {
-			continue
-		}
-		sub, _, err := root.Find([]string{w.word})
-		if err != nil {
-			return true, err
-		}
-		return true, sub.RunE(sub, args)
+func (u *upstreamFlags) mapped(root *cobra.Command) (done bool, err error) {
+	if u.setup || u.quickstart || u.init { // only when upstreamCommand did not see them
+		return true, usageErr("--setup, --quickstart and --init come first: massgen --setup, or massgen setup")
 	}
 	switch {
 	case u.validate != "":
