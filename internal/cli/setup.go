@@ -164,7 +164,7 @@ func askKeys(env *Env, path string) ([]app.KeyValue, error) {
 	pick := huh.NewForm(huh.NewGroup(
 		huh.NewMultiSelect[string]().
 			Title("Which API keys do you want to store?").
-			Description("Saved in "+path+" (mode 0600). Space selects, Enter goes on.").
+			Description("Saved in " + path + " (mode 0600). Space selects, Enter goes on.").
 			Options(opts...).Height(12).Value(&chosen),
 	))
 	if err := runForm(pick, env); err != nil {
