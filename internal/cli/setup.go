@@ -35,7 +35,10 @@ list). A key the provider refuses is not saved; offline, keys are saved
 with a note. On a terminal it asks; for scripts:
 
   massgen setup --key OPENAI_API_KEY=sk-… --key ANTHROPIC_API_KEY=sk-ant-…
-  printf 'OPENAI_API_KEY=%s\n' "$KEY" | massgen setup --from-stdin --no-check`,
+  printf 'OPENAI_API_KEY=%s\n' "$KEY" | massgen setup --from-stdin --no-check
+
+A key given with --key is visible to other users in the process list and stays in
+your shell history; --from-stdin avoids both.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return runSetup(cmd.Context(), env, o) },
 	}
