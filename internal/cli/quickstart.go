@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -84,6 +85,9 @@ func buildTeam(ctx context.Context, env *Env, o teamOptions, generator string, q
 	case o.yes:
 		agents, err = teamFromFlags(choices, o)
 	case isTerminal(env.Stdin) && isTerminal(env.Stdout):
+		if err := confirmReplace(env, path, &o.force); err != nil {
+			return err
+		}
 		agents, err = askTeam(env, choices, &o, generator == "init", path)
 	default:
 		return usageErr("no terminal to ask on: pass --yes with the team as flags (massgen %s --yes --agents 3 --model gpt-5)", generator)
@@ -135,6 +139,23 @@ func describeTeam(agents []app.AgentSpec) string {
 		parts = append(parts, s)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// confirmReplace asks, before any other question, whether an existing
+// config may be replaced, so that nobody answers them all for nothing.
+func confirmReplace(env *Env, path string, force *bool) error {
+	if _, err := os.Stat(path); err != nil || *force {
+		return nil
+	}
+	if err := runForm(huh.NewForm(huh.NewGroup(huh.NewConfirm().
+		Title(path+" exists. Replace it?").
+		Affirmative("Replace").Negative("Keep it").Value(force))), env); err != nil {
+		return err
+	}
+	if !*force {
+		return usageErr("kept %s: pass --output PATH to write the new config elsewhere", path)
+	}
+	return nil
 }
 
 var simModels = []string{"sim-alpha", "sim-beta", "sim-gamma", "sim-delta", "sim-epsilon"}
