@@ -72,6 +72,9 @@ func TestUpstreamFlagsMapOrSayWhatToUse(t *testing.T) {
 		{args: []string{"--web-port", "8000", "q"}, code: 1, stderr: "massgen serve"},
 		{args: []string{"--quickstart"}, code: 1, stderr: "no terminal to ask on: pass --yes"},
 		{args: []string{"--quickstart-agent", "id=a,backend=openai,model=gpt-5", "q"}, code: 1, stderr: "massgen quickstart --yes"},
+		{args: []string{"--config-docker", "q"}, code: 1, stderr: "massgen quickstart --yes"},
+		{args: []string{"--generate-config", "c.yaml", "--config-backend", "sim", "--config-agents=2"}, stdout: "Wrote"},
+		{args: []string{"--generate-config", "c.yaml", "--config-docker"}, code: 1, stderr: "massgen quickstart --yes"},
 		{args: []string{"--cwd-context", "rwx", "q"}, code: 1, stderr: "--cwd-context takes ro or rw"},
 		// --display textual is the TUI; without a terminal to press q in, it
 		// leaves at the end of the run, and the answer follows on stdout.

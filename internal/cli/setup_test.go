@@ -239,3 +239,18 @@ func readFile(t *testing.T, path string) string {
 	}
 	return string(b)
 }
+
+func TestUpstreamGenerateConfigIsQuickstartWithoutQuestions(t *testing.T) {
+	dir := t.TempDir()
+	r := runIn(t, dir, "", nil, "--generate-config", "team.yaml", "--config-model", "sim-alpha", "--config-agents=2")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	cfg := loadConfig(t, filepath.Join(dir, "team.yaml"))
+	if len(cfg.Agents) != 2 || cfg.Agents[1].Backend.Type != "sim" || cfg.Agents[1].Backend.Model != "sim-alpha" {
+		t.Fatalf("agents %+v", cfg.Agents)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".massgen", "massgen_logs")); !os.IsNotExist(err) {
+		t.Fatal("--generate-config ran the team")
+	}
+}

@@ -60,8 +60,9 @@ type laterFlag struct {
 var laterFlags = func() []laterFlag {
 	web := "the web and Textual-serve UIs are not available: `massgen serve` offers an OpenAI-compatible HTTP API " +
 		"(chat completions and Responses), and every run's status.json shows its progress"
-	quick := "this form of the config generator is not available: `massgen quickstart --yes --agents N --model M --no-run " +
-		"--output PATH` writes a config without asking (massgen quickstart --help)"
+	quick := "this form of the config generator is not available (--generate-config PATH takes only --config-backend, " +
+		"--config-model and --config-agents): `massgen quickstart --yes --agents N --model M --no-run --output PATH` " +
+		"writes a config without asking (massgen quickstart --help)"
 	return []laterFlag{
 		{name: "web", do: web}, {name: "web-host", value: true, do: web}, {name: "web-port", value: true, do: web},
 		{name: "no-browser", do: web}, {name: "web-review", do: web}, {name: "web-quickstart", do: web},
@@ -172,6 +173,10 @@ func (u *upstreamFlags) notes(w io.Writer) {
 // anywhere before "--" into massgen's commands, so that the command's own
 // flags follow them: massgen --quickstart --yes --agents 2 is
 // massgen quickstart --yes --agents 2.
+//
+// Upstream's --generate-config PATH [--config-backend B] [--config-model M]
+// [--config-agents N] is massgen quickstart --yes --no-run --output PATH
+// [--backend B] [--model M] [--agents N].
 func upstreamCommand(args []string) []string {
 	words := map[string]string{"--setup": "setup", "--quickstart": "quickstart", "--init": "init"}
 	for i, a := range args {
@@ -182,7 +187,43 @@ func upstreamCommand(args []string) []string {
 			return append([]string{w}, append(append([]string{}, args[:i]...), args[i+1:]...)...)
 		}
 	}
-	return args
+	return generateConfig(args)
+}
+
+func generateConfig(args []string) []string {
+	renamed := map[string]string{"--generate-config": "--output", "--config-backend": "--backend",
+		"--config-model": "--model", "--config-agents": "--agents"}
+	var out []string
+	found := false
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			out = append(out, args[i:]...)
+			break
+		}
+		name, value, eq := strings.Cut(a, "=")
+		if name == "--config-agent-id" || name == "--config-docker" || name == "--config-context-path" {
+			return args // not available: the root command says what to use instead
+		}
+		to, ok := renamed[name]
+		if !ok {
+			out = append(out, a)
+			continue
+		}
+		found = found || name == "--generate-config"
+		if !eq {
+			if i+1 >= len(args) {
+				return args // let the parser say the value is missing
+			}
+			i++
+			value = args[i]
+		}
+		out = append(out, to, value)
+	}
+	if !found {
+		return args
+	}
+	return append([]string{"quickstart", "--yes", "--no-run"}, out...)
 }
 
 // mapped runs the upstream flags massgen has an equivalent for, through the
