@@ -10,4 +10,9 @@
 // maps to its own terms (exit codes, HTTP statuses). Providers are linked
 // in by importing their adapter packages (providers.go): each registers
 // its backend types with the llm registry.
+//
+// The first-run wizards' logic is here too, without their forms (those are
+// internal/cli's): setup.go keeps API keys in a 0600 .env file and checks
+// them with the provider; quickstart.go lists the models to pick from and
+// writes the config of a team or a use case.
 package app
