@@ -254,6 +254,7 @@ func CheckKey(ctx context.Context, client *http.Client, kp KeyProvider, key, bas
 		return KeyCheck{KeyUnchecked, "not checked: " + err.Error()}
 	}
 	req.Header = hdr
+	req.Close = true // one request: keep no idle connection behind
 	if client == nil {
 		client = http.DefaultClient
 	}
