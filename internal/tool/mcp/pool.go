@@ -336,7 +336,7 @@ func (s *server) call(ctx context.Context, raw string, args json.RawMessage) too
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	tok := fmt.Sprintf("massgen-%d", s.nextTok.Add(1))
-	s.progress.Store(tok, func(msg string) { tool.ReportProgress(ctx, name+": "+msg) })
+	s.progress.Store(tok, func(p tool.Progress) { p.Tool = name; tool.ReportProgress(ctx, p) })
 	defer s.progress.Delete(tok)
 
 	var res *sdk.CallToolResult

@@ -17,6 +17,8 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/massgen/massgen/internal/tool"
 )
 
 // server is one running MCP server, shared by the agents that list it.
@@ -34,7 +36,7 @@ type server struct {
 	closed  bool
 	breaker breaker
 
-	progress sync.Map // progress token (string) → tool.ProgressFunc-like func(string)
+	progress sync.Map // progress token (string) → func(tool.Progress) of the call
 	nextTok  atomic.Int64
 }
 
@@ -283,14 +285,7 @@ func (s *server) onProgress(_ context.Context, req *sdk.ProgressNotificationClie
 	if !ok {
 		return
 	}
-	msg := fmt.Sprintf("progress %g", p.Progress)
-	if p.Total > 0 {
-		msg = fmt.Sprintf("progress %g/%g", p.Progress, p.Total)
-	}
-	if p.Message != "" {
-		msg += ": " + p.Message
-	}
-	f.(func(string))(msg)
+	f.(func(tool.Progress))(tool.Progress{Progress: p.Progress, Total: p.Total, Message: p.Message})
 }
 
 // onLog passes a server's log message to the calls in flight on it: the
@@ -299,7 +294,7 @@ func (s *server) onLog(_ context.Context, req *sdk.LoggingMessageRequest) {
 	p := req.Params
 	msg := fmt.Sprintf("log %s: %v", p.Level, p.Data)
 	s.progress.Range(func(_, f any) bool {
-		f.(func(string))(msg)
+		f.(func(tool.Progress))(tool.Progress{Message: msg})
 		return true
 	})
 }
