@@ -1,20 +1,18 @@
-package cli
+package event
 
-import (
-	"time"
+import "time"
 
-	"github.com/massgen/massgen/internal/event"
-)
-
-// progressThrottle decides which of a running tool's progress ticks the
-// plain display prints: a server may send hundreds, a person wants a few.
+// TickThrottle decides which of a running tool's progress ticks a reader
+// for people passes on (the plain display, massgen mcp's progress
+// notifications): a server may send hundreds, a person wants a few.
 // Per agent and tool it lets through the first tick, then one each time
 // the tool passes a quarter of its total (so the end, total of total,
 // always shows), and, for ticks without a total (log messages, counters),
 // at most one a second by the events' own times, so the rule does not
 // depend on how fast the display reads. The tool's tool_called line ends
-// its call and forgets it.
-type progressThrottle struct {
+// its call and forgets it. The zero TickThrottle is ready to use; it is
+// not safe for concurrent use.
+type TickThrottle struct {
 	last map[progressKey]progressMark
 }
 
@@ -25,14 +23,14 @@ type progressMark struct {
 	at      time.Time
 }
 
-// show reports whether e (a ToolProgress) gets a line; other events pass,
+// Show reports whether e (a ToolProgress) gets a line; other events pass,
 // and a ToolCalled resets its tool.
-func (t *progressThrottle) show(e event.Event) bool {
+func (t *TickThrottle) Show(e Event) bool {
 	switch e := e.(type) {
-	case event.ToolCalled:
+	case ToolCalled:
 		delete(t.last, progressKey{e.Agent, e.Tool})
 		return true
-	case event.ToolProgress:
+	case ToolProgress:
 		if t.last == nil {
 			t.last = map[progressKey]progressMark{}
 		}
