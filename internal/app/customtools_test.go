@@ -1,6 +1,7 @@
 package app
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -81,8 +82,10 @@ func TestMissingToolFilesAreWarningsAndErrorResults(t *testing.T) {
 const upstreamTools = "../../../shared/reference/massgen-tools"
 
 // The upstream custom-tool examples run against the simulator with their
-// tool called for real: each config unchanged, its model scripted to call
-// custom_tool__two_num_tool and to answer only once the result says 579.
+// tool called for real: each config unchanged (but for the npx of its MCP
+// server, see below), its model scripted to call custom_tool__two_num_tool
+// and to answer only once the result says 579 — or, for the "wrong"
+// configs, whose function the file does not define, an error naming it.
 func TestUpstreamCustomToolConfigsCallTheirTool(t *testing.T) {
 	dir := filepath.Join(referenceConfigs, "tools", "custom_tools")
 	files, _ := filepath.Glob(filepath.Join(dir, "*.yaml"))
@@ -97,7 +100,6 @@ func TestUpstreamCustomToolConfigsCallTheirTool(t *testing.T) {
 			for _, skip := range []struct{ pattern, why string }{
 				{`(?m)^\s*type:\s*"?claude_code`, "needs claude_code, which this version does not run"},
 				{`computer_use`, "needs computer use"},
-				{`(?m)^\s*mcp_servers:`, "needs MCP servers (covered by the MCP tests)"},
 			} {
 				if regexp.MustCompile(skip.pattern).Match(data) {
 					t.Skip(skip.why)
@@ -109,16 +111,34 @@ func TestUpstreamCustomToolConfigsCallTheirTool(t *testing.T) {
 				}
 			}
 			abs, _ := filepath.Abs(f)
+			// The configs with MCP servers run theirs with npx from the
+			// registry (a third-party weather server): here their command
+			// is one that does not exist, so the server is left out with a
+			// warning and the custom tool must still be called.
+			withMCP := regexp.MustCompile(`(?m)^\s*mcp_servers:`).Match(data)
+			if withMCP {
+				data = regexp.MustCompile(`(?m)^(\s*command:\s*)"?npx"?\s*$`).ReplaceAll(data, []byte(`${1}"/nonexistent/massgen-test/npx"`))
+				abs = filepath.Join(t.TempDir(), filepath.Base(f))
+				if err := os.WriteFile(abs, data, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
 			cfg, err := config.Load(abs, func(string) string { return "" })
 			if err != nil {
 				t.Fatal(err)
 			}
 			sc := &llmsim.Scenario{Models: map[string]llmsim.ModelScript{}}
 			const final = "123 + 456 = 579, says the tool."
+			want := "The sum of 123 and 456 is 579"
+			if strings.Contains(f, "wrong_custom_tool") {
+				// Upstream's configs with a function the file does not
+				// define: the call is an error result that names it.
+				want = "defines wrong_two_num_tool"
+			}
 			for _, a := range cfg.Agents {
 				sc.Models[a.Backend.Model] = llmsim.ModelScript{Steps: []llmsim.Step{
 					{Calls: []llmsim.Call{{Name: "custom_tool__two_num_tool", Arguments: `{"x": 123, "y": 456}`}}},
-					{ExpectResults: []llmsim.Expect{{Name: "custom_tool__two_num_tool", Contains: "The sum of 123 and 456 is 579"}}, Answer: final},
+					{ExpectResults: []llmsim.Expect{{Name: "custom_tool__two_num_tool", Contains: want}}, Answer: final},
 				}}
 			}
 			srv := llmsim.New(sc)
@@ -128,12 +148,13 @@ func TestUpstreamCustomToolConfigsCallTheirTool(t *testing.T) {
 			}
 			defer srv.Close()
 			vars := simBaseURLs(url)
+			var stderr bytes.Buffer
 			env := &Env{Getenv: func(k string) string {
 				if v, ok := vars[k]; ok {
 					return v
 				}
 				return os.Getenv(k) // PATH, for Python
-			}, Stderr: discard{}, WorkDir: work}
+			}, Stderr: &lockedBuffer{b: &stderr}, WorkDir: work}
 			out, err := Execute(t.Context(), env, Request{Question: "whats the sum of 123 and 456?", Config: abs, NoLogs: true, Timeout: 60})
 			if err != nil {
 				t.Fatal(err)
@@ -144,7 +165,10 @@ func TestUpstreamCustomToolConfigsCallTheirTool(t *testing.T) {
 				}
 			}
 			if out.Status != "completed" || out.Final != final {
-				t.Fatalf("status %s, final %q, err %v", out.Status, out.Final, out.Err)
+				t.Fatalf("status %s, final %q, err %v\nstderr:\n%s", out.Status, out.Final, out.Err, stderr.String())
+			}
+			if withMCP && !strings.Contains(stderr.String(), "its tools are left out: MCP server") {
+				t.Errorf("the broken MCP server was not warned about:\n%s", stderr.String())
 			}
 		})
 	}

@@ -10,16 +10,16 @@ import (
 	"time"
 
 	"github.com/massgen/massgen/internal/config"
-	"github.com/massgen/massgen/internal/tool"
 	"github.com/massgen/massgen/internal/tool/mcp"
 )
 
 // addMCPTools gives each agent the tools of its backend's mcp_servers. The
 // team's servers form one pool: a server two agents list (the same
-// config) is one process. They all start now, in the background and in
-// parallel; building the team does not wait for them. An agent's turn
-// waits for its own servers when its first request needs their tools
-// (tool.Source), so starting them overlaps with everything before that.
+// config) is one process. They all start in the background and in
+// parallel as the run begins (startMCP); building the team does not wait
+// for them. An agent's turn waits for its own servers when its first
+// request needs their tools (tool.Source), so starting them overlaps with
+// everything before that.
 // t.Close stops them; in massgen serve a cached team keeps its servers
 // across requests.
 func (t *team) addMCPTools(cfg *config.Config, workDir string) error {
@@ -44,10 +44,7 @@ func (t *team) addMCPTools(cfg *config.Config, workDir string) error {
 		}
 		t.agents[i].Tools = t.agents[i].Tools.WithSources(pool.Tools(a.ID, handles, b.AllowedTools, b.ExcludeTools))
 	}
-	if pool != nil {
-		pool.Start()
-	}
-	return nil
+	return nil // the servers start with startMCP
 }
 
 // mcpServer is the pool's view of a config entry; a relative cwd, and a
@@ -81,14 +78,21 @@ func (t *team) mcpWarn(msg string) {
 	fmt.Fprintf(w, "warning: %s\n", msg)
 }
 
-// withMCPRun prepares a run of t: the MCP servers' progress and log
-// notifications go to the run's log, and when the run is over done copies
-// the servers' stderr logs into its log directory (mcp_<name>_stderr.log).
-func (t *team) withMCPRun(ctx context.Context, log *slog.Logger) (context.Context, func(logDir string)) {
+// withMCPRun prepares a run of t. The MCP servers' progress and log
+// notifications reach the run's events (the orchestrator publishes them
+// as ToolProgress, which massgen.log records). The servers start now if
+// they have not yet (see startMCP), their stderr logs in logDir; when the
+// run is over done copies logs kept elsewhere (a cached team's) into the
+// run's log directory (mcp_<name>_stderr.log).
+func (t *team) withMCPRun(ctx context.Context, log *slog.Logger, logDir string) (context.Context, func(logDir string)) {
 	if t.mcp == nil {
 		return ctx, func(string) {}
 	}
-	ctx = tool.WithProgress(ctx, func(msg string) { log.Info("tool progress", "progress", msg) })
+	t.startMCP(logDir)
+	t.mcp.RetryFailed() // a cached team's server that failed before gets another chance, after a back-off
+	for name, path := range t.mcp.StderrLogs() {
+		log.Info("MCP server stderr log", "server", name, "path", path)
+	}
 	return ctx, func(logDir string) {
 		if logDir == "" {
 			return
@@ -96,5 +100,18 @@ func (t *team) withMCPRun(ctx context.Context, log *slog.Logger) (context.Contex
 		if err := t.mcp.CopyLogs(logDir); err != nil {
 			log.Warn("copying the MCP servers' stderr logs", "error", err)
 		}
+	}
+}
+
+// startMCP starts the team's MCP servers, once, with their stderr logs in
+// logDir ("" = a temporary directory of the team's). A one-run team starts
+// them as its run begins, so that the logs are written in the run's log
+// directory as they go and a crashed run keeps them. A team massgen serve
+// caches outlives its runs: it starts them when it is built, logs in a
+// directory of its own (massgen-mcp-* under the temporary directory, named
+// in each run's massgen.log), copied into each run's directory at its end.
+func (t *team) startMCP(logDir string) {
+	if t.mcp != nil {
+		t.mcp.StartIn(logDir)
 	}
 }

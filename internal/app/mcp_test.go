@@ -101,10 +101,13 @@ func TestMCPToolIsCalledInARunAndItsServerStopsAfter(t *testing.T) {
 	if n := out.Tools["adder"].Calls; n != 2 {
 		t.Errorf("adder made %d tool calls, want 2", n)
 	}
-	// The server's progress notifications are in the run's log (the last
-	// may arrive after the result, when nobody listens any more).
+	// The server's progress notifications are tool_progress events, in the
+	// run's log (the last may arrive after the result, when nobody listens
+	// any more), and its stderr log was written in the run's log
+	// directory from the start.
 	if b, err := os.ReadFile(filepath.Join(out.LogDir, "massgen.log")); err != nil ||
-		!strings.Contains(string(b), "mcp__everything__trigger-long-running-operation: progress 1/2") {
+		!strings.Contains(string(b), "adder: mcp__everything__trigger-long-running-operation 1/2 (50%)") ||
+		!strings.Contains(string(b), "path="+filepath.Join(out.LogDir, "mcp_everything_stderr.log")) {
 		ents, _ := os.ReadDir(out.LogDir)
 		t.Errorf("massgen.log lacks the tool's progress (%v) in %s %v:\n%s", err, out.LogDir, ents, b)
 	}
@@ -218,4 +221,43 @@ func (l *lockedBuffer) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.Write(p)
+}
+
+// A variable of a .env file reaches a stdio server's environment when
+// the server's env refers to it, and the server inherits massgen's own
+// environment (its #!/usr/bin/env node line finds node through PATH).
+func TestDotEnvVariableReachesTheServersEnvironment(t *testing.T) {
+	server := mcpEverything(t)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, ".env"), []byte("MCP_TEST_SECRET=from-dotenv-file\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := fmt.Sprintf(`agent:
+  id: a
+  backend:
+    type: sim
+    model: a
+    scenario:
+      models:
+        a:
+          steps:
+            - calls: [{name: mcp__everything__get-env, arguments: '{}'}]
+            - expect_results:
+                - {name: mcp__everything__get-env, contains: '"GIVEN_SECRET": "from-dotenv-file"'}
+              answer: "seen"
+    mcp_servers:
+      everything:
+        command: %q
+        args: [stdio]
+        env: {GIVEN_SECRET: "${MCP_TEST_SECRET}"}
+`, server)
+	var stderr bytes.Buffer
+	env := &Env{Getenv: func(string) string { return "" }, Stderr: &lockedBuffer{b: &stderr}, WorkDir: dir}
+	out, err := Execute(t.Context(), env, Request{Question: "env?", ConfigYAML: []byte(cfg), NoLogs: true, Timeout: 120})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Status != "completed" || !strings.Contains(out.Final, "seen") || out.Tools["a"].Calls != 1 {
+		t.Fatalf("status %s, final %q, tools %+v, err %v\nstderr:\n%s", out.Status, out.Final, out.Tools, out.Err, stderr.String())
+	}
 }

@@ -200,7 +200,11 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 		log.Info(n)
 	}
 	ctx = withRunLog(ctx, log)
-	ctx, mcpDone := t.withMCPRun(ctx, log)
+	runLogDir := ""
+	if logs != nil {
+		runLogDir = logs.Dir()
+	}
+	ctx, mcpDone := t.withMCPRun(ctx, log, runLogDir)
 
 	out := &Outcome{IgnoredFeatures: ignored}
 	var wg sync.WaitGroup

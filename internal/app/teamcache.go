@@ -140,6 +140,9 @@ func (c *TeamCache) prepare(env *Env, rq *Request, getenv func(string) string) (
 		// serves this run only, and the next request reads the file again.
 		shared = e.unchangedSince(p.cfg)
 	}
+	if shared {
+		p.team.startMCP("") // it outlives this run: its servers' logs are its own (see startMCP)
+	}
 	c.mu.Lock()
 	switch {
 	case !shared || c.closed || c.entries[key] != old: // or stopping, or another request cached a newer team

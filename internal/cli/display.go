@@ -16,6 +16,7 @@ type display struct {
 	env        *Env
 	automation bool
 	silent     bool // --display silent: no progress at all
+	ticks      event.TickThrottle
 }
 
 func newDisplay(env *Env, automation bool) *display {
@@ -40,7 +41,7 @@ func (d *display) run(sub *event.Subscription) {
 		if !ok {
 			return
 		}
-		if !d.automation && !d.silent {
+		if !d.automation && !d.silent && d.ticks.Show(e) {
 			d.line(d.env.Stderr, sub.View(), e)
 		}
 	}

@@ -109,3 +109,53 @@ massgen: run failed; no answers; 2 tool calls (1 failed) in 1 round; 50 in, 5 ou
 		t.Errorf("display printed:\n%s\nwant:\n%s", got, want)
 	}
 }
+
+// A tool's progress ticks are thinned: the first, one per quarter passed
+// (the end included), at most one a second without a total; the tool's
+// call line resets it, so its next call shows its first tick again.
+func TestDisplayThrottlesToolProgress(t *testing.T) {
+	b := event.NewBroker()
+	sub := b.Subscribe(append(slices.Clone(event.Deltas), event.Bookkeeping...)...)
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(ms int, e event.Event) event.Event {
+		return event.Stamped(e, 0, t0.Add(time.Duration(ms)*time.Millisecond))
+	}
+	op := func(p float64) event.ToolProgress {
+		return event.ToolProgress{Agent: "a", Tool: "mcp__e__op", Progress: p, Total: 100}
+	}
+	logged := func(msg string) event.ToolProgress {
+		return event.ToolProgress{Agent: "b", Tool: "mcp__e__crawl", Message: msg}
+	}
+	b.Publish(event.RunStarted{Team: []event.AgentInfo{{ID: "a"}, {ID: "b"}}})
+	for i := 1; i <= 100; i++ {
+		b.Publish(at(i, op(float64(i))))
+	}
+	b.Publish(at(0, logged("one")))
+	b.Publish(at(500, logged("two")))    // within the second: left out
+	b.Publish(at(1000, logged("three"))) // a second later: shown
+	b.Publish(event.ToolCalled{Agent: "a", Tool: "mcp__e__op", Args: "{}", Result: "done"})
+	b.Publish(at(200, op(3))) // the next call's first tick
+	b.Close()
+	var stderr bytes.Buffer
+	newDisplay(&Env{Stderr: &stderr}, false).run(sub)
+	var got []string
+	for _, l := range strings.Split(stderr.String(), "\n") {
+		if strings.Contains(l, "mcp__") {
+			got = append(got, strings.TrimSpace(l))
+		}
+	}
+	want := []string{
+		"a: mcp__e__op 1/100 (1%)",
+		"a: mcp__e__op 25/100 (25%)",
+		"a: mcp__e__op 50/100 (50%)",
+		"a: mcp__e__op 75/100 (75%)",
+		"a: mcp__e__op 100/100 (100%)",
+		"b: mcp__e__crawl: one",
+		"b: mcp__e__crawl: three",
+		"a called mcp__e__op({}) → done [0s]",
+		"a: mcp__e__op 3/100 (3%)",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("progress lines:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

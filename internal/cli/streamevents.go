@@ -52,6 +52,8 @@ type streamLine struct {
 	Result     string   `json:"result,omitempty"`
 	IsError    bool     `json:"is_error,omitempty"`
 	DurationMS *float64 `json:"duration_ms,omitempty"`
+	Progress   *float64 `json:"progress,omitempty"` // tool_progress: how far, of total
+	Total      float64  `json:"total,omitempty"`    // tool_progress: 0 or absent when unknown
 
 	InputTokens  int64    `json:"input_tokens,omitempty"`
 	OutputTokens int64    `json:"output_tokens,omitempty"`
@@ -98,6 +100,7 @@ var streamTypes = map[event.Type]string{
 	event.TypeTextDelta:      "agent_delta",
 	event.TypeReasoningDelta: "reasoning_delta",
 	event.TypeToolCalled:     "tool_call",
+	event.TypeToolProgress:   "tool_progress",
 	event.TypeAnswerAccepted: "answer",
 	event.TypeVoteAccepted:   "vote",
 	event.TypeActionRejected: "rejected",
@@ -163,6 +166,8 @@ func (s *eventStream) line(e event.Event) (streamLine, bool) {
 	case event.ToolCalled:
 		ms := r.DurationMS
 		l.Tool, l.Args, l.Result, l.IsError, l.DurationMS = e.Tool, e.Args, e.Result, e.IsError, &ms
+	case event.ToolProgress:
+		l.Tool, l.Progress, l.Total, l.Text = e.Tool, &e.Progress, e.Total, e.Message
 	case event.AnswerAccepted:
 		l.Text, l.Label, l.AnonLabel = e.Content, e.Label, e.AnonLabel
 	case event.VoteAccepted:

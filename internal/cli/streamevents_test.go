@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/massgen/massgen/internal/event"
 	"github.com/massgen/massgen/internal/llm"
 )
 
@@ -266,5 +267,26 @@ orchestrator: {wait_for_first_answers: false}
 	}
 	if restart == nil || restart["agent"] != "b" || restart["target"] != "a" || restart["reason"] == "" {
 		t.Errorf("restart line %v\n%s", restart, r.stdout)
+	}
+}
+
+// A tool's progress is a tool_progress line with the tool, how far of how
+// much, and the message as text.
+func TestStreamEventsToolProgressLine(t *testing.T) {
+	s := &eventStream{}
+	l, ok := s.line(event.ToolProgress{Agent: "a", Tool: "mcp__e__op", Progress: 2, Total: 4, Message: "half"})
+	if !ok {
+		t.Fatal("tool_progress is left out of the stream")
+	}
+	b, _ := json.Marshal(l)
+	var m map[string]any
+	_ = json.Unmarshal(b, &m)
+	if m["type"] != "tool_progress" || m["agent"] != "a" || m["tool"] != "mcp__e__op" || m["progress"] != 2.0 || m["total"] != 4.0 || m["text"] != "half" {
+		t.Errorf("tool_progress line %s", b)
+	}
+	l, _ = s.line(event.ToolProgress{Agent: "a", Tool: "mcp__e__op", Message: "log info: x"})
+	b, _ = json.Marshal(l)
+	if !strings.Contains(string(b), `"progress":0`) || strings.Contains(string(b), `"total"`) {
+		t.Errorf("a log message's line %s: want progress 0 and no total", b)
 	}
 }

@@ -37,9 +37,9 @@ func drain(t *testing.T, s *Subscription) []Event {
 	return out
 }
 
-func TestDroppableIsExactlyTheDeltaTypes(t *testing.T) {
+func TestDroppableIsExactlyTheDeltaAndTickTypes(t *testing.T) {
 	for _, typ := range Types {
-		want := typ == TypeTextDelta || typ == TypeReasoningDelta || typ == TypeFinalDelta
+		want := typ == TypeTextDelta || typ == TypeReasoningDelta || typ == TypeFinalDelta || typ == TypeToolProgress
 		if got := typ.Droppable(); got != want {
 			t.Errorf("%s.Droppable() = %v, want %v", typ, got, want)
 		}

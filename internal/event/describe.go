@@ -38,6 +38,18 @@ func Describe(e Event) string {
 			s += " " + clip(e.Result, 80)
 		}
 		return s + " [" + Took(e.Duration) + "]"
+	case ToolProgress:
+		s := e.Agent + ": " + e.Tool
+		switch {
+		case e.Total > 0:
+			s += fmt.Sprintf(" %g/%g (%.0f%%)", e.Progress, e.Total, 100*e.Progress/e.Total)
+		case e.Progress > 0:
+			s += fmt.Sprintf(" %g", e.Progress)
+		}
+		if e.Message != "" {
+			s += ": " + clip(e.Message, 120)
+		}
+		return s
 	case AnswerAccepted:
 		s := e.Agent + " answered " + or(e.Label, "?")
 		if e.AnonLabel != "" {

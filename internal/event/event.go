@@ -16,6 +16,7 @@ const (
 	TypeTextDelta      Type = "text_delta"
 	TypeReasoningDelta Type = "reasoning_delta"
 	TypeToolCalled     Type = "tool_called"
+	TypeToolProgress   Type = "tool_progress"
 	TypeAnswerAccepted Type = "new_answer"
 	TypeVoteAccepted   Type = "vote_cast"
 	TypeActionRejected Type = "action_rejected"
@@ -35,7 +36,7 @@ const (
 )
 
 // Types lists every event type, in the order a run meets them.
-var Types = []Type{TypeRunStarted, TypeTurnStarted, TypeTextDelta, TypeReasoningDelta, TypeToolCalled,
+var Types = []Type{TypeRunStarted, TypeTurnStarted, TypeTextDelta, TypeReasoningDelta, TypeToolProgress, TypeToolCalled,
 	TypeAnswerAccepted, TypeVoteAccepted, TypeActionRejected, TypeTurnRestarted, TypeTurnFailed, TypeTurnEnded,
 	TypeAgentFailed, TypeTimeout, TypeBudgetExceeded, TypeWinnerSelected, TypeFinalStarted, TypeFinalDelta,
 	TypeFinalAnswer, TypePostEvaluation, TypeRunRestarted, TypeRunFinished}
@@ -44,13 +45,19 @@ var Types = []Type{TypeRunStarted, TypeTurnStarted, TypeTextDelta, TypeReasoning
 // most of a run's events, and the only ones a subscriber may lose.
 var Deltas = []Type{TypeTextDelta, TypeReasoningDelta, TypeFinalDelta}
 
+// Ticks are the event types that say how something in progress is going
+// (a tool's progress notifications): a display shows the latest, so they
+// may be lost under load as Deltas may, but they are steps in words, not
+// streamed text.
+var Ticks = []Type{TypeToolProgress}
+
 // Bookkeeping are the event types that record accounting rather than
 // progress (a turn's token usage): logs keep them, displays leave them out.
 var Bookkeeping = []Type{TypeTurnEnded}
 
 // Droppable reports whether subscribers may lose this event under load:
-// whether it is one of the Deltas.
-func (t Type) Droppable() bool { return slices.Contains(Deltas, t) }
+// whether it is one of the Deltas or the Ticks.
+func (t Type) Droppable() bool { return slices.Contains(Deltas, t) || slices.Contains(Ticks, t) }
 
 // Header is what every event carries. Seq and Time are stamped by the
 // Broker; Attempt and Epoch by the emitter (the orchestrator knows them).

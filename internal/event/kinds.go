@@ -44,6 +44,18 @@ type ToolCalled struct {
 	Duration time.Duration
 }
 
+// ToolProgress: a tool Agent called, still running, reported progress
+// (an MCP progress or log notification): Progress of Total (0 when
+// unknown) and a message. Droppable, as deltas are: the next one says more.
+type ToolProgress struct {
+	Header
+	Agent    string
+	Tool     string
+	Progress float64
+	Total    float64
+	Message  string
+}
+
 // AnswerAccepted: coord accepted Agent's new answer.
 type AnswerAccepted struct {
 	Header
@@ -178,6 +190,7 @@ func (TurnStarted) Type() Type    { return TypeTurnStarted }
 func (TextDelta) Type() Type      { return TypeTextDelta }
 func (ReasoningDelta) Type() Type { return TypeReasoningDelta }
 func (ToolCalled) Type() Type     { return TypeToolCalled }
+func (ToolProgress) Type() Type   { return TypeToolProgress }
 func (AnswerAccepted) Type() Type { return TypeAnswerAccepted }
 func (VoteAccepted) Type() Type   { return TypeVoteAccepted }
 func (ActionRejected) Type() Type { return TypeActionRejected }
@@ -200,6 +213,7 @@ func (e TurnStarted) withHead(h Header) Event    { e.Header = h; return e }
 func (e TextDelta) withHead(h Header) Event      { e.Header = h; return e }
 func (e ReasoningDelta) withHead(h Header) Event { e.Header = h; return e }
 func (e ToolCalled) withHead(h Header) Event     { e.Header = h; return e }
+func (e ToolProgress) withHead(h Header) Event   { e.Header = h; return e }
 func (e AnswerAccepted) withHead(h Header) Event { e.Header = h; return e }
 func (e VoteAccepted) withHead(h Header) Event   { e.Header = h; return e }
 func (e ActionRejected) withHead(h Header) Event { e.Header = h; return e }

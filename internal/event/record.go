@@ -46,6 +46,8 @@ type Record struct {
 	IsError      bool        `json:"is_error,omitempty"`      // tool_called: the tool failed
 	DurationMS   float64     `json:"duration_ms,omitempty"`   // tool_called: how long it ran, to the microsecond
 	ToolRounds   int         `json:"tool_rounds,omitempty"`   // turn_ended: responses of the turn that ran tools
+	Progress     float64     `json:"progress,omitempty"`      // tool_progress: how far (of Total)
+	Total        float64     `json:"total,omitempty"`         // tool_progress: of how much (0: unknown)
 	Fallback     string      `json:"fallback,omitempty"`      // run_finished: why the stored answer is final
 	GraceExpired bool        `json:"grace_expired,omitempty"` // run_finished: the presentation ran out of grace
 }
@@ -102,6 +104,8 @@ func FromRecord(r Record) (Event, error) {
 	case TypeToolCalled:
 		e = ToolCalled{Agent: r.Agent, Tool: r.Text, Args: r.Args, Result: r.Result, IsError: r.IsError,
 			Duration: r.ToolDuration()}
+	case TypeToolProgress:
+		e = ToolProgress{Agent: r.Agent, Tool: r.Text, Progress: r.Progress, Total: r.Total, Message: r.Result}
 	case TypeAnswerAccepted:
 		e = AnswerAccepted{Agent: r.Agent, Content: r.Text, Label: r.Label, AnonLabel: r.AnonLabel, Answers: slices.Clone(r.Answers)}
 	case TypeVoteAccepted:
@@ -185,6 +189,11 @@ func (e FinalDelta) record() Record     { return Record{Agent: e.Agent, Text: e.
 func (e ToolCalled) record() Record {
 	return Record{Agent: e.Agent, Text: e.Tool, Args: e.Args, Result: e.Result, IsError: e.IsError,
 		DurationMS: float64(e.Duration.Round(time.Microsecond)) / float64(time.Millisecond)}
+}
+
+// Text = tool name; Result = the message.
+func (e ToolProgress) record() Record {
+	return Record{Agent: e.Agent, Text: e.Tool, Progress: e.Progress, Total: e.Total, Result: e.Message}
 }
 
 // ToolDuration is how long a tool_called record's tool ran. The log keeps

@@ -2,6 +2,7 @@ package event
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -20,6 +21,7 @@ func samples() []Event {
 		TextDelta{h, "a", "tok"},
 		ReasoningDelta{h, "a", "think"},
 		ToolCalled{h, "a", "search", `{"q":1}`, "found", true, 1500 * time.Millisecond},
+		ToolProgress{h, "a", "mcp__s__crawl", 2, 5, "page 2"},
 		AnswerAccepted{h, "a", "answer", "agent1.1", "agent2", refs},
 		VoteAccepted{h, "b", "c", "agent1", "agent3.1", "best"},
 		ActionRejected{h, "a", "no tool call"},
@@ -108,7 +110,7 @@ func TestRecordKeepsTheFieldNamesOfOlderLogs(t *testing.T) {
 func TestDescribeSaysEveryStepAndNoDelta(t *testing.T) {
 	for _, e := range samples() {
 		d := Describe(e)
-		if e.Type().Droppable() {
+		if slices.Contains(Deltas, e.Type()) {
 			if d != "" {
 				t.Errorf("Describe(%s) = %q, want \"\" for a delta", e.Type(), d)
 			}
@@ -127,6 +129,7 @@ func TestDescribeSaysEveryStepAndNoDelta(t *testing.T) {
 		TypeBudgetExceeded: "budget reached, stopping: max_cost_usd",
 		TypeTurnStarted:    "a working (sees 2 answers: agent1=c (agent3.1), agent2=a (agent1.1))",
 		TypeToolCalled:     `a called search({"q":1}) → error found [1.5s]`,
+		TypeToolProgress:   "a: mcp__s__crawl 2/5 (40%): page 2",
 		TypeRunStarted:     "run started: 2 agents: a [sim/m, simulated], b",
 	}
 	for _, e := range samples() {

@@ -271,6 +271,18 @@ func TestDescribeToolCallSaysToolArgsResultAndTime(t *testing.T) {
 			t.Errorf("Describe = %q\nwant       %q", got, c.want)
 		}
 	}
+	for _, c := range []struct {
+		e    ToolProgress
+		want string
+	}{
+		{ToolProgress{Agent: "a", Tool: "mcp__e__op", Progress: 1, Total: 4}, "a: mcp__e__op 1/4 (25%)"},
+		{ToolProgress{Agent: "a", Tool: "mcp__e__op", Progress: 7}, "a: mcp__e__op 7"},
+		{ToolProgress{Agent: "b", Tool: "mcp__e__op", Message: "log info: fetched"}, "b: mcp__e__op: log info: fetched"},
+	} {
+		if got := Describe(c.e); got != c.want {
+			t.Errorf("Describe = %q\nwant       %q", got, c.want)
+		}
+	}
 	if got := Describe(TurnEnded{Agent: "a", Usage: Usage{InputTokens: 3, OutputTokens: 1}, ToolRounds: 2}); got != "a turn ended: 3 in, 1 out tokens, 2 tool rounds" {
 		t.Errorf("TurnEnded: %q", got)
 	}

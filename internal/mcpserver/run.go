@@ -139,18 +139,20 @@ func (s *Server) configArg(c string) string {
 }
 
 // notifyProgress sends each coordination step of a run as a progress
-// notification, numbered from 1, until the run's events end. A client that
+// notification, numbered from 1, until the run's events end; an agent's
+// tool reporting progress (an MCP tool of the team) is a step too. A client that
 // does not read them does not hold the run back: a failed notification is
 // dropped, and the events keep being consumed.
 func notifyProgress(ctx context.Context, ss *mcp.ServerSession, token any, sub *event.Subscription) {
 	step := 0
+	var ticks event.TickThrottle // a tool's own progress, thinned as the plain display thins it
 	for {
 		e, ok := sub.Next(nil)
 		if !ok {
 			return
 		}
 		msg := event.Describe(e)
-		if msg == "" || ctx.Err() != nil {
+		if msg == "" || ctx.Err() != nil || !ticks.Show(e) {
 			continue
 		}
 		step++

@@ -52,7 +52,7 @@ func (r *runner) startPresentation(ctx context.Context, p coord.Present) {
 					r.o.Events.Publish(event.ToolCalled{Header: event.Header{Attempt: attempt, Epoch: epoch}, Agent: p.Winner,
 						Tool: call.Name, Args: preview(call.Arguments), Result: preview(res.Content), IsError: res.IsError, Duration: d})
 				}}
-			return presented(pr.Run(ctx))
+			return presented(pr.Run(r.toolProgress(ctx, p.Winner, attempt, epoch)))
 		}
 		text, calls, usage, err := agent.PresentWithTools(ctx, a.Model, finalRequest(a), system, user, r.o.ClientTools, emit)
 		return presented(text, calls, usage, err)

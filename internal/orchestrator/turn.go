@@ -70,7 +70,7 @@ func (r *runner) startTurn(ctx context.Context, c coord.StartTurn) {
 				runCtx, stop = context.WithTimeout(runCtx, timeout)
 				defer stop()
 			}
-			res = turn.Run(runCtx)
+			res = turn.Run(r.toolProgress(runCtx, c.Agent, attempt, c.Epoch))
 			if res.Err != nil && errors.Is(res.Err, context.DeadlineExceeded) && tctx.Err() == nil {
 				res.Err = fmt.Errorf("turn timed out after %s: %w", timeout, context.DeadlineExceeded)
 			}
@@ -84,6 +84,15 @@ func (r *runner) startTurn(ctx context.Context, c coord.StartTurn) {
 		r.o.Events.Publish(event.TurnEnded{Header: event.Header{Attempt: attempt, Epoch: c.Epoch}, Agent: c.Agent,
 			Usage: event.Usage{InputTokens: res.Usage.InputTokens, OutputTokens: res.Usage.OutputTokens, CostUSD: cost}, ToolRounds: res.Steps})
 		r.send(inboxMsg{agent: c.Agent, turn: c.Turn, result: &turnResult{err: res.Err}})
+	})
+}
+
+// toolProgress returns ctx with the progress of agent's tools published
+// as ToolProgress events (droppable: a slow reader loses some, not the run).
+func (r *runner) toolProgress(ctx context.Context, agent string, attempt, epoch int) context.Context {
+	return tool.WithProgress(ctx, func(p tool.Progress) {
+		r.o.Events.Publish(event.ToolProgress{Header: event.Header{Attempt: attempt, Epoch: epoch}, Agent: agent,
+			Tool: p.Tool, Progress: p.Progress, Total: p.Total, Message: p.Message})
 	})
 }
 

@@ -62,11 +62,14 @@ func TestResolveFailsOnASourceErrorOrACollision(t *testing.T) {
 }
 
 func TestReportProgressReachesTheContextsHook(t *testing.T) {
-	ReportProgress(t.Context(), "nobody listens") // no hook: nothing happens
-	var got []string
-	ctx := WithProgress(t.Context(), func(m string) { got = append(got, m) })
-	ReportProgress(ctx, "step 1/2")
-	if !slices.Equal(got, []string{"step 1/2"}) {
-		t.Errorf("progress = %v", got)
+	ReportProgress(t.Context(), Progress{Message: "nobody listens"}) // no hook: nothing happens
+	var run, turn []string
+	ctx := WithProgress(t.Context(), func(p Progress) { run = append(run, p.String()) })
+	ctx = WithProgress(ctx, func(p Progress) { turn = append(turn, p.String()) })
+	ReportProgress(ctx, Progress{Tool: "t", Progress: 1, Total: 2, Message: "step"})
+	ReportProgress(ctx, Progress{Tool: "t", Message: "log info: hi"})
+	want := []string{"t: 1/2: step", "t: log info: hi"}
+	if !slices.Equal(turn, want) || !slices.Equal(run, want) {
+		t.Errorf("progress heard by the turn %q and the run %q, want %q by both", turn, run, want)
 	}
 }

@@ -50,6 +50,7 @@ type endMsg struct{}
 type agentState struct {
 	transcript []byte   // all its text, bounded (the full-screen page)
 	tools      []string // recent tool calls, newest last
+	running    string   // the tool whose progress line is the last of tools ("" when none)
 }
 
 // model is the Bubble Tea model. Everything it draws comes from messages,
@@ -204,6 +205,16 @@ func (m *model) apply(e event.Event) {
 		m.agent(e.Agent).append("\n" + finalMark + "\n")
 	case event.FinalDelta:
 		m.agent(e.Agent).stream(e.Text)
+	case event.ToolProgress:
+		// The card's tool line follows the tool while it runs: one line,
+		// replaced by each tick, then by the call's outcome.
+		a := m.agent(e.Agent)
+		line := "⚙ " + oneLine(strings.TrimPrefix(event.Describe(e), e.Agent+": "))
+		if a.running == e.Tool && len(a.tools) > 0 {
+			a.tools[len(a.tools)-1] = line
+		} else {
+			a.tools, a.running = append(a.tools, line), e.Tool
+		}
 	case event.ToolCalled:
 		a := m.agent(e.Agent)
 		outcome := "ok"
@@ -211,6 +222,10 @@ func (m *model) apply(e event.Event) {
 			outcome = "error"
 		}
 		line := "⚙ " + e.Tool + " " + outcome
+		if a.running == e.Tool && len(a.tools) > 0 {
+			a.tools = a.tools[:len(a.tools)-1] // its progress line
+		}
+		a.running = ""
 		a.tools = append(a.tools, line)
 		if len(a.tools) > maxTools {
 			a.tools = a.tools[len(a.tools)-maxTools:]

@@ -111,3 +111,27 @@ func TestNextRunResetsTheDisplay(t *testing.T) {
 		t.Errorf("after a new RunStarted: finished %v, %d timeline entries, %d agents with text", m.finished, len(m.timeline), len(m.agents))
 	}
 }
+
+// A running tool's progress shows on its agent's card, one line that
+// each tick replaces and the call's outcome ends.
+func TestCardFollowsARunningToolsProgress(t *testing.T) {
+	s := newScript()
+	tm := team(2)
+	a := tm[0].ID
+	s.at(0, event.RunStarted{Question: "q", Team: tm})
+	s.at(100*time.Millisecond, event.TurnStarted{Agent: a})
+	s.at(200*time.Millisecond, event.ToolProgress{Agent: a, Tool: "mcp__e__crawl", Progress: 1, Total: 4})
+	s.at(300*time.Millisecond, event.ToolProgress{Agent: a, Tool: "mcp__e__crawl", Progress: 3, Total: 4, Message: "page 3"})
+	m := sized(Options{}, 100, 30)
+	m.Update(s.batch())
+	got := renderAs(t, m, colorprofile.NoTTY)
+	if !strings.Contains(got, "⚙ mcp__e__crawl 3/4 (75%): page 3") || strings.Contains(got, "1/4") {
+		t.Errorf("the card does not show the latest tick alone:\n%s", got)
+	}
+	next := newScript()
+	next.at(400*time.Millisecond, event.ToolCalled{Agent: a, Tool: "mcp__e__crawl", Result: "done"})
+	m.Update(next.batch())
+	if tools := m.agents[a].tools; len(tools) != 1 || tools[0] != "⚙ mcp__e__crawl ok" {
+		t.Errorf("after the call: tool lines %q, want the outcome alone", tools)
+	}
+}

@@ -60,6 +60,10 @@ type Options struct {
 	// (defaults 3 and 1 minute).
 	BreakerFailures int
 	BreakerCooldown time.Duration
+	// RetryBackoff is how long a server that failed to start waits before
+	// RetryFailed tries it again, doubled for each further failure
+	// (default 10 seconds).
+	RetryBackoff time.Duration
 	// Environ is the environment stdio servers start from (default the
 	// process's); a server's env is set over it.
 	Environ []string
@@ -75,6 +79,7 @@ const (
 	DefaultResultCap       = 64 << 10
 	DefaultBreakerFailures = 3
 	DefaultBreakerCooldown = time.Minute
+	DefaultRetryBackoff    = 10 * time.Second
 )
 
 func (o Options) withDefaults() Options {
@@ -92,6 +97,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.BreakerCooldown <= 0 {
 		o.BreakerCooldown = DefaultBreakerCooldown
+	}
+	if o.RetryBackoff <= 0 {
+		o.RetryBackoff = DefaultRetryBackoff
 	}
 	if o.Warn == nil {
 		o.Warn = func(string) {}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -35,6 +36,7 @@ type Pool struct {
 	wg      sync.WaitGroup
 	ctx     context.Context // of the starts, cancelled by Close
 	cancel  context.CancelFunc
+	gen     atomic.Uint64 // bumped when a server's tools may have changed
 }
 
 // NewPool makes an empty pool.
@@ -59,20 +61,29 @@ func (p *Pool) Add(cfg Server) (Handle, error) {
 	if s, ok := p.byKey[cfg.key()]; ok {
 		return Handle{s}, nil
 	}
-	logPath := ""
-	if cfg.Type == Stdio {
-		if err := p.ensureLogDir(); err != nil {
-			return Handle{}, err
-		}
-		logPath = p.logFile(cfg.Name)
-	}
-	s := newServer(cfg, &p.opts, logPath)
+	s := newServer(cfg, &p.opts, func() { p.gen.Add(1) })
 	p.servers = append(p.servers, s)
 	p.byKey[cfg.key()] = s
 	if p.started {
-		p.launch(s)
+		if err := p.placeLog(s); err != nil {
+			return Handle{}, err
+		}
+		p.launch(s, s.st)
 	}
 	return Handle{s}, nil
+}
+
+// placeLog gives a stdio server its stderr log file in the pool's log
+// directory.
+func (p *Pool) placeLog(s *server) error {
+	if s.cfg.Type != Stdio || s.logPath != "" {
+		return nil
+	}
+	if err := p.ensureLogDir(); err != nil {
+		return err
+	}
+	s.logPath = p.logFile(s.cfg.Name)
+	return nil
 }
 
 func (p *Pool) ensureLogDir() error {
@@ -112,26 +123,86 @@ func (p *Pool) logTaken(path string) bool {
 	return false
 }
 
-// Start starts every server in the background, all at once; servers added
-// later start when added. It does not wait: a turn waits for the servers
-// its agent uses when it needs their tools.
-func (p *Pool) Start() {
+// Start starts every server in the background, all at once, with their
+// stderr logs where Options.LogDir says; servers added later start when
+// added. It does not wait: a turn waits for the servers its agent uses
+// when it needs their tools.
+func (p *Pool) Start() { p.StartIn("") }
+
+// StartIn is Start with the stderr logs in dir ("" = Options.LogDir, or a
+// temporary directory removed by Close). Only the first call (of Start,
+// StartIn, or an agent asking for its tools) starts anything.
+func (p *Pool) StartIn(dir string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.started || p.closed {
 		return
 	}
+	if dir != "" {
+		p.opts.LogDir = dir
+	}
 	p.started = true
 	p.ctx, p.cancel = context.WithCancel(context.Background())
 	for _, s := range p.servers {
-		p.launch(s)
+		if err := p.placeLog(s); err != nil {
+			s.st.err = err
+			close(s.st.ready)
+			continue
+		}
+		p.launch(s, s.st)
 	}
 }
 
-func (p *Pool) launch(s *server) {
+func (p *Pool) launch(s *server, st *startup) {
 	ctx := p.ctx
-	p.wg.Go(func() { s.start(ctx) })
+	p.wg.Go(func() { s.start(ctx, st) })
 }
+
+// RetryFailed starts again each server whose last start failed, once its
+// back-off has passed (Options.RetryBackoff after the first failure,
+// doubling with each failure in a row, at most 5 minutes): massgen serve
+// calls it as each request begins, so a server that was down when a cached
+// team was built is not left out for good. Agents see its tools from their
+// next turn on.
+func (p *Pool) RetryFailed() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.started || p.closed {
+		return
+	}
+	now := time.Now()
+	for _, s := range p.servers {
+		s.mu.Lock()
+		st := s.st
+		select {
+		case <-st.ready:
+		default:
+			s.mu.Unlock()
+			continue // starting
+		}
+		if st.err == nil || s.fails == 0 || now.Sub(st.failedAt) < p.backoff(s.fails) {
+			s.mu.Unlock()
+			continue
+		}
+		s.st = &startup{ready: make(chan struct{})}
+		st = s.st
+		s.mu.Unlock()
+		p.gen.Add(1) // the agents' tool lists wait for this start
+		p.launch(s, st)
+	}
+}
+
+// backoff is how long a server that failed to start fails times in a
+// row waits before it is tried again.
+func (p *Pool) backoff(fails int) time.Duration {
+	d := p.opts.RetryBackoff
+	for i := 1; i < fails && d < maxRetryBackoff; i++ {
+		d *= 2
+	}
+	return min(d, maxRetryBackoff)
+}
+
+const maxRetryBackoff = 5 * time.Minute
 
 // Close stops every server (the whole process group of a stdio one) and
 // waits for them; calls in flight end with an error.
@@ -147,8 +218,8 @@ func (p *Pool) Close() {
 	}
 	if !p.started {
 		for _, s := range p.servers { // nobody will start them: release their waiters
-			s.startErr = fmt.Errorf("MCP server %s: the team was closed before it started", s.cfg.Name)
-			close(s.ready)
+			s.st.err = fmt.Errorf("MCP server %s: the team was closed before it started", s.cfg.Name)
+			close(s.st.ready)
 		}
 	}
 	servers := p.servers
@@ -222,26 +293,46 @@ type source struct {
 	servers          []Handle
 	allowed, exclude []string
 
-	tools []tool.Tool
-	done  chan struct{}
-	mu    sync.Mutex
+	mu  sync.Mutex
+	cur *resolution
 }
 
-// Tools waits for the agent's servers and builds its tools, once: a later
-// call (the next turn) returns the same tools at once.
+// resolution is one building of an agent's tools, for the pool's
+// generation gen: done is closed when tools is set.
+type resolution struct {
+	gen   uint64
+	done  chan struct{}
+	tools []tool.Tool
+}
+
+// Tools waits for the agent's servers and builds its tools. A later call
+// (the next turn) returns the same tools at once, unless a server's tools
+// have changed since (a server restarted, or it said its list changed):
+// then they are built again.
 func (src *source) Tools(ctx context.Context) ([]tool.Tool, error) {
+	src.pool.Start() // a team that was never told to start: start now
 	src.mu.Lock()
-	if src.done == nil {
-		src.done = make(chan struct{})
-		go src.resolve()
+	r := src.cur
+	if gen := src.pool.gen.Load(); r == nil || (r.gen != gen && isDone(r.done)) {
+		r = &resolution{gen: gen, done: make(chan struct{})}
+		src.cur = r
+		go src.resolve(r)
 	}
-	done := src.done
 	src.mu.Unlock()
 	select {
-	case <-done:
-		return src.tools, nil
+	case <-r.done:
+		return r.tools, nil
 	case <-ctx.Done():
 		return nil, fmt.Errorf("waiting for the MCP servers of agent %s: %w", src.agent, ctx.Err())
+	}
+}
+
+func isDone(c chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
 	}
 }
 
@@ -250,26 +341,27 @@ func (src *source) Tools(ctx context.Context) ([]tool.Tool, error) {
 // by its own timeout. A server that did not start is left out with a
 // warning that says why (upstream skips failed servers too): one broken
 // server must not silence an agent that has others, or none.
-func (src *source) resolve() {
-	defer close(src.done)
+func (src *source) resolve(r *resolution) {
+	defer close(r.done)
 	warn := func(msg string) { src.pool.opts.Warn("agent " + src.agent + ": " + msg) }
 	var lists []serverTools
 	for _, h := range src.servers {
 		s := h.s
-		<-s.ready
-		if s.startErr != nil {
-			warn(fmt.Sprintf("its tools are left out: %v", s.startErr))
+		st := s.state()
+		<-st.ready
+		if st.err != nil {
+			warn(fmt.Sprintf("its tools are left out: %v", st.err))
 			continue
 		}
 		f := newFilter(s.cfg, src.allowed, src.exclude)
-		st := serverTools{server: s.cfg.Name}
-		for _, t := range s.tools {
-			st.raws = append(st.raws, t.Name)
+		st2 := serverTools{server: s.cfg.Name}
+		for _, t := range s.toolList() {
+			st2.raws = append(st2.raws, t.Name)
 			if f.keep(s.cfg.Name, t.Name) {
-				src.tools = append(src.tools, &mcpTool{s: s, raw: t.Name, def: toolDef(s.cfg.Name, t)})
+				r.tools = append(r.tools, &mcpTool{s: s, raw: t.Name, def: toolDef(s.cfg.Name, t)})
 			}
 		}
-		lists = append(lists, st)
+		lists = append(lists, st2)
 		for _, w := range unmatched(s.cfg.Allowed, "mcp_servers."+s.cfg.Name+".allowed_tools", lists[len(lists)-1:]) {
 			warn(w)
 		}
@@ -336,14 +428,14 @@ func (s *server) call(ctx context.Context, raw string, args json.RawMessage) too
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	tok := fmt.Sprintf("massgen-%d", s.nextTok.Add(1))
-	s.progress.Store(tok, func(msg string) { tool.ReportProgress(ctx, name+": "+msg) })
+	s.progress.Store(tok, func(p tool.Progress) { p.Tool = name; tool.ReportProgress(ctx, p) })
 	defer s.progress.Delete(tok)
 
 	var res *sdk.CallToolResult
 	var err error
 	for attempt := 0; attempt < 2; attempt++ {
 		var c *conn
-		if c, err = s.live(ctx, attempt > 0); err != nil {
+		if c, err = s.live(ctx); err != nil {
 			break
 		}
 		params := &sdk.CallToolParams{Name: raw, Arguments: args}
@@ -369,9 +461,10 @@ func (s *server) call(ctx context.Context, raw string, args json.RawMessage) too
 	return render(res, s.opts.ResultCap)
 }
 
-// live is the connection to use, reconnecting when fresh is set and no
-// other call has reconnected meanwhile.
-func (s *server) live(ctx context.Context, fresh bool) (*conn, error) {
+// live is the connection to use, connecting anew when there is none (a
+// call found it broken, or the last reconnection failed: each call tries
+// again, and the breaker stops the tries when they keep failing).
+func (s *server) live(ctx context.Context) (*conn, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -379,9 +472,6 @@ func (s *server) live(ctx context.Context, fresh bool) (*conn, error) {
 	}
 	if s.conn != nil {
 		return s.conn, nil
-	}
-	if !fresh {
-		return nil, fmt.Errorf("MCP server %s lost its connection", s.cfg.Name)
 	}
 	rctx, cancel := context.WithTimeout(ctx, s.opts.StartTimeout)
 	defer cancel()

@@ -158,9 +158,9 @@ func TestProgressNotificationsReachTheProgressHook(t *testing.T) {
 	set := toolsOf(t, p.Tools("a", hs, nil, nil))
 	var mu sync.Mutex
 	var got []string
-	ctx := tool.WithProgress(ctxT(t), func(msg string) {
+	ctx := tool.WithProgress(ctxT(t), func(p tool.Progress) {
 		mu.Lock()
-		got = append(got, msg)
+		got = append(got, p.String())
 		mu.Unlock()
 	})
 	tl, _ := set.Lookup("mcp__everything__trigger-long-running-operation")
@@ -171,9 +171,9 @@ func TestProgressNotificationsReachTheProgressHook(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	want := []string{
-		"mcp__everything__trigger-long-running-operation: progress 1/3",
-		"mcp__everything__trigger-long-running-operation: progress 2/3",
-		"mcp__everything__trigger-long-running-operation: progress 3/3",
+		"mcp__everything__trigger-long-running-operation: 1/3",
+		"mcp__everything__trigger-long-running-operation: 2/3",
+		"mcp__everything__trigger-long-running-operation: 3/3",
 	}
 	// The last notification may be handled after the result has arrived,
 	// when the call no longer listens: the first ones must be there, in order.

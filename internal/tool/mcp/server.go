@@ -17,25 +17,37 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/massgen/massgen/internal/tool"
 )
 
 // server is one running MCP server, shared by the agents that list it.
 type server struct {
 	cfg     Server
 	opts    *Options
-	logPath string // its stderr (stdio)
-
-	ready    chan struct{} // closed once the first start has ended
-	startErr error         // why it did not start (set before ready closes)
-	tools    []*sdk.Tool   // its tools (set before ready closes)
+	logPath string // its stderr (stdio); set before its first start
+	changed func() // told when its tools may have changed (a restart, list_changed)
 
 	mu      sync.Mutex
-	conn    *conn // the live connection; nil after Close
+	st      *startup    // the latest start
+	tools   []*sdk.Tool // its tools, from the last listing
+	fails   int         // starts failed in a row
+	conn    *conn       // the live connection; nil after Close
 	closed  bool
 	breaker breaker
+	bg      sync.WaitGroup // re-listings in flight, waited for by close
 
-	progress sync.Map // progress token (string) → tool.ProgressFunc-like func(string)
+	progress sync.Map // progress token (string) → func(tool.Progress) of the call
 	nextTok  atomic.Int64
+}
+
+// startup is one attempt to start the server: ready is closed when it
+// has ended, err (why it did not start) set before. A server that failed
+// gets a new startup when it is retried (Pool.RetryFailed).
+type startup struct {
+	ready    chan struct{}
+	err      error
+	failedAt time.Time
 }
 
 // conn is one connection to the server: its session and, for stdio, its
@@ -46,46 +58,102 @@ type conn struct {
 	cancel  context.CancelFunc // ends what the connection's context holds open (an SSE stream)
 }
 
-func newServer(cfg Server, opts *Options, logPath string) *server {
-	return &server{cfg: cfg, opts: opts, logPath: logPath, ready: make(chan struct{}),
+func newServer(cfg Server, opts *Options, changed func()) *server {
+	return &server{cfg: cfg, opts: opts, changed: changed, st: &startup{ready: make(chan struct{})},
 		breaker: breaker{max: opts.BreakerFailures, cooldown: opts.BreakerCooldown}}
 }
 
-// start connects and lists the tools, once; ready is closed at the end.
-func (s *server) start(ctx context.Context) {
-	defer close(s.ready)
+// state is the latest start.
+func (s *server) state() *startup {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.st
+}
+
+// start connects and lists the tools; st.ready is closed at the end.
+func (s *server) start(ctx context.Context, st *startup) {
+	defer close(st.ready)
+	if err := s.connectAndList(ctx); err != nil {
+		st.err, st.failedAt = err, time.Now()
+		s.mu.Lock()
+		s.fails++
+		s.mu.Unlock()
+	}
+}
+
+func (s *server) connectAndList(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, s.opts.StartTimeout)
 	defer cancel()
 	c, err := s.connect(ctx)
 	if err != nil {
-		s.startErr = err
-		return
+		return err
 	}
+	tools, err := listTools(ctx, c)
+	if err != nil {
+		c.close()
+		return fmt.Errorf("MCP server %s started but listing its tools failed: %w%s", s.cfg.Name, err, s.stderrNote())
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		c.close()
+		return fmt.Errorf("MCP server %s: the team was closed while it started", s.cfg.Name)
+	}
+	s.conn, s.tools, s.fails = c, tools, 0
+	s.mu.Unlock()
+	return nil
+}
+
+func listTools(ctx context.Context, c *conn) ([]*sdk.Tool, error) {
 	var tools []*sdk.Tool
 	for t, err := range c.session.Tools(ctx, nil) {
 		if err != nil {
-			c.close()
-			s.startErr = fmt.Errorf("MCP server %s started but listing its tools failed: %w%s", s.cfg.Name, err, s.stderrNote())
-			return
+			return nil, err
 		}
 		tools = append(tools, t)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		c.close()
-		s.startErr = fmt.Errorf("MCP server %s: the team was closed while it started", s.cfg.Name)
-		return
-	}
-	s.conn, s.tools = c, tools
+	return tools, nil
 }
 
-// wait blocks until the first start has ended; its error says why the
+// onToolsChanged hears notifications/tools/list_changed: the tools are
+// listed again, in the background (a handler must not wait on its own
+// connection), and the agents' tool lists are rebuilt for their next turn.
+func (s *server) onToolsChanged(context.Context, *sdk.ToolListChangedRequest) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.conn
+	if s.closed || c == nil {
+		return
+	}
+	s.bg.Go(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), s.opts.StartTimeout)
+		defer cancel()
+		tools, err := listTools(ctx, c)
+		if err != nil {
+			s.opts.Warn(fmt.Sprintf("MCP server %s: its tools changed but listing them again failed: %v", s.cfg.Name, err))
+			return
+		}
+		s.mu.Lock()
+		s.tools = tools
+		s.mu.Unlock()
+		s.changed()
+	})
+}
+
+// toolList is the tools as last listed.
+func (s *server) toolList() []*sdk.Tool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.tools
+}
+
+// wait blocks until the latest start has ended; its error says why the
 // server cannot be used.
 func (s *server) wait(ctx context.Context) error {
+	st := s.state()
 	select {
-	case <-s.ready:
-		return s.startErr
+	case <-st.ready:
+		return st.err
 	case <-ctx.Done():
 		return fmt.Errorf("waiting for MCP server %s to start: %w", s.cfg.Name, ctx.Err())
 	}
@@ -103,6 +171,7 @@ func (s *server) connect(ctx context.Context) (*conn, error) {
 		Capabilities:                &sdk.ClientCapabilities{}, // no roots: massgen has none to offer
 		ProgressNotificationHandler: s.onProgress,
 		LoggingMessageHandler:       s.onLog,
+		ToolListChangedHandler:      s.onToolsChanged,
 	})
 	c := &conn{}
 	var transport sdk.Transport
@@ -275,6 +344,7 @@ func (s *server) close() {
 	s.conn, s.closed = nil, true
 	s.mu.Unlock()
 	c.close()
+	s.bg.Wait() // a re-listing on the closed connection ends at once
 }
 
 func (s *server) onProgress(_ context.Context, req *sdk.ProgressNotificationClientRequest) {
@@ -283,14 +353,7 @@ func (s *server) onProgress(_ context.Context, req *sdk.ProgressNotificationClie
 	if !ok {
 		return
 	}
-	msg := fmt.Sprintf("progress %g", p.Progress)
-	if p.Total > 0 {
-		msg = fmt.Sprintf("progress %g/%g", p.Progress, p.Total)
-	}
-	if p.Message != "" {
-		msg += ": " + p.Message
-	}
-	f.(func(string))(msg)
+	f.(func(tool.Progress))(tool.Progress{Progress: p.Progress, Total: p.Total, Message: p.Message})
 }
 
 // onLog passes a server's log message to the calls in flight on it: the
@@ -299,7 +362,7 @@ func (s *server) onLog(_ context.Context, req *sdk.LoggingMessageRequest) {
 	p := req.Params
 	msg := fmt.Sprintf("log %s: %v", p.Level, p.Data)
 	s.progress.Range(func(_, f any) bool {
-		f.(func(string))(msg)
+		f.(func(tool.Progress))(tool.Progress{Message: msg})
 		return true
 	})
 }

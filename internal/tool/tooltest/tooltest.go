@@ -13,7 +13,8 @@ import (
 	"github.com/massgen/massgen/internal/tool"
 )
 
-// Add is add{a: number, b: number}: it returns the sum as text ("5").
+// Add is add{a: number, b: number}: it returns the sum as text ("5"),
+// reporting progress (1 of 1, "adding") as it runs, as an MCP tool may.
 func Add() tool.Tool {
 	return tool.Func(llm.ToolDef{
 		Name:        "add",
@@ -26,7 +27,8 @@ func Add() tool.Tool {
 			},
 			"required": []string{"a", "b"},
 		},
-	}, func(_ context.Context, raw json.RawMessage) (string, error) {
+	}, func(ctx context.Context, raw json.RawMessage) (string, error) {
+		tool.ReportProgress(ctx, tool.Progress{Tool: "add", Progress: 1, Total: 1, Message: "adding"})
 		var args struct{ A, B *float64 }
 		if err := json.Unmarshal(raw, &args); err != nil {
 			return "", fmt.Errorf("add: %v", err)
