@@ -37,9 +37,10 @@ type responsesStream struct {
 	model   string
 	created time.Time
 
-	in   *responsesInput // the request, echoed in the Response
-	keep *responseStore  // where the Response's conversation is kept
-	hold bool            // the answer goes out at the end, once checked (sseStream.hold)
+	in    *responsesInput    // the request, echoed in the Response
+	keep  *responseStore     // where the Response's conversation is kept
+	hold  bool               // the answer goes out at the end, once checked (sseStream.hold)
+	ticks event.TickThrottle // thins a running tool's progress to a few lines
 
 	seq   int   // sequence_number of the next event
 	items []any // finished output items
@@ -96,6 +97,9 @@ func (s *responsesStream) observe(e event.Event) {
 	}
 	s.startLocked()
 	p := progress(nil, e)
+	if !s.ticks.Show(e) {
+		p = ""
+	}
 	if e.Type() == event.TypeRunFinished {
 		p = "" // response.completed says so
 	}

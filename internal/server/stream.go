@@ -42,6 +42,8 @@ type sseStream struct {
 	// checked (a format the client asked for): no delta of a presentation
 	// that may not conform, nor a Markdown fence the check takes off.
 	hold bool
+	// ticks thins a running tool's progress to a few lines.
+	ticks event.TickThrottle
 	// view is the run's view (nil when the runner shares none): the run's
 	// last progress line sums the run up from it.
 	view *event.View
@@ -96,7 +98,7 @@ func (s *sseStream) observe(e event.Event) {
 	// Progress goes out only before the answer (a note on the final
 	// answer before its text): clients show reasoning that follows content
 	// as a second reasoning block, after the answer.
-	if p := progress(s.view, e); p != "" && !s.sentAny {
+	if p := progress(s.view, e); p != "" && !s.sentAny && s.ticks.Show(e) {
 		s.sendLocked(delta{ReasoningContent: p}, nil, nil, nil)
 	}
 	if s.hold {
