@@ -35,9 +35,10 @@ type ResponseItem struct {
 	Messages json.RawMessage
 }
 
-// ResponseLimits bound the responses kept: after each PutResponse, the
-// oldest go until at most Max remain and they weigh at most MaxBytes
-// together, and every response older than MaxAge goes. Zero: no bound.
+// ResponseLimits bound the responses kept: after each PutResponse, every
+// response older than MaxAge goes, and when more than Max remain or they
+// weigh more than MaxBytes together, the oldest go until 90% of the bound
+// is left. Zero: no bound.
 type ResponseLimits struct {
 	Max      int
 	MaxBytes int64
@@ -79,9 +80,10 @@ func (s *Store) PutResponse(ctx context.Context, r Response, lim ResponseLimits)
 	return pruned, err
 }
 
-// pruneResponses applies lim, with now as the present (the newest
-// response is never pruned by MaxBytes: a bound smaller than one response
-// would keep none).
+// pruneResponses applies lim, with now as the present. Over a bound, it
+// prunes to 90% of it, so that a full table is pruned once every tenth of
+// its bound rather than on every put. The newest response is never pruned
+// by MaxBytes: a bound smaller than one response would keep none.
 func pruneResponses(ctx context.Context, t *sql.Tx, lim ResponseLimits, now time.Time) (int, error) {
 	var n int64
 	del := func(q string, args ...any) error {
@@ -98,17 +100,25 @@ func pruneResponses(ctx context.Context, t *sql.Tx, lim ResponseLimits, now time
 			return 0, err
 		}
 	}
-	if lim.Max > 0 {
+	if lim.Max <= 0 && lim.MaxBytes <= 0 {
+		return int(n), nil
+	}
+	var count int
+	var total int64
+	if err := t.QueryRowContext(ctx, `SELECT count(*), coalesce(sum(size), 0) FROM responses`).Scan(&count, &total); err != nil {
+		return 0, err
+	}
+	if lim.Max > 0 && count > lim.Max {
 		if err := del(`DELETE FROM responses WHERE rowid IN
-			(SELECT rowid FROM responses ORDER BY created_at DESC, rowid DESC LIMIT -1 OFFSET ?)`, lim.Max); err != nil {
+			(SELECT rowid FROM responses ORDER BY created_at DESC, rowid DESC LIMIT -1 OFFSET ?)`, lim.Max-lim.Max/10); err != nil {
 			return 0, err
 		}
 	}
-	if lim.MaxBytes > 0 {
+	if lim.MaxBytes > 0 && total > lim.MaxBytes {
 		if err := del(`DELETE FROM responses WHERE rowid IN (SELECT rowid FROM
 			(SELECT rowid, row_number() OVER w AS i, sum(size) OVER w AS total FROM responses
 			 WINDOW w AS (ORDER BY created_at DESC, rowid DESC))
-			WHERE i > 1 AND total > ?)`, lim.MaxBytes); err != nil {
+			WHERE i > 1 AND total > ?)`, lim.MaxBytes-lim.MaxBytes/10); err != nil {
 			return 0, err
 		}
 	}

@@ -117,14 +117,26 @@ func TestResponsesArePrunedByCountAgeAndSize(t *testing.T) {
 		t.Errorf("MaxAge kept %s", got)
 	}
 	one := resp("resp_7", t0, "msg_7").size()
-	put(7, ResponseLimits{MaxBytes: 2 * one})
+	// Over 2.5 responses' weight: pruned to 90% of it, two responses.
+	put(7, ResponseLimits{MaxBytes: 2*one + one/2})
 	if got := fmt.Sprint(kept()); got != "[resp_6 resp_7]" {
-		t.Errorf("MaxBytes of two responses kept %s", got)
+		t.Errorf("MaxBytes of 2.5 responses kept %s", got)
 	}
 	// A bound smaller than one response still keeps the newest.
 	put(8, ResponseLimits{MaxBytes: 1})
 	if got := fmt.Sprint(kept()); got != "[resp_8]" {
 		t.Errorf("MaxBytes 1 kept %s", got)
+	}
+	// Over a bound of 10, the table is pruned to 9, so the next put
+	// prunes nothing.
+	for i := 9; i <= 17; i++ { // with resp_8: 10
+		put(i, ResponseLimits{Max: 10})
+	}
+	if n := put(18, ResponseLimits{Max: 10}); n != 2 || len(kept()) != 9 {
+		t.Errorf("the 11th response pruned %d, leaving %d; want 2 pruned, 9 left", n, len(kept()))
+	}
+	if n := put(19, ResponseLimits{Max: 10}); n != 0 {
+		t.Errorf("the put after a pruning pruned %d", n)
 	}
 }
 

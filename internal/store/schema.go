@@ -75,7 +75,8 @@ var migrations = []string{
 		object     TEXT NOT NULL,
 		size       INTEGER NOT NULL
 	);
-	CREATE INDEX responses_by_age ON responses(created_at);
+	-- created_at and size: pruning reads this index alone, not the rows.
+	CREATE INDEX responses_by_age ON responses(created_at, size);
 	CREATE TABLE response_items (
 		id          TEXT PRIMARY KEY,
 		response_id TEXT NOT NULL REFERENCES responses(id) ON DELETE CASCADE,
