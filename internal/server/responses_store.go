@@ -109,8 +109,9 @@ func storedJSON(items []convItem) json.RawMessage {
 	return b
 }
 
-// cache keeps a response in memory, pruning the least recently used.
-func (k *responseStore) cache(id string, conv []convItem, object json.RawMessage) {
+// cache keeps a response in memory, pruning the least recently used,
+// and returns it.
+func (k *responseStore) cache(id string, conv []convItem, object json.RawMessage) *keptResponse {
 	r := &keptResponse{id: id, object: object}
 	for _, it := range conv {
 		r.conv = append(r.conv, it.msgs...)
@@ -133,6 +134,7 @@ func (k *responseStore) cache(id string, conv []convItem, object json.RawMessage
 	for k.order.Len() > 1 && (k.order.Len() > k.maxN || k.bytes > k.maxBytes) {
 		k.removeLocked(k.order.Back())
 	}
+	return r
 }
 
 func (k *responseStore) removeLocked(e *list.Element) {
@@ -181,13 +183,7 @@ func (k *responseStore) lookup(ctx context.Context, id string) (*keptResponse, *
 	for _, it := range append(in, out...) {
 		conv = append(conv, convItem{id: it.ID, msgs: it.Messages})
 	}
-	k.cache(id, conv, sr.Object)
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if e, ok := k.byID[id]; ok {
-		return e.Value.(*keptResponse), nil
-	}
-	return &keptResponse{id: id, object: sr.Object}, nil
+	return k.cache(id, conv, sr.Object), nil
 }
 
 // response returns the conversation of response id (false: not kept).

@@ -3,6 +3,8 @@ package server
 import (
 	"encoding/json"
 	"fmt"
+	"log/slog"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -68,5 +70,45 @@ func TestResponseStoreIsBoundedByBytes(t *testing.T) {
 	k.put("huge", time.Time{}, []convItem{userItem("h", strings.Repeat("y", 50_000))}, nil, nil)
 	if _, ok, _ := k.response(t.Context(), "huge"); !ok || k.len() != 1 {
 		t.Errorf("a response over the limit alone: kept %v, %d responses", ok, k.len())
+	}
+}
+
+// With a database, memory is a cache: a response it forgot is read back
+// from the database, its items too, and delete reaches both.
+func TestResponseStoreFallsBackToTheDatabase(t *testing.T) {
+	db, err := store.Open(t.Context(), filepath.Join(t.TempDir(), store.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	k := newResponseStore(1, 1<<20, db, store.ResponseLimits{}, slog.New(slog.DiscardHandler))
+	k.put("r1", time.Now(), []convItem{userItem("m1", "one")}, []convItem{userItem("o1", "answer")}, json.RawMessage(`{"id":"r1"}`))
+	k.put("r2", time.Now(), []convItem{userItem("m2", "two")}, nil, json.RawMessage(`{"id":"r2"}`)) // r1 leaves memory
+	if k.len() != 1 {
+		t.Fatalf("%d in memory, want 1", k.len())
+	}
+	conv, ok, e := k.response(t.Context(), "r1")
+	if e != nil || !ok || len(conv) != 2 || string(conv[0].Content) != `"one"` || string(conv[1].Content) != `"answer"` {
+		t.Errorf("r1 from the database: %v %v %+v", ok, e, conv)
+	}
+	if msgs, ok, _ := k.item(t.Context(), "m2"); !ok || string(msgs[0].Content) != `"two"` {
+		t.Errorf("m2: %v %+v", ok, msgs) // r2 left memory when r1 came back
+	}
+	if obj, ok, _ := k.object(t.Context(), "r2"); !ok || string(obj) != `{"id":"r2"}` {
+		t.Errorf("r2's object: %v %s", ok, obj)
+	}
+	if found, e := k.remove(t.Context(), "r1"); !found || e != nil {
+		t.Fatalf("remove r1: %v %v", found, e)
+	}
+	for _, id := range []string{"m1", "o1"} {
+		if _, ok, _ := k.item(t.Context(), id); ok {
+			t.Errorf("item %s of the removed r1 is still kept", id)
+		}
+	}
+	if _, ok, _ := k.response(t.Context(), "r1"); ok {
+		t.Error("r1 still kept after remove")
+	}
+	if n, _ := db.CountResponses(t.Context()); n != 1 {
+		t.Errorf("%d responses in the database, want 1 (r2)", n)
 	}
 }
