@@ -19,7 +19,7 @@ sim_models="langchain langchain-responses litellm llamaindex"
 source "$here/../serve-sim.sh"
 
 status=0
-export MASSGEN_BASE_URL="$url/v1" MASSGEN_API_KEY="$key"
+export MASSGEN_BASE_URL="$url/v1" MASSGEN_API_KEY="$key" LITELLM_LOCAL_MODEL_COST_MAP=True
 (cd "$here" && timeout 180 "$venv/bin/python" -m pytest -q -p no:cacheprovider test_clients.py test_litellm.py) || status=$?
 (cd "$here" && timeout 180 "$li_venv/bin/python" -m pytest -q -p no:cacheprovider test_llamaindex.py) || status=$?
 stop_serve "$status"

@@ -7,16 +7,16 @@ import asyncio
 import json
 import os
 
-import litellm
-import pytest
+# No network look-up of LiteLLM's model price list (read at import).
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+import litellm  # noqa: E402
+import pytest  # noqa: E402
 
 BASE_URL = os.environ["MASSGEN_BASE_URL"]
 API_KEY = os.environ.get("MASSGEN_API_KEY", "none")
 QUESTION = "What is the capital of France?"
 RESULT = "18°C, sunny"
-
-# No network look-ups of LiteLLM's model price list.
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 
 def complete(model, messages, **kw):
