@@ -25,6 +25,7 @@ import (
 	"github.com/massgen/massgen/internal/orchestrator"
 	"github.com/massgen/massgen/internal/provider"
 	"github.com/massgen/massgen/internal/server"
+	"github.com/massgen/massgen/internal/store"
 )
 
 // ServeOptions are the defaults of the runs NewServeRunner starts.
@@ -217,7 +218,7 @@ type serveFlags struct {
 	maxConcurrent, maxQueue                                                         int
 	maxBody                                                                         int64
 	grace                                                                           float64
-	noLogs, debug                                                                   bool
+	noLogs, debug, noStore                                                          bool
 }
 
 func newServeCmd(env *Env) *cobra.Command {
@@ -234,6 +235,9 @@ Models: "massgen" runs the default config (--config, or --default-model for a si
 model); "massgen/<name>" runs a shipped example or a file of --config-dir; any other
 model id runs a single agent on that model. GET /v1/models lists them; GET /health
 needs no key; GET /v1/runs/{id} is a run's status (its id is in X-Massgen-Run-Id).
+Responses made with store: true are kept for previous_response_id, item_reference and
+GET/DELETE /v1/responses/{id}, in memory and in .massgen/sessions.db of the working
+directory, so that they outlive a restart (--no-store: in memory only).
 
 Safety: it listens on 127.0.0.1 only, unless --host says otherwise. Requests must be
 addressed to the listen address, localhost (or, listening on 0.0.0.0 or a public
@@ -283,6 +287,7 @@ Provider API keys come from the environment and .env files, as for a run.`,
 	fl.BoolVar(&f.noLogs, "no-logs", false, "write no log directory per run")
 	fl.StringVar(&f.logDir, "log-dir", "", "`DIR` under which each run writes its log directory (default .massgen/massgen_logs)")
 	fl.BoolVar(&f.debug, "debug", false, "log every request and each run's events to stderr")
+	fl.BoolVar(&f.noStore, "no-store", false, "keep Responses (for previous_response_id, item_reference, GET /v1/responses/{id}) in memory only, not in .massgen/sessions.db")
 	return cmd
 }
 
@@ -344,7 +349,17 @@ func serve(cmd *cobra.Command, env *Env, f serveFlags) error {
 	runner := NewServeRunner(env, ServeOptions{Config: f.config, DefaultModel: f.defaultModel, NoLogs: f.noLogs,
 		LogDir: f.logDir, Debug: f.debug})
 	defer runner.Close() // after Shutdown: no run uses the teams any more
+	// Responses are kept in the sessions database too, so that they
+	// outlive a restart (closed after Shutdown: no request uses it).
+	var db *store.Store
+	if !f.noStore {
+		if db, err = store.Open(cmd.Context(), store.DefaultPath(env.WorkDir)); err != nil {
+			return &exitError{code: ExitExecution, err: fmt.Errorf("%w (--no-store keeps Responses in memory only)", err)}
+		}
+		defer db.Close()
+	}
 	srv := server.New(server.Deps{
+		Responses:    db,
 		Run:          runner.Run,
 		ConfigSource: configs, Version: app.Version, APIKey: f.apiKey, CORSOrigins: splitList(f.cors),
 		ListenHost: f.host, AllowedHosts: splitList(f.allowedHosts),

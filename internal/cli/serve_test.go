@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"os"
@@ -46,7 +47,12 @@ type serveProc struct {
 // its address.
 func startServe(t *testing.T, vars map[string]string, args ...string) *serveProc {
 	t.Helper()
-	dir := t.TempDir()
+	return startServeIn(t, t.TempDir(), vars, args...)
+}
+
+// startServeIn is startServe in working directory dir.
+func startServeIn(t *testing.T, dir string, vars map[string]string, args ...string) *serveProc {
+	t.Helper()
 	stderr := &syncBuffer{}
 	getenv := func(k string) string {
 		if k == "HOME" {
@@ -241,7 +247,7 @@ func TestServeHelpIsComplete(t *testing.T) {
 	for _, want := range []string{"Examples:", "--allowed-hosts HOSTS", "MASSGEN_SERVER_ALLOWED_HOSTS", "--config FILE",
 		"--default-model MODEL", "--api-key KEY", "--host HOST", "--port PORT", "--cors-origins ORIGINS", "--config-dir DIR",
 		"--log-dir DIR", "--max-concurrent N", "--max-queue N", "--shutdown-grace SECONDS", "Content-Type: application/json",
-		"--max-body-bytes BYTES"} {
+		"--max-body-bytes BYTES", "--no-store"} {
 		if !strings.Contains(help, want) {
 			t.Errorf("serve --help lacks %q:\n%s", want, help)
 		}
@@ -264,5 +270,56 @@ func TestServeMaxBodyBytes(t *testing.T) {
 	}
 	if r := massgen(t, t.Context(), nil, nil, "serve", "--port", "0", "--max-body-bytes", "0"); r.code != ExitConfig {
 		t.Errorf("--max-body-bytes 0: exit %d %s", r.code, r.stderr)
+	}
+}
+
+// Responses outlive a restart of massgen serve in .massgen/sessions.db of
+// its working directory; with --no-store, they are kept in memory only.
+func TestServeKeepsResponsesAcrossARestart(t *testing.T) {
+	respond := func(p *serveProc) string {
+		t.Helper()
+		req, _ := http.NewRequest("POST", p.url+"/v1/responses", strings.NewReader(`{"model":"massgen","input":"What is 2+2?"}`))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := p.hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var r struct{ ID string }
+		if err := json.NewDecoder(resp.Body).Decode(&r); err != nil || resp.StatusCode != 200 || r.ID == "" {
+			t.Fatalf("POST /v1/responses: %d, %v", resp.StatusCode, err)
+		}
+		return r.ID
+	}
+	get := func(p *serveProc, id string) int {
+		t.Helper()
+		resp, err := p.hc.Get(p.url + "/v1/responses/" + id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for _, noStore := range []bool{false, true} {
+		args := []string{"--config", "@examples/sim_single_agent", "--no-logs"}
+		if noStore {
+			args = append(args, "--no-store")
+		}
+		dir := t.TempDir()
+		p := startServeIn(t, dir, nil, args...)
+		id := respond(p)
+		if c := p.stop(); c != 0 {
+			t.Fatalf("exit %d:\n%s", c, p.stderr.String())
+		}
+		_, err := os.Stat(filepath.Join(dir, ".massgen", "sessions.db"))
+		if noStore != os.IsNotExist(err) {
+			t.Errorf("--no-store %v: sessions.db: %v", noStore, err)
+		}
+		p = startServeIn(t, dir, nil, args...)
+		want := map[bool]int{false: 200, true: 404}[noStore]
+		if code := get(p, id); code != want {
+			t.Errorf("--no-store %v: GET %s after a restart: %d, want %d", noStore, id, code, want)
+		}
+		p.stop()
 	}
 }

@@ -55,10 +55,14 @@
 // by the same code from the same events, so both have the same items. The
 // Response echoes the request's settings.
 //
-// Kept responses (responses_store.go): each Response's conversation is
-// kept in memory (bounded by count and bytes, least recently used first
-// out; not with store: false), so that previous_response_id and
-// item_reference input items resolve.
+// Kept responses (responses_store.go): each Response (its conversation
+// and the object sent) is kept, unless the request says store: false, so
+// that previous_response_id and item_reference input items resolve and
+// GET /v1/responses/{id} returns it (DELETE forgets it): in memory (bounded
+// by count and bytes, least recently used first out) and, with
+// Deps.Responses, in the sessions database (internal/store), written before
+// the client has the answer, so that it outlives the process; memory is
+// then the cache in front of it.
 //
 // Tools the team cannot call (hosted tools, custom tools) are left out
 // with a note in the massgen object rather than refused. Structured output

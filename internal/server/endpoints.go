@@ -4,11 +4,13 @@ package server
 
 import (
 	"encoding/json"
+	"fmt"
 	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
+	"time"
 
 	"github.com/massgen/massgen/internal/runlog"
 )
@@ -91,4 +93,51 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request) {
 		Results: runlog.ResultsView{Winner: info.Winner},
 	}
 	writeJSON(w, http.StatusOK, v)
+}
+
+// GET and DELETE /v1/responses/{id}: a kept Response (made with store:
+// true), as it was sent; and forgetting it, in memory and in the database.
+func (s *Server) keptResponse(w http.ResponseWriter, r *http.Request) {
+	if !methods(w, r, http.MethodGet, http.MethodDelete) {
+		return
+	}
+	id := r.PathValue("id")
+	notFound := func() {
+		writeError(w, &Error{Status: http.StatusNotFound, Param: "response_id", Code: "response_not_found",
+			Message: fmt.Sprintf("Response with id '%s' not found (massgen keeps the latest responses made with store: true: %s).", id, s.keptWhere())})
+	}
+	if r.Method == http.MethodDelete {
+		found, e := s.kept.remove(r.Context(), id)
+		switch {
+		case e != nil:
+			writeError(w, e)
+		case !found:
+			notFound()
+		default:
+			writeJSON(w, http.StatusOK, map[string]any{"id": id, "object": "response", "deleted": true})
+		}
+		return
+	}
+	obj, ok, e := s.kept.object(r.Context(), id)
+	switch {
+	case e != nil:
+		writeError(w, e)
+	case !ok:
+		notFound()
+	default:
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(obj)
+	}
+}
+
+// keptWhere says where responses are kept, for "not found" errors.
+func (s *Server) keptWhere() string {
+	if s.d.Responses == nil {
+		return fmt.Sprintf("the latest %d, in memory", s.d.KeepResponses)
+	}
+	age := s.d.StoredAge.String()
+	if days := s.d.StoredAge / (24 * time.Hour); days > 0 && s.d.StoredAge%(24*time.Hour) == 0 {
+		age = fmt.Sprintf("%d days", days)
+	}
+	return fmt.Sprintf("up to %d for %s, in %s", s.d.StoredResponses, age, s.d.Responses.Path())
 }

@@ -2,10 +2,10 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"slices"
 	"strings"
 	"time"
 
@@ -105,14 +105,17 @@ func (s *Server) decodeResponses(w http.ResponseWriter, r *http.Request, limit i
 		req.Messages = append(req.Messages, chatMessage{Role: "system", Content: b})
 	}
 	if id := rr.PreviousResponseID; id != nil && *id != "" {
-		conv, ok := s.kept.response(*id)
+		conv, ok, e := s.kept.response(r.Context(), *id)
+		if e != nil {
+			return nil, e
+		}
 		if !ok {
 			return nil, &Error{Status: http.StatusBadRequest, Param: "previous_response_id", Code: "previous_response_not_found",
-				Message: fmt.Sprintf("Previous response with id '%s' not found (massgen keeps the latest %d responses made with store: true, in memory).", *id, s.d.KeepResponses)}
+				Message: fmt.Sprintf("Previous response with id '%s' not found (massgen keeps the latest responses made with store: true: %s).", *id, s.keptWhere())}
 		}
 		in.conv = append(in.conv, convItem{msgs: conv})
 	}
-	items, e := s.inputItems(rr.Input)
+	items, e := s.inputItems(r.Context(), rr.Input)
 	if e != nil {
 		return nil, e
 	}
@@ -151,7 +154,7 @@ func flattenTool(t responsesTool, notes *[]string) []chatTool {
 
 // inputItems reads 'input': a string (one user message) or a list of
 // input items.
-func (s *Server) inputItems(raw json.RawMessage) ([]convItem, *Error) {
+func (s *Server) inputItems(ctx context.Context, raw json.RawMessage) ([]convItem, *Error) {
 	in := bytes.TrimSpace(raw)
 	switch {
 	case len(in) == 0 || string(in) == "null":
@@ -183,10 +186,13 @@ func (s *Server) inputItems(raw json.RawMessage) ([]convItem, *Error) {
 		case "reasoning":
 			// A previous response's reasoning: not part of the conversation.
 		case "item_reference":
-			msgs, ok := s.kept.item(it.ID)
+			msgs, ok, e := s.kept.item(ctx, it.ID)
+			if e != nil {
+				return nil, e
+			}
 			if !ok {
 				return nil, &Error{Status: http.StatusNotFound, Param: fmt.Sprintf("input[%d].id", i), Code: "item_not_found",
-					Message: fmt.Sprintf("Item with id '%s' not found (massgen keeps the items of its latest %d responses made with store: true, in memory).", it.ID, s.d.KeepResponses)}
+					Message: fmt.Sprintf("Item with id '%s' not found (massgen keeps the items of its latest responses made with store: true: %s).", it.ID, s.keptWhere())}
 			}
 			ci = convItem{msgs: msgs} // the kept item keeps its id
 		default:
@@ -225,15 +231,15 @@ func (f responsesFormat) stream(w http.ResponseWriter, id, model string, start t
 	return st
 }
 
-// keepOutput keeps the response's conversation (its input, then its
-// output items) for previous_response_id and item_reference, unless the
-// request said store: false.
-func (f responsesFormat) keepOutput(id string, output []any) {
+// keepOutput keeps the response (its input, then its output items, and
+// the Response object) for previous_response_id, item_reference and GET
+// /v1/responses/{id}, unless the request said store: false.
+func (f responsesFormat) keepOutput(r response) {
 	if f.in == nil || !f.in.store || f.keep == nil {
 		return
 	}
-	conv := slices.Clone(f.in.conv)
-	for _, item := range output {
+	var out []convItem
+	for _, item := range r.Output {
 		switch it := item.(type) {
 		case message:
 			var texts []string
@@ -241,16 +247,17 @@ func (f responsesFormat) keepOutput(id string, output []any) {
 				texts = append(texts, c.Text)
 			}
 			b, _ := json.Marshal(strings.Join(texts, ""))
-			conv = append(conv, convItem{id: it.ID, msgs: []chatMessage{{Role: "assistant", Content: b}}})
+			out = append(out, convItem{id: it.ID, msgs: []chatMessage{{Role: "assistant", Content: b}}})
 		case functionCall:
 			c := wireToolCall{ID: it.CallID, Type: "function"}
 			c.Function.Name, c.Function.Arguments = it.Name, it.Arguments
-			conv = append(conv, convItem{id: it.ID, msgs: []chatMessage{{Role: "assistant", ToolCalls: []wireToolCall{c}}}})
+			out = append(out, convItem{id: it.ID, msgs: []chatMessage{{Role: "assistant", ToolCalls: []wireToolCall{c}}}})
 		case reasoning:
-			conv = append(conv, convItem{id: it.ID})
+			out = append(out, convItem{id: it.ID})
 		}
 	}
-	f.keep.put("resp_"+id, conv)
+	object, _ := json.Marshal(r)
+	f.keep.put(r.ID, time.Unix(r.CreatedAt, 0), f.in.conv, out, object)
 }
 
 // response is a Response object, with the members clients read; the

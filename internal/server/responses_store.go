@@ -2,16 +2,27 @@ package server
 
 import (
 	"container/list"
+	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
 	"sync"
+	"time"
+
+	"github.com/massgen/massgen/internal/store"
 )
 
-// responseStore keeps the conversations of recent Responses, in memory, so
-// that a client may continue one with previous_response_id or refer to
-// its items with item_reference (the AI SDK's Responses model does so by
-// default) instead of sending it all again. It is bounded by count and by
-// size; the least recently used response goes first. A request with
-// store: false is not kept, as OpenAI does.
+// responseStore keeps recent Responses, so that a client may continue one
+// with previous_response_id or refer to its items with item_reference
+// (the AI SDK's Responses model does so by default) instead of sending it
+// all again, and read one back (GET /v1/responses/{id}). In memory, it is
+// bounded by count and by size; the least recently used response goes
+// first. With a database (Deps.Responses), every response is also written
+// there before the client has it, so that a restarted server (or another
+// one on the same database) resolves it: memory is then the cache in front
+// of the database. A request with store: false is kept nowhere, as OpenAI
+// does.
 type responseStore struct {
 	mu       sync.Mutex
 	maxN     int
@@ -20,16 +31,21 @@ type responseStore struct {
 	order    *list.List               // of *keptResponse, most recently used first
 	byID     map[string]*list.Element // response id → its element
 	items    map[string]keptItem      // item id → its messages
+
+	db  *store.Store // nil: memory only
+	lim store.ResponseLimits
+	log *slog.Logger
 }
 
-// keptResponse is one response's conversation: what its request resolved
-// to (without instructions, which OpenAI does not carry over) and its
-// output.
+// keptResponse is one response: the conversation its request resolved to
+// (without instructions, which OpenAI does not carry over) followed by its
+// output, and the Response object as it was sent.
 type keptResponse struct {
-	id    string
-	conv  []chatMessage
-	items []string // ids of the items it owns
-	size  int64
+	id     string
+	conv   []chatMessage
+	object json.RawMessage
+	items  []string // ids of the items it owns
+	size   int64
 }
 
 // keptItem is an input or output item, as the messages it stands for (a
@@ -40,25 +56,68 @@ type keptItem struct {
 }
 
 // convItem is one item of a conversation: its id (if the item had one)
-// and its messages.
+// and its messages. It is also how the database holds conversations.
 type convItem struct {
 	id   string
 	msgs []chatMessage
 }
 
-func newResponseStore(maxN int, maxBytes int64) *responseStore {
-	return &responseStore{maxN: maxN, maxBytes: maxBytes, order: list.New(),
-		byID: map[string]*list.Element{}, items: map[string]keptItem{}}
+// storedItem is a convItem in the database's JSON.
+type storedItem struct {
+	ID       string        `json:"id,omitempty"`
+	Messages []chatMessage `json:"messages"`
 }
 
-// put keeps response id's conversation.
-func (k *responseStore) put(id string, conv []convItem) {
-	r := &keptResponse{id: id}
+func newResponseStore(maxN int, maxBytes int64, db *store.Store, lim store.ResponseLimits, log *slog.Logger) *responseStore {
+	return &responseStore{maxN: maxN, maxBytes: maxBytes, order: list.New(),
+		byID: map[string]*list.Element{}, items: map[string]keptItem{}, db: db, lim: lim, log: log}
+}
+
+// dbTimeout bounds a write of a finished response: the client has its
+// answer already, and SQLite's busy timeout bounds each statement anyway.
+const dbTimeout = time.Minute
+
+// put keeps response id: its input and output items, and its object. A
+// failure to write the database is logged, not the client's: the response
+// stays kept in memory.
+func (k *responseStore) put(id string, created time.Time, input, output []convItem, object json.RawMessage) {
+	conv := append(append([]convItem(nil), input...), output...)
+	k.cache(id, conv, object)
+	if k.db == nil {
+		return
+	}
+	r := store.Response{ID: id, Created: created, Input: storedJSON(input), Output: storedJSON(output), Object: object}
+	for _, it := range conv {
+		if it.id != "" {
+			b, _ := json.Marshal(it.msgs)
+			r.Items = append(r.Items, store.ResponseItem{ID: it.id, Messages: b})
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), dbTimeout)
+	defer cancel()
+	if _, err := k.db.PutResponse(ctx, r, k.lim); err != nil {
+		k.log.Warn("cannot keep a response in the database: it is kept in memory only", "response", id, "db", k.db.Path(), "err", err)
+	}
+}
+
+func storedJSON(items []convItem) json.RawMessage {
+	out := make([]storedItem, 0, len(items))
+	for _, it := range items {
+		out = append(out, storedItem{ID: it.id, Messages: it.msgs})
+	}
+	b, _ := json.Marshal(out)
+	return b
+}
+
+// cache keeps a response in memory, pruning the least recently used,
+// and returns it.
+func (k *responseStore) cache(id string, conv []convItem, object json.RawMessage) *keptResponse {
+	r := &keptResponse{id: id, object: object}
 	for _, it := range conv {
 		r.conv = append(r.conv, it.msgs...)
 	}
 	b, _ := json.Marshal(r.conv)
-	r.size = int64(len(b)) + int64(64*len(conv))
+	r.size = int64(len(b)+len(object)) + int64(64*len(conv))
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if e, ok := k.byID[id]; ok {
@@ -75,6 +134,7 @@ func (k *responseStore) put(id string, conv []convItem) {
 	for k.order.Len() > 1 && (k.order.Len() > k.maxN || k.bytes > k.maxBytes) {
 		k.removeLocked(k.order.Back())
 	}
+	return r
 }
 
 func (k *responseStore) removeLocked(e *list.Element) {
@@ -88,29 +148,109 @@ func (k *responseStore) removeLocked(e *list.Element) {
 	}
 }
 
-// response returns the conversation of response id, and marks it used.
-func (k *responseStore) response(id string) ([]chatMessage, bool) {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	e, ok := k.byID[id]
-	if !ok {
-		return nil, false
-	}
-	k.order.MoveToFront(e)
-	return e.Value.(*keptResponse).conv, true
+// errStoreRead is a database failure while reading a kept response: the
+// request gets 500, not "not found", which would be untrue.
+func errStoreRead(err error) *Error {
+	return NewError(500, "response_store_error", "Cannot read the kept responses: %v", err)
 }
 
-// item returns the messages of item id.
-func (k *responseStore) item(id string) ([]chatMessage, bool) {
+// lookup returns response id, from memory or else the database (which
+// then caches it), and marks it used.
+func (k *responseStore) lookup(ctx context.Context, id string) (*keptResponse, *Error) {
 	k.mu.Lock()
-	defer k.mu.Unlock()
+	if e, ok := k.byID[id]; ok {
+		k.order.MoveToFront(e)
+		r := e.Value.(*keptResponse)
+		k.mu.Unlock()
+		return r, nil
+	}
+	k.mu.Unlock()
+	if k.db == nil {
+		return nil, nil
+	}
+	sr, err := k.db.GetResponse(ctx, id)
+	if errors.Is(err, store.ErrNoResponse) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, errStoreRead(err)
+	}
+	var in, out []storedItem
+	if err := errors.Join(json.Unmarshal(sr.Input, &in), json.Unmarshal(sr.Output, &out)); err != nil {
+		return nil, errStoreRead(fmt.Errorf("response %s: %w", id, err))
+	}
+	var conv []convItem
+	for _, it := range append(in, out...) {
+		conv = append(conv, convItem{id: it.ID, msgs: it.Messages})
+	}
+	return k.cache(id, conv, sr.Object), nil
+}
+
+// response returns the conversation of response id (false: not kept).
+func (k *responseStore) response(ctx context.Context, id string) ([]chatMessage, bool, *Error) {
+	r, e := k.lookup(ctx, id)
+	if r == nil {
+		return nil, false, e
+	}
+	return r.conv, true, nil
+}
+
+// object returns the Response object of response id (false: not kept).
+func (k *responseStore) object(ctx context.Context, id string) (json.RawMessage, bool, *Error) {
+	r, e := k.lookup(ctx, id)
+	if r == nil {
+		return nil, false, e
+	}
+	return r.object, true, nil
+}
+
+// item returns the messages of item id, from memory or else the database.
+func (k *responseStore) item(ctx context.Context, id string) ([]chatMessage, bool, *Error) {
+	k.mu.Lock()
 	it, ok := k.items[id]
 	if ok {
 		if e := k.byID[it.owner]; e != nil {
 			k.order.MoveToFront(e)
 		}
 	}
-	return it.msgs, ok
+	k.mu.Unlock()
+	if ok || k.db == nil {
+		return it.msgs, ok, nil
+	}
+	b, err := k.db.GetResponseItem(ctx, id)
+	if errors.Is(err, store.ErrNoResponse) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, errStoreRead(err)
+	}
+	var msgs []chatMessage
+	if err := json.Unmarshal(b, &msgs); err != nil {
+		return nil, false, errStoreRead(fmt.Errorf("item %s: %w", id, err))
+	}
+	return msgs, true, nil
+}
+
+// remove forgets response id, in memory and in the database; false: it
+// was kept in neither.
+func (k *responseStore) remove(ctx context.Context, id string) (bool, *Error) {
+	k.mu.Lock()
+	e, found := k.byID[id]
+	if found {
+		k.removeLocked(e)
+	}
+	k.mu.Unlock()
+	if k.db == nil {
+		return found, nil
+	}
+	err := k.db.DeleteResponse(ctx, id)
+	if errors.Is(err, store.ErrNoResponse) {
+		return found, nil
+	}
+	if err != nil {
+		return found, NewError(500, "response_store_error", "Cannot delete the response from the kept responses: %v", err)
+	}
+	return true, nil
 }
 
 func (k *responseStore) len() int {

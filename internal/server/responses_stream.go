@@ -254,8 +254,9 @@ func (s *responsesStream) finishLocked(res *RunResult, info *massgenInfo) respon
 		s.send("response.output_item.done", map[string]any{"output_index": index, "item": item})
 		s.items = append(s.items, item)
 	}
-	responsesFormat{in: s.in, keep: s.keep}.keepOutput(s.id, s.items)
-	return newResponse(s.id, s.model, s.created, "completed", s.items, usagePtr(res), info, s.in)
+	r := newResponse(s.id, s.model, s.created, "completed", s.items, usagePtr(res), info, s.in)
+	responsesFormat{in: s.in, keep: s.keep}.keepOutput(r)
+	return r
 }
 
 func (s *responsesStream) fail(e *Error) {

@@ -12,6 +12,7 @@ import (
 	"github.com/massgen/massgen/internal/coord"
 	"github.com/massgen/massgen/internal/event"
 	"github.com/massgen/massgen/internal/llm"
+	"github.com/massgen/massgen/internal/store"
 )
 
 // Defaults of Deps.
@@ -27,6 +28,11 @@ const (
 	// previous_response_id and item_reference (responses_store.go).
 	DefaultKeepResponses = 1000
 	DefaultKeepBytes     = 64 << 20
+	// DefaultStored* bound the Responses kept in the database
+	// (Deps.Responses): OpenAI keeps them 30 days.
+	DefaultStoredResponses = 10000
+	DefaultStoredBytes     = 256 << 20
+	DefaultStoredAge       = 30 * 24 * time.Hour
 )
 
 // DefaultModel is the model id that runs the server's default config.
@@ -133,8 +139,16 @@ type Deps struct {
 	// first when either is exceeded.
 	KeepResponses int
 	KeepBytes     int64
-	Logger        *slog.Logger
-	Now           func() time.Time
+	// Responses, when set, is the database where Responses are kept too
+	// (the memory above is then its cache), so that they outlive the
+	// process; StoredResponses, StoredBytes and StoredAge bound them
+	// there, the oldest going first.
+	Responses       *store.Store
+	StoredResponses int
+	StoredBytes     int64
+	StoredAge       time.Duration
+	Logger          *slog.Logger
+	Now             func() time.Time
 }
 
 // Server is the OpenAI-compatible HTTP API. Create it with New, serve
@@ -177,6 +191,9 @@ func New(d Deps) *Server {
 	d.KeepRuns = cmp.Or(max(d.KeepRuns, 0), DefaultKeepRuns)
 	d.KeepResponses = cmp.Or(max(d.KeepResponses, 0), DefaultKeepResponses)
 	d.KeepBytes = cmp.Or(max(d.KeepBytes, 0), DefaultKeepBytes)
+	d.StoredResponses = cmp.Or(max(d.StoredResponses, 0), DefaultStoredResponses)
+	d.StoredBytes = cmp.Or(max(d.StoredBytes, 0), DefaultStoredBytes)
+	d.StoredAge = cmp.Or(max(d.StoredAge, 0), DefaultStoredAge)
 	d.Version = cmp.Or(d.Version, "dev")
 	if d.Now == nil {
 		d.Now = time.Now
@@ -187,10 +204,12 @@ func New(d Deps) *Server {
 	}
 	s := &Server{d: d, log: d.Logger, adm: newAdmission(d.MaxConcurrent, d.MaxQueue),
 		hosts: newHostPolicy(d.ListenHost, d.AllowedHosts),
-		runs:  newRegistry(d.KeepRuns), kept: newResponseStore(d.KeepResponses, d.KeepBytes), created: d.Now().Unix(), idle: make(chan struct{})}
+		runs:  newRegistry(d.KeepRuns), created: d.Now().Unix(), idle: make(chan struct{})}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
+	s.kept = newResponseStore(d.KeepResponses, d.KeepBytes, d.Responses,
+		store.ResponseLimits{Max: d.StoredResponses, MaxBytes: d.StoredBytes, MaxAge: d.StoredAge}, s.log)
 	s.stopCtx, s.stop = context.WithCancelCause(context.Background())
 
 	mux := http.NewServeMux()
@@ -203,6 +222,7 @@ func New(d Deps) *Server {
 	mux.HandleFunc("/v1/responses", s.runRoute(s.decodeResponses, func(req *chatRequest) format {
 		return responsesFormat{in: req.resp, keep: s.kept, hold: req.format != nil}
 	}))
+	mux.HandleFunc("/v1/responses/{id}", s.keptResponse)
 	mux.HandleFunc("/v1/runs/{id}", s.run)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, NewError(http.StatusNotFound, "unknown_url", "Unknown route: %s %s", r.Method, r.URL.Path))

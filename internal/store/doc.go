@@ -18,6 +18,10 @@
 // with PRAGMA user_version and migrated forward on Open, inside one such
 // transaction, so concurrent first opens do not race.
 //
+// massgen serve keeps its Responses here too (responses.go), as opaque JSON
+// with their item ids, pruned by count, size and age, so that
+// previous_response_id and item_reference outlive the server.
+//
 // The package knows nothing of runs or events: internal/app translates a
 // run's events into Store calls.
 package store

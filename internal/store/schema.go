@@ -66,6 +66,23 @@ var migrations = []string{
 		FOREIGN KEY (session_id, turn) REFERENCES turns(session_id, n) ON DELETE CASCADE
 	);
 	CREATE INDEX sessions_by_update ON sessions(updated_at);`,
+	// 2: the Responses massgen serve keeps (responses.go).
+	`CREATE TABLE responses (
+		id         TEXT PRIMARY KEY,
+		created_at TEXT NOT NULL,
+		input      TEXT NOT NULL,
+		output     TEXT NOT NULL,
+		object     TEXT NOT NULL,
+		size       INTEGER NOT NULL
+	);
+	-- created_at and size: pruning reads this index alone, not the rows.
+	CREATE INDEX responses_by_age ON responses(created_at, size);
+	CREATE TABLE response_items (
+		id          TEXT PRIMARY KEY,
+		response_id TEXT NOT NULL REFERENCES responses(id) ON DELETE CASCADE,
+		messages    TEXT NOT NULL
+	);
+	CREATE INDEX response_items_by_response ON response_items(response_id);`,
 }
 
 // SchemaVersion is the schema version this package writes.

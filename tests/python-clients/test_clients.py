@@ -61,6 +61,19 @@ def test_responses(client):
     assert r2.previous_response_id == r.id and r2.output_text
 
 
+def test_responses_retrieve_and_delete(client):
+    r = client.responses.create(model="massgen", input=QUESTION)
+    got = client.responses.retrieve(r.id)
+    assert got.id == r.id and got.output_text == r.output_text
+    client.responses.delete(r.id)
+    with pytest.raises(openai.NotFoundError):
+        client.responses.retrieve(r.id)
+    # Made with store: false, a response is kept nowhere.
+    unkept = client.responses.create(model="massgen", input=QUESTION, store=False)
+    with pytest.raises(openai.NotFoundError):
+        client.responses.retrieve(unkept.id)
+
+
 def test_responses_streamed(client):
     # The SDK's stream helper rebuilds the Response from the events, and
     # checks that they follow one another as the API sends them.
