@@ -240,6 +240,7 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 		Now:              env.Now,
 		Activities:       acts,
 		Seed:             rq.Seed,
+		Snapshot:         wss.snapshot(),
 	}
 	if logs != nil {
 		// The machine's steps go to coordination_replay.jsonl as it takes
@@ -265,6 +266,11 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 	}
 	if out.Workspace, out.ContextChanges, err = wss.finish(out.LogDir, out.Winner); err != nil {
 		fmt.Fprintf(env.Stderr, "warning: keeping the winner's workspace in the logs: %v\n", err)
+	}
+	if wss.snaps != nil {
+		for _, w := range wss.snaps.drain() {
+			fmt.Fprintf(env.Stderr, "warning: %s\n", w)
+		}
 	}
 	return out, nil
 }
