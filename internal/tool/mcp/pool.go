@@ -266,7 +266,7 @@ func (src *source) resolve() {
 		for _, t := range s.tools {
 			st.raws = append(st.raws, t.Name)
 			if f.keep(s.cfg.Name, t.Name) {
-				src.tools = append(src.tools, &mcpTool{s: s, raw: t.Name, def: toolDef(s.cfg.Name, t)})
+				src.tools = append(src.tools, &mcpTool{s: s, raw: t.Name, def: toolDef(s.cfg.Name, t), ann: t.Annotations})
 			}
 		}
 		lists = append(lists, st)
@@ -310,6 +310,7 @@ type mcpTool struct {
 	s   *server
 	raw string // the server's own name for it
 	def llm.ToolDef
+	ann *sdk.ToolAnnotations // what the server says the tool does (annotations.go)
 }
 
 func (t *mcpTool) Def() llm.ToolDef { return t.def }
