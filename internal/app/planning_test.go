@@ -68,7 +68,7 @@ func TestPlanningModeBlocksWritesUntilThePresentation(t *testing.T) {
                 text: "Done as planned."
 ui: {enable_final_presentation: true}
 orchestrator:
-  context_paths: [{path: project}]
+  context_paths: [{path: project}, {path: shared, permission: write}]
   coordination:
     enable_planning_mode: true
 `, proj, shared, fs)

@@ -150,6 +150,7 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer wss.closeMCP()
 	agents = withPlanning(cfg.Orchestrator, agents)
 	for _, w := range wss.warnings {
 		fmt.Fprintf(env.Stderr, "warning: %s\n", w)

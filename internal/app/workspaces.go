@@ -18,6 +18,7 @@ import (
 	"github.com/massgen/massgen/internal/orchestrator"
 	"github.com/massgen/massgen/internal/tool"
 	"github.com/massgen/massgen/internal/tool/files"
+	"github.com/massgen/massgen/internal/tool/mcp"
 	"github.com/massgen/massgen/internal/workspace"
 	"github.com/massgen/massgen/internal/workspace/sandbox"
 )
@@ -34,6 +35,7 @@ type runWorkspaces struct {
 	watches  map[string]*contextWatch // agent id → its write context paths
 	warnings []string
 	snaps    *snapshots // nil when no agent has a workspace
+	mcp      *mcp.Pool  // the MCP servers of agents with a workspace (mcp_sandbox.go)
 }
 
 // setLogDir tells the watches where to keep the originals of context paths.
@@ -147,12 +149,23 @@ func withWorkspaces(cfg *config.Config, workDir string, now time.Time, agents []
 		if err != nil {
 			return nil, nil, usageErr("agent %s: %v", out[i].ID, err)
 		}
-		out[i].Tools = set
-		// The winner keeps its workspace tools for the final presentation,
-		// the one moment the write context paths open (for it alone).
-		if out[i].PresentTools, err = tool.NewSet(tools...); err != nil {
+		// The winner keeps its workspace tools (its MCP servers' too) for
+		// the final presentation, the one moment the write context paths
+		// open (for it alone).
+		present, err := tool.NewSet(tools...)
+		if err != nil {
 			return nil, nil, usageErr("agent %s: %v", out[i].ID, err)
 		}
+		if len(ca.Backend.MCPServers) > 0 {
+			src, err := rw.runMCP(cfg, workDir, ca, g)
+			if err != nil {
+				rw.closeMCP()
+				return nil, nil, execErr("agent %s: %v", out[i].ID, err)
+			}
+			set = set.WithSources(src).Map(guardMCP(g))
+			present = present.WithSources(src).Map(guardMCP(g))
+		}
+		out[i].Tools, out[i].PresentTools = set, present
 		out[i].OnPresent = g.SetFinalPresentation
 		if w := newContextWatch(ctxPaths); len(w.paths) > 0 {
 			id := out[i].ID
@@ -171,6 +184,9 @@ func withWorkspaces(cfg *config.Config, workDir string, now time.Time, agents []
 		out[i].BeforeTurn = func(shown []coord.Answer) { rw.snaps.show(id, shown) }
 		out[i].SystemMessage = strings.TrimSpace(out[i].SystemMessage + "\n\n" + workspaceNote(g.Workspace(), view, ctxPaths))
 		rw.dirs[out[i].ID] = g.Workspace()
+	}
+	if rw.mcp != nil {
+		rw.mcp.Start()
 	}
 	return out, rw, nil
 }

@@ -21,22 +21,26 @@ type Effects interface {
 // sees it, and may plan with it) whose calls refuse with refusal(tool).
 // Tools of sources are decided once resolved. s is unchanged.
 func (s *Set) Blocking(block func(Tool) bool, refusal func(Tool) string) *Set {
+	return s.Map(func(t Tool) Tool {
+		if !block(t) {
+			return t
+		}
+		return blocked{def: t, msg: refusal(t)}
+	})
+}
+
+// Map returns a set with f(t) for every tool t of s, those of its sources
+// once resolved; f must keep each tool's name. s is unchanged.
+func (s *Set) Map(f func(Tool) Tool) *Set {
 	var tools []Tool
 	for _, t := range s.All() {
-		tools = append(tools, blockIf(t, block, refusal))
+		tools = append(tools, f(t))
 	}
 	out, _ := NewSet(tools...) // same names as s
 	for _, src := range s.sourceList() {
-		out.sources = append(out.sources, blockingSource{src, block, refusal})
+		out.sources = append(out.sources, mappedSource{src, f})
 	}
 	return out
-}
-
-func blockIf(t Tool, block func(Tool) bool, refusal func(Tool) string) Tool {
-	if !block(t) {
-		return t
-	}
-	return blocked{def: t, msg: refusal(t)}
 }
 
 // blocked is a tool that refuses every call: planning mode.
@@ -50,17 +54,16 @@ func (b blocked) Call(context.Context, json.RawMessage) Result {
 	return Result{Content: b.msg, IsError: true}
 }
 
-type blockingSource struct {
-	src     Source
-	block   func(Tool) bool
-	refusal func(Tool) string
+type mappedSource struct {
+	src Source
+	f   func(Tool) Tool
 }
 
-func (b blockingSource) Tools(ctx context.Context) ([]Tool, error) {
-	ts, err := b.src.Tools(ctx)
+func (m mappedSource) Tools(ctx context.Context) ([]Tool, error) {
+	ts, err := m.src.Tools(ctx)
 	out := make([]Tool, len(ts))
 	for i, t := range ts {
-		out[i] = blockIf(t, b.block, b.refusal)
+		out[i] = m.f(t)
 	}
 	return out, err
 }
