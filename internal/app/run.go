@@ -269,6 +269,12 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 	if out.Workspace, out.ContextChanges, err = wss.finish(out.LogDir, out.Winner); err != nil {
 		fmt.Fprintf(env.Stderr, "warning: keeping the winner's workspace in the logs: %v\n", err)
 	}
+	if wss.mcp != nil && out.LogDir != "" {
+		// The stderr of the servers of agents with a workspace, as for the team's.
+		if err := wss.mcp.CopyLogs(out.LogDir); err != nil {
+			fmt.Fprintf(env.Stderr, "warning: keeping the MCP servers' logs: %v\n", err)
+		}
+	}
 	if wss.snaps != nil {
 		for _, w := range wss.snaps.drain() {
 			fmt.Fprintf(env.Stderr, "warning: %s\n", w)
