@@ -41,7 +41,7 @@ func (rw *runWorkspaces) runMCP(cfg *config.Config, workDir string, ca config.Ag
 			srv.Owner = ca.ID
 			switch {
 			case noSandbox == nil:
-				env := []string{"PATH=" + cmpPath(), "HOME=/tmp", "TMPDIR=/tmp", "LANG=C.UTF-8"}
+				env := []string{"PATH=" + searchPath(), "HOME=/tmp", "TMPDIR=/tmp", "LANG=C.UTF-8"}
 				for k, v := range srv.Env {
 					env = append(env, k+"="+v)
 				}
@@ -64,7 +64,7 @@ func (rw *runWorkspaces) runMCP(cfg *config.Config, workDir string, ca config.Ag
 	return rw.mcp.Tools(ca.ID, handles, b.AllowedTools, b.ExcludeTools), nil
 }
 
-func cmpPath() string {
+func searchPath() string {
 	if p := os.Getenv("PATH"); p != "" {
 		return p
 	}

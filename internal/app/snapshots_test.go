@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/massgen/massgen/internal/workspace/wstest"
 )
 
 // fixedRunName makes a run's directories known before it starts, so a
@@ -190,5 +189,4 @@ orchestrator:
 			t.Errorf("snapshot_mappings[%s] = %+v", label, m)
 		}
 	}
-	_ = wstest.Snapshot
 }
