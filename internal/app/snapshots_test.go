@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
 )
 
 // fixedRunName makes a run's directories known before it starts, so a
