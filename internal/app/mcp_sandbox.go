@@ -32,7 +32,8 @@ func (rw *runWorkspaces) runMCP(cfg *config.Config, workDir string, ca config.Ag
 		rw.mcp = mcp.NewPool(mcp.Options{Warn: func(msg string) { rw.snaps.warn(msg) }})
 	}
 	bwrap, noSandbox := sandbox.Bwrap()
-	unsandboxed := b.CommandLine != nil && b.CommandLine.AllowUnsandboxed
+	// The same consent as for commands; it may be given without them.
+	unsandboxed, _ := b.Extra["command_line_allow_unsandboxed"].(bool)
 	dirs := toolDirs(cfg, workDir)
 	var handles []mcp.Handle
 	for _, s := range b.MCPServers {

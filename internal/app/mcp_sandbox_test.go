@@ -147,3 +147,35 @@ orchestrator:
 	}
 	t.Logf("%d attempts through server-filesystem, all refused, nothing changed", len(mcpAttacks)+1)
 }
+
+// Without bubblewrap, the MCP servers of an agent with a workspace are left
+// out, saying why, unless the config accepts running them unsandboxed.
+func TestMCPServerOfAWorkspaceAgentNeedsTheSandbox(t *testing.T) {
+	fs := npmServer(t, "mcp-server-filesystem")
+	t.Setenv("PATH", t.TempDir()) // no bwrap to find
+	for _, unsandboxed := range []bool{false, true} {
+		work := t.TempDir()
+		yaml := fmt.Sprintf(`agent:
+  id: a
+  backend:
+    type: sim
+    cwd: ws
+    command_line_allow_unsandboxed: %t
+    mcp_servers:
+      fs: {command: %q, args: ["/"]}
+`, unsandboxed, fs)
+		var stderr strings.Builder
+		env := &Env{Getenv: func(string) string { return "" }, Stderr: &stderr, WorkDir: work}
+		out, err := Execute(t.Context(), env, Request{Question: "q", ConfigYAML: []byte(yaml), NoLogs: true, Timeout: 60})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := "MCP server fs is left out: an agent with a workspace runs its MCP servers in a sandbox, and bubblewrap (bwrap) is not installed"
+		if unsandboxed {
+			want = "MCP server fs runs WITHOUT a sandbox (command_line_allow_unsandboxed: true)"
+		}
+		if out.Status != "completed" || !strings.Contains(stderr.String(), want) {
+			t.Errorf("unsandboxed %v: status %s, stderr:\n%s\nwant %q", unsandboxed, out.Status, stderr.String(), want)
+		}
+	}
+}
