@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/massgen/massgen/internal/tool/mcp"
 	"github.com/massgen/massgen/internal/workspace/wstest"
 )
 
@@ -177,5 +178,30 @@ func TestMCPServerOfAWorkspaceAgentNeedsTheSandbox(t *testing.T) {
 		if out.Status != "completed" || !strings.Contains(stderr.String(), want) {
 			t.Errorf("unsandboxed %v: status %s, stderr:\n%s\nwant %q", unsandboxed, out.Status, stderr.String(), want)
 		}
+	}
+}
+
+// A server config two agents share is one process for the team, but two
+// when each must see its own files (Owner, as runMCP sets it).
+func TestMCPServerOwnerSeparatesProcesses(t *testing.T) {
+	pool := mcp.NewPool(mcp.Options{})
+	defer pool.Close()
+	srv := mcp.Server{Name: "fs", Command: "/bin/true"}
+	add := func(owner string) mcp.Handle {
+		s := srv
+		s.Owner = owner
+		h, err := pool.Add(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	shared1, shared2 := add(""), add("")
+	a1, b, a2 := add("a"), add("b"), add("a")
+	if shared1 != shared2 || a1 != a2 {
+		t.Error("the same config for the same owner must be one server")
+	}
+	if a1 == b || a1 == shared1 {
+		t.Error("agents with their own view must not share a server")
 	}
 }
