@@ -84,6 +84,12 @@ type Presentation struct {
 // Run plays the presentation: the final text, the client's tool calls (if
 // the model made any) and the usage of every request.
 func (p *Presentation) Run(ctx context.Context) (string, []llm.ToolCall, llm.Usage, error) {
+	// Tools still starting (an MCP server's, in planning mode) are waited for.
+	own, err := p.Tools.Resolve(ctx)
+	if err != nil {
+		return "", nil, llm.Usage{}, err
+	}
+	p.Tools = own
 	req := p.Request
 	req.Messages = []llm.Message{{Role: llm.RoleSystem, Content: p.System}, {Role: llm.RoleUser, Content: p.User}}
 	req.Tools = append(p.Tools.Defs(), p.Client...)

@@ -27,8 +27,8 @@ func (t *team) addMCPTools(cfg *config.Config, workDir string) error {
 	var pool *mcp.Pool
 	for i, a := range t.agents {
 		b := configAgent(cfg, a.ID).Backend
-		if len(b.MCPServers) == 0 {
-			continue
+		if len(b.MCPServers) == 0 || b.Cwd != "" {
+			continue // an agent with a workspace has its own, per run (mcp_sandbox.go)
 		}
 		if pool == nil {
 			pool = mcp.NewPool(mcp.Options{Warn: t.mcpWarn})

@@ -112,3 +112,67 @@ func makeContextPaths(t *testing.T, configFile, workDir string) {
 		must(t, os.WriteFile(p, []byte("fixture"), 0o644))
 	}
 }
+
+// TestFilesystemConfigsRunWithoutIgnoredKeys: upstream's examples of
+// workspaces and commands (tools/filesystem, tools/code-execution) that do
+// not need claude_code or Docker run against the simulator with every
+// workspace key honoured: no "accepted but ignored" warning.
+func TestFilesystemConfigsRunWithoutIgnoredKeys(t *testing.T) {
+	if _, err := os.Stat(referenceConfigs); err != nil {
+		t.Skipf("reference configs not found at %s (they live beside the project in ../shared): %v", referenceConfigs, err)
+	}
+	srv := llmsim.New(nil)
+	url, err := srv.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	vars := map[string]string{}
+	for _, typ := range provider.Names() {
+		spec, _ := provider.Lookup(typ)
+		base := url
+		if spec.Wire == provider.WireGemini {
+			base = strings.TrimSuffix(url, "/v1")
+		}
+		vars["MASSGEN_"+strings.ToUpper(typ)+"_BASE_URL"] = base
+	}
+	needs := regexp.MustCompile(`(?m)^\s*(type:\s*"?claude_code"?|command_line_execution_mode:\s*"?docker"?)`)
+	ran := 0
+	for _, dir := range []string{"tools/filesystem", "tools/code-execution"} {
+		var files []string
+		_ = filepath.WalkDir(filepath.Join(referenceConfigs, dir), func(p string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && strings.HasSuffix(p, ".yaml") {
+				files = append(files, p)
+			}
+			return nil
+		})
+		for _, f := range files {
+			data, _ := os.ReadFile(f)
+			if needs.Match(data) {
+				continue
+			}
+			ran++
+			t.Run(strings.TrimPrefix(f, referenceConfigs+"/"), func(t *testing.T) {
+				abs, _ := filepath.Abs(f)
+				var stderr strings.Builder
+				env := &Env{Getenv: func(k string) string { return vars[k] }, Stderr: &stderr, WorkDir: t.TempDir()}
+				makeContextPaths(t, abs, env.WorkDir)
+				out, err := Execute(t.Context(), env, Request{Question: "What is 2+2?", Config: abs, NoLogs: true, Timeout: 60})
+				if err != nil {
+					t.Fatalf("did not start: %v", err)
+				}
+				if out.Status != "completed" || out.Final == "" {
+					t.Fatalf("status %s, final %q, err %v", out.Status, out.Final, out.Err)
+				}
+				for _, l := range strings.Split(stderr.String(), "\n") {
+					if strings.Contains(l, "accepted but ignored") {
+						t.Errorf("%s", l)
+					}
+				}
+			})
+		}
+	}
+	if ran == 0 {
+		t.Fatal("no config of tools/filesystem or tools/code-execution ran")
+	}
+}

@@ -150,6 +150,8 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer wss.closeMCP()
+	agents = withPlanning(cfg.Orchestrator, agents)
 	for _, w := range wss.warnings {
 		fmt.Fprintf(env.Stderr, "warning: %s\n", w)
 	}
@@ -244,6 +246,7 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 		Now:              env.Now,
 		Activities:       acts,
 		Seed:             rq.Seed,
+		Snapshot:         wss.snapshot(),
 	}
 	if logs != nil {
 		// The machine's steps go to coordination_replay.jsonl as it takes
@@ -269,6 +272,17 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 	}
 	if out.Workspace, out.ContextChanges, err = wss.finish(out.LogDir, out.Winner); err != nil {
 		fmt.Fprintf(env.Stderr, "warning: keeping the winner's workspace in the logs: %v\n", err)
+	}
+	if wss.mcp != nil && out.LogDir != "" {
+		// The stderr of the servers of agents with a workspace, as for the team's.
+		if err := wss.mcp.CopyLogs(out.LogDir); err != nil {
+			fmt.Fprintf(env.Stderr, "warning: keeping the MCP servers' logs: %v\n", err)
+		}
+	}
+	if wss.snaps != nil {
+		for _, w := range wss.snaps.drain() {
+			fmt.Fprintf(env.Stderr, "warning: %s\n", w)
+		}
 	}
 	return out, nil
 }

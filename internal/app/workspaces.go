@@ -14,9 +14,11 @@ import (
 	"time"
 
 	"github.com/massgen/massgen/internal/config"
+	"github.com/massgen/massgen/internal/coord"
 	"github.com/massgen/massgen/internal/orchestrator"
 	"github.com/massgen/massgen/internal/tool"
 	"github.com/massgen/massgen/internal/tool/files"
+	"github.com/massgen/massgen/internal/tool/mcp"
 	"github.com/massgen/massgen/internal/workspace"
 	"github.com/massgen/massgen/internal/workspace/sandbox"
 )
@@ -32,15 +34,29 @@ type runWorkspaces struct {
 	dirs     map[string]string        // agent id → its workspace
 	watches  map[string]*contextWatch // agent id → its write context paths
 	warnings []string
+	snaps    *snapshots // nil when no agent has a workspace
+	mcp      *mcp.Pool  // the MCP servers of agents with a workspace (mcp_sandbox.go)
 }
 
 // setLogDir tells the watches where to keep the originals of context paths.
 func (rw *runWorkspaces) setLogDir(dir string) {
+	if rw.snaps != nil {
+		rw.snaps.setLogDir(dir)
+	}
 	for _, w := range rw.watches {
 		w.mu.Lock()
 		w.logDir = dir
 		w.mu.Unlock()
 	}
+}
+
+// snapshot is the orchestrator's Options.Snapshot for this run (nil: no
+// agent has a workspace).
+func (rw *runWorkspaces) snapshot() func(agent, label string) string {
+	if rw.snaps == nil {
+		return nil
+	}
+	return rw.snaps.take
 }
 
 // contextChanges are what the winner changed in its write context paths.
@@ -71,7 +87,20 @@ func withWorkspaces(cfg *config.Config, workDir string, now time.Time, agents []
 		return agents, rw, nil
 	}
 	root := filepath.Join(workDir, ".massgen", "workspaces")
-	rw.dir = filepath.Join(root, now.Format("20060102_150405")+"_"+randomSuffix())
+	run := runName(now)
+	rw.dir = filepath.Join(root, run)
+	o := cfg.Orchestrator
+	rw.snaps = &snapshots{
+		store: filepath.Join(dirUnder(workDir, o.SnapshotStorage, "snapshots"), run),
+		temp:  filepath.Join(dirUnder(workDir, o.AgentTemporaryWorkspace, "temp_workspaces"), run),
+		live:  rw.dirs, now: time.Now, latest: map[string]string{}, count: map[string]int{},
+		mappings: map[string]snapshotMapping{},
+	}
+	for _, d := range []string{rw.snaps.store, rw.snaps.temp} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, nil, execErr("cannot create %s for the workspaces' snapshots: %w", d, err)
+		}
+	}
 	out := slices.Clone(agents)
 	for i := range out {
 		ca := configAgent(cfg, out[i].ID)
@@ -89,8 +118,14 @@ func withWorkspaces(cfg *config.Config, workDir string, now time.Time, agents []
 		// All of .massgen is hidden (the others' workspaces, this run's
 		// logs and backups), should a context path contain it; the
 		// agent's own workspace inside stays its own.
+		view := rw.snaps.viewDir(out[i].ID)
+		if err := os.MkdirAll(view, 0o755); err != nil {
+			return nil, nil, execErr("cannot create the directory of agent %s's view of the others' files: %w", out[i].ID, err)
+		}
+		// The others' snapshots are read-only to it, by the guard and in
+		// the sandbox alike; the snapshot store itself stays hidden.
 		g, err := workspace.New(workspace.Policy{Agent: out[i].ID, Workspace: dir, Context: ctxPaths,
-			Hidden: []string{filepath.Dir(root)}})
+			ReadOnly: []string{view}, Hidden: []string{filepath.Dir(root), rw.snaps.store, rw.snaps.temp}})
 		if err != nil {
 			return nil, nil, usageErr("agent %s: %v", out[i].ID, err)
 		}
@@ -114,12 +149,23 @@ func withWorkspaces(cfg *config.Config, workDir string, now time.Time, agents []
 		if err != nil {
 			return nil, nil, usageErr("agent %s: %v", out[i].ID, err)
 		}
-		out[i].Tools = set
-		// The winner keeps its workspace tools for the final presentation,
-		// the one moment the write context paths open (for it alone).
-		if out[i].PresentTools, err = tool.NewSet(tools...); err != nil {
+		// The winner keeps its workspace tools (its MCP servers' too) for
+		// the final presentation, the one moment the write context paths
+		// open (for it alone).
+		present, err := tool.NewSet(tools...)
+		if err != nil {
 			return nil, nil, usageErr("agent %s: %v", out[i].ID, err)
 		}
+		if len(ca.Backend.MCPServers) > 0 {
+			src, err := rw.runMCP(cfg, workDir, ca, g)
+			if err != nil {
+				rw.closeMCP()
+				return nil, nil, execErr("agent %s: %v", out[i].ID, err)
+			}
+			set = set.WithSources(src).Map(guardMCP(g))
+			present = present.WithSources(src).Map(guardMCP(g))
+		}
+		out[i].Tools, out[i].PresentTools = set, present
 		out[i].OnPresent = g.SetFinalPresentation
 		if w := newContextWatch(ctxPaths); len(w.paths) > 0 {
 			id := out[i].ID
@@ -134,8 +180,13 @@ func withWorkspaces(cfg *config.Config, workDir string, now time.Time, agents []
 				w.stop(id)
 			}
 		}
-		out[i].SystemMessage = strings.TrimSpace(out[i].SystemMessage + "\n\n" + workspaceNote(g.Workspace(), ctxPaths))
+		id := out[i].ID
+		out[i].BeforeTurn = func(shown []coord.Answer) { rw.snaps.show(id, shown) }
+		out[i].SystemMessage = strings.TrimSpace(out[i].SystemMessage + "\n\n" + workspaceNote(g.Workspace(), view, ctxPaths))
 		rw.dirs[out[i].ID] = g.Workspace()
+	}
+	if rw.mcp != nil {
+		rw.mcp.Start()
 	}
 	return out, rw, nil
 }
@@ -189,10 +240,13 @@ func contextPaths(workDir string, cps []config.ContextPath) ([]workspace.Context
 }
 
 // workspaceNote tells an agent where its workspace is and what else it sees.
-func workspaceNote(dir string, cps []workspace.ContextPath) string {
+func workspaceNote(dir, view string, cps []workspace.ContextPath) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Your workspace is %s. Relative paths in the file tools and commands are relative to it; "+
-		"put the files of your answer there and mention them in your answer.", dir)
+		"put the files of your answer there and mention them in your answer. It keeps your files across your turns.", dir)
+	fmt.Fprintf(&b, "\nShared reference (read-only): %s holds the files of the current answers as they were when each was given, "+
+		"one directory per answer under the same label as in the answers you are shown (%s/agent1, %s/agent2, …). "+
+		"Read them to build on the others' work; copy what you need into your own workspace.", view, view, view)
 	for _, cp := range cps {
 		if cp.Write {
 			fmt.Fprintf(&b, "\nContext path %s: read-only while agents coordinate; if your answer wins, you may write it "+
@@ -276,6 +330,11 @@ func copyFile(src, dst string, mode fs.FileMode) error {
 	}
 	return out.Close()
 }
+
+// runName names a run's directories of workspaces, snapshots and views:
+// its start time and a random suffix, so parallel runs never share one. A
+// variable, so tests can know the paths before the run.
+var runName = func(now time.Time) string { return now.Format("20060102_150405") + "_" + randomSuffix() }
 
 func randomSuffix() string {
 	var b [3]byte

@@ -135,10 +135,10 @@ func (d *decoder) orchestrator(p *pair) {
 				continue
 			}
 			d.keep(o, e)
-		case "snapshot_storage", "agent_temporary_workspace":
-			if _, ok := d.str(key, e); ok {
-				d.keep(o, e)
-			}
+		case "snapshot_storage":
+			o.SnapshotStorage, _ = d.str(key, e)
+		case "agent_temporary_workspace":
+			o.AgentTemporaryWorkspace, _ = d.str(key, e)
 		case "max_new_answers_global":
 			if _, ok := d.integer(key, e, "a positive integer"); ok {
 				d.keep(o, e)
@@ -200,7 +200,11 @@ func (d *decoder) coordination(e *pair, key string) {
 			if v, ok := d.integer(tkey, t, "a whole number (0 or more)"); ok {
 				o.MaxOrchestrationRestarts = v
 			}
-		case "enable_planning_mode", "enable_agent_task_planning", "task_planning_filesystem_mode",
+		case "enable_planning_mode":
+			o.PlanningMode, _ = d.boolean(tkey, t)
+		case "planning_mode_instruction":
+			o.PlanningInstruction, _ = d.str(tkey, t)
+		case "enable_agent_task_planning", "task_planning_filesystem_mode",
 			"enable_memory_filesystem_mode", "use_skills", "use_two_tier_workspace":
 			if _, ok := d.boolean(tkey, t); ok {
 				d.unsupported(t, tkey)
@@ -209,7 +213,7 @@ func (d *decoder) coordination(e *pair, key string) {
 			if _, ok := d.integer(tkey, t, "a positive integer"); ok {
 				d.unsupported(t, tkey)
 			}
-		case "planning_mode_instruction", "skills_directory":
+		case "skills_directory":
 			if _, ok := d.str(tkey, t); ok {
 				d.unsupported(t, tkey)
 			}

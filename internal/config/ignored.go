@@ -38,6 +38,8 @@ var implementedKeys = []string{
 	// backend: workspaces, context paths and commands (workspace.go)
 	"cwd", "context_paths", "enable_mcp_command_line", "command_line_execution_mode",
 	"command_line_allowed_commands", "command_line_blocked_commands",
+	// orchestrator: snapshots, the others' files, planning mode (workspace.go)
+	"snapshot_storage", "agent_temporary_workspace", "enable_planning_mode", "planning_mode_instruction",
 	"command_line_allow_unsandboxed", "command_line_allow_network",
 }
 
@@ -48,7 +50,6 @@ var builtinFlags = []string{"enable_web_search", "enable_code_execution", "enabl
 // support workspaces yet".
 var ignoredFeatures = map[string]string{
 	// workspaces and files
-	"snapshot_storage": "workspaces", "agent_temporary_workspace": "workspaces",
 	"agent_temporary_workspace_parent": "workspaces", "use_two_tier_workspace": "two-tier workspaces",
 	"context_write_access_enabled": "context paths",
 	"enforce_read_before_delete":   "workspaces", "upload_files": "file uploads", "media_max_file_size_mb": "file uploads",
@@ -73,8 +74,7 @@ var ignoredFeatures = map[string]string{
 	// coordination
 	"vote_only": "vote-only agents", "max_new_answers_global": "a global answer cap",
 	"skip_coordination_rounds": "skip_coordination_rounds", "debug_final_answer": "debug_final_answer",
-	"dspy": "DSPy paraphrasing", "enable_planning_mode": "planning mode", "planning_mode_instruction": "planning mode",
-	"enable_agent_task_planning": "task planning", "max_tasks_per_plan": "task planning",
+	"dspy": "DSPy paraphrasing", "enable_agent_task_planning": "task planning", "max_tasks_per_plan": "task planning",
 	"task_planning_filesystem_mode": "task planning", "enable_memory_filesystem_mode": "filesystem memory",
 	"use_skills": "skills", "massgen_skills": "skills", "skills_directory": "skills",
 	"initial_round_timeout_seconds": "per-round timeouts", "subsequent_round_timeout_seconds": "per-round timeouts",

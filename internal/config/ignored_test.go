@@ -133,18 +133,18 @@ func TestUnimplementedUpstreamFeaturesWarnWithTheirLocation(t *testing.T) {
       enable_code_interpreter: false
       use_two_tier_workspace: true
 orchestrator:
-  snapshot_storage: snapshots
+  debug_final_answer: true
   coordination:
-    enable_planning_mode: true
+    use_skills: true
 `), "c.yaml", func(string) string { return "" })
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]int{ // key → line
-		"agents[0].backend.enable_web_search":            6,
-		"agents[0].backend.use_two_tier_workspace":       8,
-		"orchestrator.snapshot_storage":                  10,
-		"orchestrator.coordination.enable_planning_mode": 12,
+		"agents[0].backend.enable_web_search":      6,
+		"agents[0].backend.use_two_tier_workspace": 8,
+		"orchestrator.debug_final_answer":          10,
+		"orchestrator.coordination.use_skills":     12,
 	}
 	for _, w := range cfg.Warnings {
 		if !strings.Contains(w.Message, "accepted but ignored") {

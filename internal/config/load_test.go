@@ -80,9 +80,9 @@ stream: 1
 			{Path: "/src", Permission: "write", ProtectedPaths: []string{"secrets"}},
 			{Path: "/docs", Permission: "read"},
 		},
+		SnapshotStorage: "snapshots", PlanningMode: true,
 		Extra: map[string]any{
-			"snapshot_storage": "snapshots",
-			"coordination":     map[string]any{"max_orchestration_restarts": 2, "enable_planning_mode": true},
+			"coordination": map[string]any{"max_orchestration_restarts": 2, "enable_planning_mode": true},
 		},
 	}
 	if diff := cmp.Diff(want, cfg.Orchestrator); diff != "" {

@@ -134,6 +134,16 @@ type Orchestrator struct {
 	FailureBudget          int // max_consecutive_failures, default 3
 	SkipCoordinationRounds bool
 	ContextPaths           []ContextPath
+	// SnapshotStorage and AgentTemporaryWorkspace are where the snapshots
+	// of workspaces and each agent's read-only view of the others' go
+	// (relative: under .massgen/; "" takes .massgen/snapshots and
+	// .massgen/temp_workspaces). Each run gets its own directory inside.
+	SnapshotStorage, AgentTemporaryWorkspace string
+	// PlanningMode blocks the tools that change the world during
+	// coordination (coordination.enable_planning_mode); PlanningInstruction
+	// (coordination.planning_mode_instruction) replaces the default note.
+	PlanningMode        bool
+	PlanningInstruction string
 	// StreamIdleTimeoutSeconds fails a model request whose response sends
 	// no byte for this long; from timeout_settings.stream_idle_timeout_seconds.
 	// 0 means the default, 60 (llm.DefaultIdleTimeout).

@@ -64,6 +64,10 @@ type AnswerAccepted struct {
 	Label     string      // stable log label, "agent<position>.<revision>"
 	AnonLabel string      // the anonymous label the others will see it as
 	Answers   []AnswerRef // the whole answer set after this answer
+	// Workspace is the snapshot of the author's workspace taken with the
+	// answer ("" when it has none); the logs keep a copy. A path on this
+	// machine for the log writer, so not part of the Record.
+	Workspace string
 }
 
 // VoteAccepted: coord counted Agent's vote.

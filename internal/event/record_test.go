@@ -22,7 +22,7 @@ func samples() []Event {
 		ReasoningDelta{h, "a", "think"},
 		ToolCalled{h, "a", "search", `{"q":1}`, "found", true, 1500 * time.Millisecond},
 		ToolProgress{h, "a", "mcp__s__crawl", 2, 5, "page 2"},
-		AnswerAccepted{h, "a", "answer", "agent1.1", "agent2", refs},
+		AnswerAccepted{h, "a", "answer", "agent1.1", "agent2", refs, ""},
 		VoteAccepted{h, "b", "c", "agent1", "agent3.1", "best"},
 		ActionRejected{h, "a", "no tool call"},
 		TurnRestarted{h, "b", "a", "new answer from a"},

@@ -79,8 +79,12 @@ func (r *runner) step(in coord.Input) []coord.Command {
 		v := cmds[0].(coord.Reply).Verdict
 		switch {
 		case v.Outcome == coord.Accepted && p.Action.Kind == coord.ActNewAnswer:
+			var ws string
+			if r.o.Snapshot != nil {
+				ws = r.o.Snapshot(p.Agent, r.currentRef(p.Agent).Answer)
+			}
 			r.publish(event.AnswerAccepted{Agent: p.Agent, Content: strings.TrimSpace(p.Action.Content),
-				Label: r.currentRef(p.Agent).Answer, AnonLabel: v.Label, Answers: r.answerRefs(r.m.Answers())})
+				Label: r.currentRef(p.Agent).Answer, AnonLabel: v.Label, Answers: r.answerRefs(r.m.Answers()), Workspace: ws})
 		case v.Outcome == coord.Accepted:
 			r.publish(event.VoteAccepted{Agent: p.Agent, Target: v.Target, TargetLabel: v.Label, TargetAnswer: r.currentRef(v.Target).Answer, Reason: p.Action.Reason})
 		case v.Outcome == coord.Stale && p.Action.Kind == coord.ActVote && len(cmds) > 1:
@@ -175,6 +179,9 @@ func (r *runner) exec(ctx context.Context, cmds []coord.Command) *coord.Finish {
 				select { // keep only the newest answer set
 				case <-t.updates:
 				default:
+				}
+				if a := r.byID[c.Agent]; a.BeforeTurn != nil {
+					a.BeforeTurn(c.Answers)
 				}
 				t.updates <- coord.StartTurn{Agent: c.Agent, Turn: c.Turn, Epoch: c.Epoch, Answers: c.Answers}
 			}

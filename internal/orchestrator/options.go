@@ -34,6 +34,11 @@ type Agent struct {
 	// final presentation starts and with false once it has ended: the
 	// workspace guard opens the write context paths for it.
 	OnPresent func(on bool)
+	// BeforeTurn, when set, is called from the run's loop just before each
+	// of the agent's coordination turns, and its final presentation, starts,
+	// with the answers the turn shows under their anonymous labels: the
+	// workspace lays out the others' snapshots under the same labels.
+	BeforeTurn func(shown []coord.Answer)
 }
 
 // Options configure a run. The rules are coord.Settings, whose zero values
@@ -66,6 +71,12 @@ type Options struct {
 	// resumed session turn starts from them, published as AnswerAccepted
 	// events when the run starts, and their agents are not asked again.
 	Seed []coord.Seed
+	// Snapshot, when set, is called from the run's loop as an answer is
+	// accepted (with the answer's stable label): its author's turn is waiting for the verdict (its files are
+	// at rest) and no turn that shows the answer has started yet. It
+	// returns the directory of the snapshot of the author's workspace taken
+	// with the answer ("" when none), which the AnswerAccepted event carries.
+	Snapshot func(agent, label string) string
 }
 
 // Seed is an answer accepted before a run began (Options.Seed).

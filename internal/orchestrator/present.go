@@ -33,6 +33,9 @@ func (r *runner) startCall(ctx context.Context, id string, call func(context.Con
 // startPresentation has the winner write the final answer.
 func (r *runner) startPresentation(ctx context.Context, p coord.Present) {
 	a := r.byID[p.Winner]
+	if a.BeforeTurn != nil {
+		a.BeforeTurn(p.Answers)
+	}
 	system := agent.PresentationSystem(a.SystemMessage)
 	user := agent.HistoryBlock(r.o.History) + agent.PresentationUser(r.question, p.Winner, voteSummary(p.Winner, p.Tally, p.How, p.Votes), p.Answers)
 	user = withFinalInstruction(user, r.o.FinalInstruction)

@@ -22,6 +22,9 @@ func (r *runner) startTurn(ctx context.Context, c coord.StartTurn) {
 		lt.updates = make(chan coord.StartTurn, 1)
 	}
 	r.live[c.Turn] = lt
+	if a.BeforeTurn != nil {
+		a.BeforeTurn(c.Answers)
+	}
 	user := agent.HistoryBlock(r.o.History) + agent.UserMessage(r.question, r.feedback, c.Answers)
 	started := event.TurnStarted{Agent: c.Agent, Prompt: user, Shown: r.answerRefs(c.Answers)}
 	if c.Delay > 0 {

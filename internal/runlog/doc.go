@@ -16,6 +16,7 @@
 //	vote.json                 the final epoch's votes, tally, winner and labels
 //	[attempt_<N>/]            only when orchestration restarts are enabled:
 //	  agent_<id>/<step-ts>/     answer.txt | vote.json, plus context.txt (the prompt)
+//	                            and workspace/ (a copy of the author's files with the answer)
 //	  agent_outputs/<id>.txt    everything the agent streamed, with turn separators
 //	  agent_outputs/final_presentation.txt
 //	  final/<id>/answer.txt     the final answer (+ context.txt)

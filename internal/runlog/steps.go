@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/massgen/massgen/internal/event"
+	"github.com/massgen/massgen/internal/workspace"
 )
 
 // stream is an append-only text file filled as deltas arrive. It stays open
@@ -190,7 +191,13 @@ func (w *Writer) writeAnswerStep(ag *agentFiles, e event.AnswerAccepted) error {
 	if err != nil {
 		return err
 	}
-	return errors.Join(writeFile(filepath.Join(dir, "answer.txt"), []byte(e.Content)), w.writeContext(ag, dir))
+	errs := []error{writeFile(filepath.Join(dir, "answer.txt"), []byte(e.Content)), w.writeContext(ag, dir)}
+	if e.Workspace != "" {
+		// The snapshot is never changed once taken: hard links suffice.
+		_, err := workspace.CopyTree(e.Workspace, filepath.Join(dir, "workspace"), workspace.Link, 0)
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
 }
 
 // writeVoteStep saves an accepted vote with the labels the voter was shown.

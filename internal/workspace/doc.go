@@ -25,8 +25,14 @@
 // A refusal is a *Refusal error saying what was asked, what it resolved to
 // and what the agent may touch; tools pass it to the model as is.
 //
-// Commands run by an agent get the same view of the file system from
-// package sandbox (bubblewrap), built from the same Policy.
+// Check judges a path the same way without touching it, for tools that do
+// the work themselves (an MCP server given the path next).
+//
+// Commands run by an agent, and its MCP servers, get the same view of the
+// file system from package sandbox (bubblewrap), built from the same Policy.
+//
+// CopyTree makes the snapshots of workspaces: reflinks (Clone) from a live
+// workspace, hard links (Link) from a snapshot, never a symbolic link.
 //
 // This package imports only the standard library and golang.org/x/sys.
 package workspace

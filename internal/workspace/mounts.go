@@ -14,7 +14,15 @@ import (
 // check (a context path is bound writable only during the final
 // presentation; a protected path is bound read-only over it; a hidden one
 // is masked).
-func (g *Guard) Mounts() []Mount {
+func (g *Guard) Mounts() []Mount { return g.mounts(g.presenter.Load()) }
+
+// WidestMounts are the mounts with the write context paths writable, as in
+// the final presentation: the most this agent may write in the run, for a
+// process that outlives a phase (an MCP server), which the guard then
+// checks call by call.
+func (g *Guard) WidestMounts() []Mount { return g.mounts(true) }
+
+func (g *Guard) mounts(final bool) []Mount {
 	var out []Mount
 	for _, r := range slices.Backward(g.rules) {
 		m := Mount{Path: r.path}
@@ -24,7 +32,7 @@ func (g *Guard) Mounts() []Mount {
 		case kindHidden:
 			m.Access = None
 		default:
-			m.Access = g.Access(r.path)
+			m.Access = g.accessAt(r.path, final)
 		}
 		out = append(out, m)
 	}

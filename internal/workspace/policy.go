@@ -187,7 +187,10 @@ func (g *Guard) SetFinalPresentation(on bool) { g.presenter.Store(on) }
 
 // Access is what the agent may do at real (an absolute, symlink-free path)
 // now. It decides by the deepest rule containing real.
-func (g *Guard) Access(real string) Access {
+func (g *Guard) Access(real string) Access { return g.accessAt(real, g.presenter.Load()) }
+
+// accessAt is Access with the write context paths open (final) or not.
+func (g *Guard) accessAt(real string, final bool) Access {
 	r, ok := g.ruleFor(real, false)
 	if !ok {
 		return None
@@ -196,7 +199,7 @@ func (g *Guard) Access(real string) Access {
 	case kindWorkspace:
 		return Write
 	case kindContextWrite:
-		if g.presenter.Load() {
+		if final {
 			return Write
 		}
 		return Read

@@ -45,3 +45,13 @@ func fdPath(fd int) (string, error) {
 	}
 	return p, nil
 }
+
+const oNoFollow = unix.O_NOFOLLOW
+
+func isLoop(err error) bool { return errors.Is(err, unix.ELOOP) }
+
+// reflink makes dst share src's data blocks (FICLONE), where the file
+// system supports it.
+func reflink(dst, src *os.File) error {
+	return unix.IoctlFileClone(int(dst.Fd()), int(src.Fd()))
+}

@@ -2,7 +2,10 @@
 
 package workspace
 
-import "errors"
+import (
+	"errors"
+	"os"
+)
 
 // Outside Linux there is no openat2(RESOLVE_BENEATH): rather than check
 // paths as strings, which is what this package exists not to do, New
@@ -26,3 +29,12 @@ func (g *Guard) Walk(string, int, func(string, Entry) error) (string, error) {
 }
 func (g *Guard) WorkDir(string) (string, error) { return "", errUnsupported }
 func (g *Guard) Mounts() []Mount                { return nil }
+func (g *Guard) WidestMounts() []Mount          { return nil }
+
+const oNoFollow = 0
+
+func isLoop(error) bool { return false }
+
+func reflink(_, _ *os.File) error { return errUnsupported }
+
+func (g *Guard) Check(string, string, Access) error { return errUnsupported }

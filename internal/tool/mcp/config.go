@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"encoding/json"
+	"os/exec"
 	"time"
 )
 
@@ -33,6 +34,14 @@ type Server struct {
 	// Allowed and Exclude are the server's own filters (names bare or
 	// prefixed); the agent's are given to Pool.Tools.
 	Allowed, Exclude []string
+	// Owner, when set, makes the server one agent's own process, never
+	// shared with an agent that sees other files (Wrap gives it the
+	// owner's view): the key of a process includes it.
+	Owner string
+	// Wrap, when set, rewrites a stdio server's command before it starts:
+	// massgen runs the server of an agent with a workspace under
+	// bubblewrap, in that agent's view of the file system (sandbox.Program).
+	Wrap func(cmd *exec.Cmd) `json:"-"`
 }
 
 // key identifies a process: two agents listing the same server (filters

@@ -358,7 +358,7 @@ func (src *source) resolve(r *resolution) {
 		for _, t := range s.toolList() {
 			st2.raws = append(st2.raws, t.Name)
 			if f.keep(s.cfg.Name, t.Name) {
-				r.tools = append(r.tools, &mcpTool{s: s, raw: t.Name, def: toolDef(s.cfg.Name, t)})
+				r.tools = append(r.tools, &mcpTool{s: s, raw: t.Name, def: toolDef(s.cfg.Name, t), ann: t.Annotations})
 			}
 		}
 		lists = append(lists, st2)
@@ -402,6 +402,7 @@ type mcpTool struct {
 	s   *server
 	raw string // the server's own name for it
 	def llm.ToolDef
+	ann *sdk.ToolAnnotations // what the server says the tool does (annotations.go)
 }
 
 func (t *mcpTool) Def() llm.ToolDef { return t.def }

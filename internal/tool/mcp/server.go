@@ -226,6 +226,9 @@ func (s *server) command() (*exec.Cmd, *os.File, error) {
 		env = append(env, k+"="+s.cfg.Env[k])
 	}
 	cmd.Env = env
+	if s.cfg.Wrap != nil {
+		s.cfg.Wrap(cmd)
+	}
 	f, err := os.OpenFile(s.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, nil, fmt.Errorf("MCP server %s: cannot open its stderr log: %w", s.cfg.Name, err)

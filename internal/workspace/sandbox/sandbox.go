@@ -270,6 +270,12 @@ func systemBinds() []string {
 	// /etc is needed (users, resolver, certificates, the loader cache) but
 	// holds a few secrets; a command runs as the same user as massgen
 	// (root in a container), so they are covered by empty files.
+	return append(args, secretMasks()...)
+}
+
+// secretMasks cover the system's secrets with empty files.
+func secretMasks() []string {
+	var args []string
 	secrets, _ := filepath.Glob("/etc/ssh/ssh_host_*_key")
 	for _, f := range append([]string{"/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-", "/etc/sudoers"}, secrets...) {
 		if fi, err := os.Lstat(f); err == nil && fi.Mode().IsRegular() {
@@ -288,23 +294,7 @@ func (r *Runner) bwrapArgs(cwd, command string) []string {
 	if r.cfg.Network {
 		args = append(args, "--share-net")
 	}
-	for _, m := range r.g.Mounts() {
-		switch m.Access {
-		case workspace.Write:
-			args = append(args, "--bind", m.Path, m.Path)
-		case workspace.Read:
-			args = append(args, "--ro-bind", m.Path, m.Path)
-		default:
-			if fi, err := os.Stat(m.Path); err == nil && fi.IsDir() {
-				// An empty tmpfs hides it; left writable, so that the
-				// agent's own workspace inside can still be bound (bwrap
-				// makes its mount point there); writes to it vanish.
-				args = append(args, "--tmpfs", m.Path)
-			} else {
-				args = append(args, "--ro-bind", "/dev/null", m.Path)
-			}
-		}
-	}
+	args = append(args, mountArgs(r.g.Mounts())...)
 	for _, kv := range r.env(cwd) {
 		k, v, _ := strings.Cut(kv, "=")
 		args = append(args, "--setenv", k, v)
@@ -333,4 +323,27 @@ func (c *capped) Write(p []byte) (int, error) {
 		c.dropped += len(p) - max(room, 0)
 	}
 	return len(p), nil
+}
+
+// mountArgs are the bwrap arguments of a guard's mounts, outermost first.
+func mountArgs(ms []workspace.Mount) []string {
+	var out []string
+	for _, m := range ms {
+		switch m.Access {
+		case workspace.Write:
+			out = append(out, "--bind", m.Path, m.Path)
+		case workspace.Read:
+			out = append(out, "--ro-bind", m.Path, m.Path)
+		default:
+			if fi, err := os.Stat(m.Path); err == nil && fi.IsDir() {
+				// An empty tmpfs hides it; left writable, so that the
+				// agent's own workspace inside can still be bound (bwrap
+				// makes its mount point there); writes to it vanish.
+				out = append(out, "--tmpfs", m.Path)
+			} else {
+				out = append(out, "--ro-bind", "/dev/null", m.Path)
+			}
+		}
+	}
+	return out
 }

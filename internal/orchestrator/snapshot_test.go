@@ -1,0 +1,88 @@
+package orchestrator
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/massgen/massgen/internal/coord"
+	"github.com/massgen/massgen/internal/event"
+)
+
+// The workspace hooks: Snapshot runs once per accepted answer, with its
+// stable label, and its result rides on the AnswerAccepted event; every
+// turn and the presentation get BeforeTurn with the answers they show, a
+// turn that shows an answer only after that answer's snapshot was taken.
+func TestSnapshotAndBeforeTurnHooks(t *testing.T) {
+	_, agents := simTeam(t, `
+models:
+  sim-a: {steps: [{answer: "A one."}, {vote: agent1}]}
+  sim-b: {steps: [{answer: "B one."}, {vote: agent1}]}
+`, "a", "b")
+	var mu sync.Mutex
+	var log []string
+	snapped := map[string]bool{}
+	for i := range agents {
+		id := agents[i].ID
+		agents[i].BeforeTurn = func(shown []coord.Answer) {
+			mu.Lock()
+			defer mu.Unlock()
+			var labels []string
+			for _, a := range shown {
+				if !snapped[a.Agent] {
+					t.Errorf("%s's turn shows %s's answer before its snapshot", id, a.Agent)
+				}
+				labels = append(labels, a.Label+"="+a.Agent)
+			}
+			log = append(log, "turn "+id+" ["+strings.Join(labels, " ")+"]")
+		}
+	}
+	broker := event.NewBroker()
+	sub := broker.Subscribe(event.Deltas...)
+	carried := map[string]string{}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			e, ok := sub.Next(nil)
+			if !ok {
+				return
+			}
+			if a, ok := e.(event.AnswerAccepted); ok {
+				carried[a.Agent] = a.Workspace
+			}
+		}
+	}()
+	res := Run(context.Background(), "q", Options{Agents: agents, Events: broker,
+		Snapshot: func(agent, label string) string {
+			mu.Lock()
+			defer mu.Unlock()
+			snapped[agent] = true
+			log = append(log, "snapshot "+agent+" "+label)
+			return "/snapshots/" + label
+		}})
+	broker.Close()
+	<-done
+	if res.Status != Completed || res.Winner != "a" {
+		t.Fatalf("status %s winner %q err %v", res.Status, res.Winner, res.Err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	got := strings.Join(log, "\n")
+	for _, want := range []string{"snapshot a agent1.1", "snapshot b agent2.1", "turn a [agent1=a agent2=b]", "turn b [agent1=a agent2=b]"} {
+		if strings.Count(got, want) < 1 {
+			t.Errorf("missing %q in:\n%s", want, got)
+		}
+	}
+	if n := strings.Count(got, "snapshot "); n != 2 {
+		t.Errorf("%d snapshots, want one per answer:\n%s", n, got)
+	}
+	// Two first turns, two voting turns, the presentation.
+	if n := strings.Count(got, "turn "); n != 5 {
+		t.Errorf("%d BeforeTurn calls, want 5:\n%s", n, got)
+	}
+	if carried["a"] != "/snapshots/agent1.1" || carried["b"] != "/snapshots/agent2.1" {
+		t.Errorf("AnswerAccepted.Workspace: %v", carried)
+	}
+}
