@@ -27,6 +27,13 @@ func (m *model) View() tea.View {
 
 // render draws the whole screen: exactly height lines of width cells.
 func (m *model) render() string {
+	if m.onInput() {
+		lines := m.inputPage()
+		for i := range lines {
+			lines[i] = fit(lines[i], m.width)
+		}
+		return strings.Join(lines, "\n")
+	}
 	lines := m.header()
 	body := m.bodyHeight()
 	switch m.page {
@@ -93,6 +100,9 @@ func (m *model) footer() string {
 	m.help.SetWidth(m.width)
 	switch m.page {
 	case pageMain:
+		if m.finished && m.opts.Interactive {
+			return stDim.Render("q back to the conversation · ↑↓ pgup/pgdn scroll · tab/enter agents · r table · v votes")
+		}
 		if m.finished {
 			return stDim.Render("q exit · ↑↓ pgup/pgdn scroll · tab/enter agents · r table · v votes · ? help")
 		}
