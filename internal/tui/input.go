@@ -72,6 +72,11 @@ func newInput() textarea.Model {
 	ta.Prompt = "> "
 	ta.Placeholder = `Ask the team a question (/help lists the commands)`
 	ta.KeyMap.InsertNewline = newInputKeys().Newline
+	// A steady cursor: a blinking one redraws the screen twice a second
+	// and leaves a timer goroutine behind each blink.
+	st := ta.Styles()
+	st.Cursor.Blink = false
+	ta.SetStyles(st)
 	ta.SetHeight(1)
 	ta.Focus()
 	return ta
@@ -114,7 +119,8 @@ func (m *model) inputKey(k tea.KeyPressMsg) tea.Cmd {
 			return tea.Quit
 		}
 	case key.Matches(k, keys.Up):
-		m.convScroll += m.convHeight()
+		h := m.convHeight()
+		m.convScroll = min(m.convScroll+h, max(0, len(m.convLines())-h))
 		return nil
 	case key.Matches(k, keys.Down):
 		m.convScroll = max(0, m.convScroll-m.convHeight())
@@ -202,12 +208,12 @@ func (m *model) inputPage() []string {
 	conv := m.convLines()
 	title := ""
 	if m.convScroll > 0 {
-		title = stDim.Render(fmt.Sprintf(" ↑%d", min(m.convScroll, max(0, len(conv)-m.convHeight()))))
+		title = stDim.Render(fmt.Sprintf(" ↑%d", m.convScroll))
 	}
 	lines = append(lines, window(conv, m.convHeight(), m.convScroll, true)...)
 	lines = append(lines, stDim.Render(strings.Repeat("─", max(0, m.width-ansi.StringWidth(title))))+title)
 	lines = append(lines, strings.Split(m.input.View(), "\n")...)
-	return append(lines, stDim.Render(`enter send · alt+enter newline · """ block · pgup/pgdn scroll · /help commands · ctrl+d quit`))
+	return append(lines, stDim.Render(`enter send · alt+enter newline · pgup/pgdn scroll · /help · ctrl+d quit`))
 }
 
 // convLines is the whole conversation, wrapped to the screen.
@@ -234,7 +240,7 @@ func (m *model) convLines() []string {
 			out = append(out, stWinner.Render("massgen")+stDim.Render(" · "+e.meta))
 			if e.width != m.width || e.lines == nil {
 				var md mdCache
-				e.lines, e.width = strings.Split(md.render(e.text, m.width), "\n"), m.width
+				e.lines, e.width = strings.Split(strings.TrimRight(md.render(e.text, m.width), "\n "), "\n"), m.width
 			}
 			out = append(out, e.lines...)
 		case entryNote:
