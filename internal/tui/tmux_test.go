@@ -169,3 +169,37 @@ func TestTmuxQuitMidRunCancelsIt(t *testing.T) {
 		t.Errorf("status.json does not say interrupted (%v):\n%s", err, b)
 	}
 }
+
+// Interactive mode in the TUI: no question on the command line, two
+// questions typed one after the other, each answered with the first as
+// history, /status (a command's output in the conversation), then /quit:
+// exit 0 and the terminal restored.
+func TestTmuxInteractiveTwoQuestions(t *testing.T) {
+	s := startTmux(t, `--config @examples/sim_latency`)
+	s.waitFor("the prompt", 20*time.Second, "MassGen · interactive · 0 turns", "> Ask the team a question")
+	s.tmux("send-keys", "-t", "run", "-l", "What is the capital of France?")
+	s.tmux("send-keys", "-t", "run", "Enter")
+	s.waitFor("the first turn at work", 20*time.Second, "MassGen · coordinating", "Q: What is the capital of France?", "sim-fast [sim]")
+	end := s.waitFor("the first answer", 60*time.Second, "MassGen · completed", "Final answer by", "q back to the conversation")
+	t.Logf("first turn at the end:\n%s", end)
+	s.tmux("send-keys", "-t", "run", "q")
+	s.waitFor("the conversation", 10*time.Second, "interactive · 1 turn", "you> What is the capital of France?", "massgen · by ")
+	s.tmux("send-keys", "-t", "run", "-l", "And of Italy?")
+	s.tmux("send-keys", "-t", "run", "Enter")
+	s.waitFor("the second turn", 60*time.Second, "MassGen · completed", "Q: And of Italy?", "q back to the conversation")
+	s.tmux("send-keys", "-t", "run", "q")
+	conv := s.waitFor("both turns", 10*time.Second, "interactive · 2 turns", "you> And of Italy?")
+	t.Logf("the conversation after two turns:\n%s", conv)
+	s.tmux("send-keys", "-t", "run", "-l", "/status")
+	s.tmux("send-keys", "-t", "run", "Enter")
+	s.waitFor("/status", 10*time.Second, "turns:    2 in the history (4 messages)", "config:   @examples/sim_latency")
+	s.tmux("send-keys", "-t", "run", "-l", "/quit")
+	s.tmux("send-keys", "-t", "run", "Enter")
+	code, after := s.exited()
+	if code != 0 {
+		t.Errorf("/quit: exit %d, want 0:\n%s", code, after)
+	}
+	if !strings.Contains(after, "2 turns in the history") {
+		t.Errorf("the session line is not printed after the display:\n%s", after)
+	}
+}
