@@ -132,3 +132,19 @@ func TestConfigDisplayKeepsModeOnABadConfig(t *testing.T) {
 		t.Errorf("a missing config: %q, want tui kept", got)
 	}
 }
+
+// Interactive mode needs keys from a terminal for the TUI: with --display
+// tui and a piped stdin it reads questions as plain lines.
+func TestInteractiveTUIWithoutATerminalReadsLines(t *testing.T) {
+	dir := t.TempDir()
+	r := massgenIn(t, t.Context(), dir, "What is the capital of France?\n", "--display", "tui", "--config", "@examples/sim_three_agents")
+	if r.code != 0 {
+		t.Fatalf("exit %d\nstderr:\n%s", r.code, r.stderr)
+	}
+	if strings.Contains(r.stdout, "\x1b[?1049h") || !strings.Contains(r.stderr, "massgen interactive mode") {
+		t.Errorf("not the plain loop: stdout %q\nstderr:\n%s", r.stdout, r.stderr)
+	}
+	if list, turns := sessionTurns(t, dir); len(list) != 1 || len(turns[list[0].ID]) != 1 {
+		t.Errorf("sessions %v, turns %v: want one session with one turn", list, turns)
+	}
+}
