@@ -203,6 +203,11 @@ func (m *model) helpLines() []string {
 	m.help.SetWidth(m.width)
 	lines := []string{stAccent.Render("Keys"), ""}
 	lines = append(lines, strings.Split(m.help.FullHelpView(m.keys.FullHelp()), "\n")...)
+	if m.opts.Interactive {
+		return append(lines, "",
+			"Ctrl+C before the turn ends cancels it (it is kept as interrupted); the session goes on.",
+			"After the final answer, q returns to the conversation and its prompt.")
+	}
 	return append(lines, "",
 		"Leaving with q before the run ends cancels it: the logs are kept and massgen exits 4.",
 		"After the final answer, q exits and prints the answer to the terminal.")
