@@ -280,7 +280,11 @@ func runTurn(ctx context.Context, env *Env, sess *app.Session, rq app.Request, o
 			defer sess.SetStderr(quiet.Stderr)()
 			out, err := turn(ctx, rq, nested)
 			if err == nil {
-				sessionLine(env, sess, rq, out)
+				// Held with the run's other stderr lines: written now,
+				// it would land on the display's screen and scroll it.
+				held := *env
+				held.Stderr = quiet.Stderr
+				sessionLine(&held, sess, rq, out)
 			}
 			return out, err
 		})

@@ -135,7 +135,12 @@ func TestTmuxRunToTheEndAndQuit(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	s.tmux("resize-window", "-t", "run", "-x", "100", "-y", "30")
+	// The header is still on the first line: nothing printed over the
+	// display (a stderr line written while it owns the screen scrolls it).
 	end := s.waitFor("the end", 60*time.Second, "MassGen · completed", "Final answer by", "Votes · winner", "█", "q exit")
+	if !strings.HasPrefix(end, " MassGen · completed") {
+		t.Errorf("the screen at the end does not start with the header:\n%s", end)
+	}
 	t.Logf("at the end:\n%s", end)
 	if on := strings.TrimSpace(s.tmux("display", "-p", "-t", "run", "#{alternate_on}")); on != "1" {
 		t.Errorf("the TUI is not on the alternate screen (alternate_on %q)", on)
@@ -146,8 +151,8 @@ func TestTmuxRunToTheEndAndQuit(t *testing.T) {
 		t.Errorf("q after the final answer: exit %d, want 0:\n%s", code, after)
 	}
 	// The answer is printed on the main screen too, for the scrollback.
-	if !strings.Contains(after, "Final answer") || !strings.Contains(after, "logs: ") {
-		t.Errorf("the answer or the log line is not on the screen after the TUI:\n%s", after)
+	if !strings.Contains(after, "Final answer") || !strings.Contains(after, "logs: ") || !strings.Contains(after, "session: ") {
+		t.Errorf("the answer, the log line or the session line is not on the screen after the TUI:\n%s", after)
 	}
 }
 
