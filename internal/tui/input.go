@@ -98,8 +98,9 @@ func (m *model) askUpdate(msg tea.Msg) tea.Cmd {
 	case pastMsg:
 		m.conv = append(m.conv, entry{kind: entryQuestion, text: msg.question},
 			entry{kind: entryAnswer, text: msg.answer, meta: "earlier turn"})
+		m.turns++
 	case clearMsg:
-		m.conv, m.convScroll = nil, 0
+		m.conv, m.convScroll, m.turns = nil, 0, 0
 	}
 	return nil
 }

@@ -207,13 +207,13 @@ func TestConversationNotesAndClear(t *testing.T) {
 	m.Update(pastMsg{question: "earlier question", answer: "earlier **answer**"})
 	m.Update(noteMsg("session: abc\nturns: 1\n"))
 	got := renderAs(t, m, colorprofile.NoTTY)
-	for _, want := range []string{"you> earlier question", "massgen · earlier turn", "earlier answer", "session: abc", "turns: 1"} {
+	for _, want := range []string{"interactive · 1 turn", "you> earlier question", "massgen · earlier turn", "earlier answer", "session: abc", "turns: 1"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("the conversation lacks %q:\n%s", want, got)
 		}
 	}
 	m.Update(clearMsg{})
-	if got := renderAs(t, m, colorprofile.NoTTY); strings.Contains(got, "earlier question") || !strings.Contains(got, "No questions yet") {
+	if got := renderAs(t, m, colorprofile.NoTTY); strings.Contains(got, "earlier question") || !strings.Contains(got, "No questions yet") || !strings.Contains(got, "0 turns") {
 		t.Errorf("/clear left the conversation on screen:\n%s", got)
 	}
 }

@@ -208,3 +208,17 @@ func TestTmuxInteractiveTwoQuestions(t *testing.T) {
 		t.Errorf("the session line is not printed after the display:\n%s", after)
 	}
 }
+
+// massgen --continue without a question opens the conversation with the
+// session's earlier turns.
+func TestTmuxContinueShowsTheEarlierTurns(t *testing.T) {
+	bin := buildOnce(t)
+	s := startTmux(t, `--display plain --config @examples/sim_three_agents "What is the capital of France?" >first.out 2>&1 && `+
+		bin+` --continue`)
+	s.waitFor("the resumed conversation", 30*time.Second, "interactive · 1 turn", "you> What is the capital of France?",
+		"massgen · earlier turn", "continuing after 1 turns")
+	s.tmux("send-keys", "-t", "run", "C-c") // at the empty prompt: leave
+	if code, after := s.exited(); code != 0 {
+		t.Errorf("Ctrl+C at the empty prompt: exit %d, want 0:\n%s", code, after)
+	}
+}
