@@ -89,8 +89,12 @@ func (m *model) onInput() bool { return m.opts.Interactive && !m.inRun }
 func (m *model) askUpdate(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case askMsg:
-		m.reply = msg.reply
+		m.reply, m.cancelEarly = msg.reply, false
 		m.sizeInput()
+		if m.typeAhead {
+			m.typeAhead = false
+			m.send()
+		}
 		return m.input.Focus()
 	case noteMsg:
 		m.conv = append(m.conv, entry{kind: entryNote, text: strings.TrimRight(string(msg), "\n")})
@@ -109,6 +113,13 @@ func (m *model) askUpdate(msg tea.Msg) tea.Cmd {
 func (m *model) inputKey(k tea.KeyPressMsg) tea.Cmd {
 	keys := newInputKeys()
 	switch {
+	case key.Matches(k, keys.Quit) && m.reply == nil:
+		// Nobody is asking: a turn is starting (its run view is not up
+		// yet). Ctrl+C cancels it as soon as it is; the session stays.
+		if k.String() == "ctrl+c" {
+			m.cancelEarly = true
+		}
+		return nil
 	case key.Matches(k, keys.Quit):
 		if m.input.Value() != "" && k.String() == "ctrl+c" {
 			m.input.Reset() // Ctrl+C drops what was typed, as a shell does
@@ -126,23 +137,34 @@ func (m *model) inputKey(k tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(k, keys.Down):
 		m.convScroll = max(0, m.convScroll-m.convHeight())
 		return nil
-	case key.Matches(k, keys.Send) && m.reply != nil:
-		v := m.input.Value()
-		if openBlock(v) {
+	case key.Matches(k, keys.Send):
+		if openBlock(m.input.Value()) {
 			return m.edit(tea.KeyPressMsg{Code: 'j', Mod: tea.ModCtrl}) // a newline, as alt+enter
 		}
-		text := unblock(v)
-		if strings.TrimSpace(text) == "" {
+		if m.reply == nil {
+			// Typed ahead, while a command or a turn's start is under
+			// way: sent as soon as the prompt opens.
+			m.typeAhead = strings.TrimSpace(m.input.Value()) != ""
 			return nil
 		}
-		m.conv = append(m.conv, entry{kind: entryQuestion, text: strings.TrimSpace(text)})
-		m.convScroll = 0
-		m.input.Reset()
-		m.sizeInput()
-		m.answer(askReply{text: text})
+		m.send()
 		return nil
 	}
 	return m.edit(k)
+}
+
+// send gives the prompt's text to the waiting Ask (blank text is not
+// sent) and shows it in the conversation.
+func (m *model) send() {
+	text := unblock(m.input.Value())
+	if strings.TrimSpace(text) == "" {
+		return
+	}
+	m.conv = append(m.conv, entry{kind: entryQuestion, text: strings.TrimSpace(text)})
+	m.convScroll = 0
+	m.input.Reset()
+	m.sizeInput()
+	m.answer(askReply{text: text})
 }
 
 // edit passes a key or a paste to the textarea. It gets a line more room
@@ -214,6 +236,9 @@ func (m *model) inputPage() []string {
 	lines = append(lines, window(conv, m.convHeight(), m.convScroll, true)...)
 	lines = append(lines, stDim.Render(strings.Repeat("─", max(0, m.width-ansi.StringWidth(title))))+title)
 	lines = append(lines, strings.Split(m.input.View(), "\n")...)
+	if m.reply == nil {
+		return append(lines, stDim.Render("working… · ctrl+c cancels the turn"))
+	}
 	return append(lines, stDim.Render(`enter send · alt+enter newline · pgup/pgdn scroll · /help · ctrl+d quit`))
 }
 

@@ -241,30 +241,23 @@ func TestConversationScrolls(t *testing.T) {
 	}
 }
 
-// Through the program: Ask returns what was sent, a note shows, Ctrl+D
-// at the empty prompt makes Ask return ErrClosed and Wait return.
+// Through the program: the prompt gets what was typed, a note shows,
+// Ctrl+D at the empty prompt answers ErrClosed and Wait returns.
 func TestAskThroughTheProgram(t *testing.T) {
 	u := New(Options{Output: io.Discard, Interactive: true, Width: 80, Height: 24,
 		ProgramOptions: []tea.ProgramOption{tea.WithInput(nil)}})
 	u.Note("hello")
-	got := make(chan string, 1)
-	go func() {
-		q, err := u.Ask(context.Background())
-		got <- fmt.Sprint(q, err)
-	}()
+	reply := u.ask() // as Ask does, but the keys below are sure to come after it
 	u.prog.Send(tea.KeyPressMsg{Code: 'h', Text: "h"})
 	u.prog.Send(tea.KeyPressMsg{Code: 'i', Text: "i"})
 	u.prog.Send(keyEnter)
-	if r := <-got; r != "hi<nil>" {
-		t.Fatalf("Ask: %q, want hi", r)
+	if r := <-reply; r.text != "hi" || r.err != nil {
+		t.Fatalf("Ask: %+v, want hi", r)
 	}
-	go func() {
-		_, err := u.Ask(context.Background())
-		got <- fmt.Sprint(err)
-	}()
+	reply = u.ask()
 	u.prog.Send(keyCtrlD)
-	if r := <-got; r != ErrClosed.Error() {
-		t.Errorf("Ctrl+D: Ask returned %q, want ErrClosed", r)
+	if r := <-reply; !errors.Is(r.err, ErrClosed) {
+		t.Errorf("Ctrl+D: Ask returned %+v, want ErrClosed", r)
 	}
 	if _, err := u.Wait(); err != nil {
 		t.Fatal(err)
@@ -318,5 +311,22 @@ func TestGoldenInteractive(t *testing.T) {
 			}
 			checkFrame(t, "conversation_"+name+"_color", m, colorprofile.ANSI256)
 		})
+	}
+}
+
+// A question typed and sent before the prompt opens (the last turn is
+// still being recorded) is sent when it opens.
+func TestTypeAhead(t *testing.T) {
+	m := sized(Options{Interactive: true}, 80, 24)
+	typeText(m, "early question")
+	m.Update(keyEnter)
+	reply := make(chan askReply, 1)
+	m.Update(askMsg{reply: reply})
+	if r, ok := replied(t, reply); !ok || r.text != "early question" {
+		t.Errorf("type-ahead: %+v, %v; want the question sent when the prompt opened", r, ok)
+	}
+	m.Update(askMsg{reply: reply})
+	if r, ok := replied(t, reply); ok {
+		t.Errorf("the next prompt sent %+v by itself", r)
 	}
 }

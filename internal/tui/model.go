@@ -74,13 +74,15 @@ type model struct {
 	md            mdCache
 
 	// An interactive session (Options.Interactive).
-	inRun      bool            // the run view is on screen (else the input page)
-	cancelled  bool            // the user cancelled the current turn
-	reply      chan<- askReply // the waiting Ask, nil when none waits
-	input      textarea.Model  // the prompt
-	conv       []entry         // the conversation so far
-	convScroll int             // lines from the bottom
-	turns      int             // turns finished on this display
+	inRun       bool            // the run view is on screen (else the input page)
+	cancelled   bool            // the user cancelled the current turn
+	typeAhead   bool            // Enter was pressed before the prompt opened
+	cancelEarly bool            // ... before its run view was up (Ctrl+C while it started)
+	reply       chan<- askReply // the waiting Ask, nil when none waits
+	input       textarea.Model  // the prompt
+	conv        []entry         // the conversation so far
+	convScroll  int             // lines from the bottom
+	turns       int             // turns finished on this display
 }
 
 func newModel(opts Options) *model {
@@ -110,6 +112,12 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.run = Run(msg)
 		m.ended, m.cancelled = false, false
 		m.inRun = m.opts.Interactive
+		if m.cancelEarly { // Ctrl+C while the turn was starting
+			m.cancelEarly, m.cancelled = false, true
+			if m.run.Cancel != nil {
+				m.run.Cancel()
+			}
+		}
 	case endMsg:
 		m.ended = true
 		if m.opts.ExitAtEnd {

@@ -183,9 +183,7 @@ var ErrClosed = io.EOF
 // """ block). A finished run's view stays until the user leaves it with q.
 // It returns ErrClosed when the user quits, ctx's error when ctx ends.
 func (u *UI) Ask(ctx context.Context) (string, error) {
-	u.start()
-	reply := make(chan askReply, 1)
-	u.prog.Send(askMsg{reply: reply})
+	reply := u.ask()
 	select {
 	case r := <-reply:
 		return r.text, r.err
@@ -194,6 +192,15 @@ func (u *UI) Ask(ctx context.Context) (string, error) {
 	case <-ctx.Done():
 		return "", ctx.Err()
 	}
+}
+
+// ask opens the prompt and returns where the answer will arrive; the
+// prompt is open when it returns (keys sent after it reach it).
+func (u *UI) ask() <-chan askReply {
+	u.start()
+	reply := make(chan askReply, 1)
+	u.prog.Send(askMsg{reply: reply})
+	return reply
 }
 
 // Note adds text to the conversation: what a command printed, an error.
