@@ -77,7 +77,7 @@ type model struct {
 	inRun       bool            // the run view is on screen (else the input page)
 	cancelled   bool            // the user cancelled the current turn
 	typeAhead   bool            // Enter was pressed before the prompt opened
-	cancelEarly bool            // ... before its run view was up (Ctrl+C while it started)
+	cancelEarly bool            // Ctrl+C came while the turn started, before its run view
 	reply       chan<- askReply // the waiting Ask, nil when none waits
 	input       textarea.Model  // the prompt
 	conv        []entry         // the conversation so far

@@ -51,9 +51,10 @@ type Options struct {
 // blocks until the user leaves. The program starts with the first Follow,
 // so a run that fails before it starts never touches the terminal.
 //
-// One UI is meant to outlive a run: a multi-turn session calls Follow
-// once per turn (the model resets its per-run state on RunStarted) and
-// Wait when the session ends.
+// One UI is meant to outlive a run: an interactive session
+// (Options.Interactive) calls Ask for each question, Follow once per turn
+// (the model resets its per-run state on RunStarted), Note for what its
+// commands print, and Close then Wait when the session ends.
 type UI struct {
 	opts    Options
 	mu      sync.Mutex
