@@ -22,7 +22,7 @@ A block between """ (or ''') lines is one multi-line question:
   first line
   second line
   """
-(Alt-Enter for a newline needs the full-screen display: plain line input cannot see it.)
+In the full-screen display Alt-Enter adds a line too (plain line input cannot see it).
 
 Commands:
   /help, /h          this help
@@ -32,12 +32,14 @@ Commands:
   /save [FILE]       write the conversation as Markdown (default <session>.md)
   /context PATH      add a context path (not available yet)
   /clear, /reset     forget the conversation: the next question starts a new session
-  /quit, /exit, /q   leave (so does Ctrl+D); Ctrl+C interrupts a turn and leaves
+  /quit, /exit, /q   leave (so does Ctrl+D)
+Ctrl+C during a turn: in the full-screen display it cancels the turn (Ctrl+C at an
+empty prompt leaves); with plain lines it interrupts the turn and leaves.
 `
 
 // interactive is massgen without a question: a loop of turns read from
-// stdin, each a team run that sees the earlier turns (plain display; the
-// full-screen one has its own). It ends at EOF or /quit with exit 0, at
+// stdin, each a team run that sees the earlier turns. On a terminal with
+// the TUI the loop is interactiveTUI's; both share dispatch. It ends at EOF or /quit with exit 0, at
 // Ctrl+C with exit 4.
 func interactive(ctx context.Context, env *Env, rq app.Request, outputFile, mode string, o app.SessionOptions) error {
 	if rq.Automation {
@@ -52,11 +54,17 @@ func interactive(ctx context.Context, env *Env, rq app.Request, outputFile, mode
 			fmt.Fprintf(env.Stderr, "warning: sessions database: %v\n", err)
 		}
 	}()
+	if mode == displayTUI {
+		if isTerminal(env.Stdin) {
+			return interactiveTUI(ctx, env, sess, rq, outputFile)
+		}
+		mode = displayPlain // the prompt needs keys from a terminal
+	}
 	fmt.Fprintln(env.Stderr, `massgen interactive mode: type a question, /help for commands, """ for several lines, Ctrl+D or /quit to leave.`)
 	if p, ok := sess.Pending(); ok {
 		fmt.Fprintf(env.Stderr, "resuming interrupted turn %d: %s (its %d accepted answers are kept, not asked for again)\n",
 			p.N, cut(p.Question, 80), len(p.Answers))
-		err := runTurn(ctx, env, sess, rq, outputFile, true, true, turnDisplay(mode))
+		err := runTurn(ctx, env, sess, rq, outputFile, true, true, mode)
 		if ctx.Err() != nil {
 			return &exitError{code: ExitInterrupted, err: errors.New("interrupted; the finished turns are kept: massgen --continue resumes")}
 		}
@@ -76,26 +84,22 @@ func interactive(ctx context.Context, env *Env, rq app.Request, outputFile, mode
 			fmt.Fprintln(env.Stderr)
 			return nil
 		}
-		raw := q
-		q = strings.TrimSpace(q)
-		if q == "" {
+		if strings.TrimSpace(q) == "" {
 			fmt.Fprintln(env.Stderr, "(type a question, or /help)")
 			continue
 		}
-		// A leading space makes a question of what would be a command.
-		if !strings.HasPrefix(raw, " ") {
-			if done, err := command(ctx, env, sess, &rq, q); done {
-				if err == errQuit {
-					return nil
-				}
-				if err != nil {
-					fmt.Fprintf(env.Stderr, "massgen: %v\n", err)
-				}
-				continue
-			}
+		q, quit, err := dispatch(ctx, env, env.Stdout, sess, &rq, q)
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "massgen: %v\n", err)
+		}
+		if quit {
+			return nil
+		}
+		if q == "" {
+			continue
 		}
 		rq.Question = q
-		err := runTurn(ctx, env, sess, rq, outputFile, true, false, turnDisplay(mode))
+		err = runTurn(ctx, env, sess, rq, outputFile, true, false, mode)
 		if ctx.Err() != nil {
 			return &exitError{code: ExitInterrupted, err: errors.New("interrupted; the finished turns are kept: massgen --continue resumes")}
 		}
@@ -107,40 +111,60 @@ func interactive(ctx context.Context, env *Env, rq app.Request, outputFile, mode
 
 var errQuit = errors.New("quit")
 
+// dispatch is what both front ends do with what the user typed: a command
+// runs (printing to w) and q is ""; anything else is the question q.
+// quit says the user asked to leave; an empty input asks for a question.
+func dispatch(ctx context.Context, env *Env, w io.Writer, sess *app.Session, rq *app.Request, raw string) (q string, quit bool, err error) {
+	q = strings.TrimSpace(raw)
+	if q == "" {
+		return "", false, nil
+	}
+	// A leading space makes a question of what would be a command.
+	if !strings.HasPrefix(raw, " ") {
+		if done, err := command(ctx, env, w, sess, rq, q); done {
+			if err == errQuit {
+				return "", true, nil
+			}
+			return "", false, err
+		}
+	}
+	return q, false, nil
+}
+
 // command runs a slash command (and upstream's bare quit/exit/q, reset/clear);
 // done says whether q was one.
-func command(ctx context.Context, env *Env, sess *app.Session, rq *app.Request, q string) (done bool, err error) {
+func command(ctx context.Context, env *Env, w io.Writer, sess *app.Session, rq *app.Request, q string) (done bool, err error) {
 	word, arg, _ := strings.Cut(q, " ")
 	arg = strings.TrimSpace(arg)
 	switch strings.ToLower(word) {
 	case "/quit", "/exit", "/q", "quit", "exit", "q":
 		return true, errQuit
 	case "/help", "/h", "/?":
-		fmt.Fprint(env.Stdout, interactiveHelp)
+		fmt.Fprint(w, interactiveHelp)
 	case "/clear", "/reset", "reset", "clear":
 		sess.Reset(ctx)
-		fmt.Fprintln(env.Stdout, "The conversation is forgotten: the next question starts a new session with no history.")
+		fmt.Fprintln(w, "The conversation is forgotten: the next question starts a new session with no history.")
 	case "/status":
 		info := sess.Info()
 		id := info.ID
 		if id == "" {
 			id = "(new; created with the first turn)"
 		}
-		fmt.Fprintf(env.Stdout, "session:  %s\nturns:    %d in the history (%d messages)\nconfig:   %s\n",
+		fmt.Fprintf(w, "session:  %s\nturns:    %d in the history (%d messages)\nconfig:   %s\n",
 			id, len(sess.History())/2, len(sess.History()), configName(rq))
 		if info.LogDir != "" {
-			fmt.Fprintf(env.Stdout, "logs:     %s\n", info.LogDir)
+			fmt.Fprintf(w, "logs:     %s\n", info.LogDir)
 		}
 		if len(sess.Interrupted) > 0 {
-			fmt.Fprintf(env.Stdout, "interrupted earlier (not in the history): turns %v\n", sess.Interrupted)
+			fmt.Fprintf(w, "interrupted earlier (not in the history): turns %v\n", sess.Interrupted)
 		}
 	case "/config":
-		fmt.Fprintf(env.Stdout, "config: %s\n", configName(rq))
+		fmt.Fprintf(w, "config: %s\n", configName(rq))
 		if rq.Config != "" && !strings.HasPrefix(rq.Config, "@") {
-			fmt.Fprintf(env.Stdout, "edit it in your editor; it is read again at the next turn (check it with massgen config validate %s)\n", rq.Config)
+			fmt.Fprintf(w, "edit it in your editor; it is read again at the next turn (check it with massgen config validate %s)\n", rq.Config)
 		}
 	case "/inspect":
-		return true, inspect(ctx, env, sess)
+		return true, inspect(ctx, w, sess)
 	case "/save":
 		info := sess.Info()
 		if info.ID == "" {
@@ -158,7 +182,7 @@ func command(ctx context.Context, env *Env, sess *app.Session, rq *app.Request, 
 		if err := os.WriteFile(path, []byte(app.ExportMarkdown(info, turns)), 0o644); err != nil {
 			return true, err
 		}
-		fmt.Fprintf(env.Stdout, "saved %d turns to %s\n", len(turns), path)
+		fmt.Fprintf(w, "saved %d turns to %s\n", len(turns), path)
 	case "/context":
 		if arg == "" {
 			return true, errors.New("/context PATH: which path?")
@@ -184,7 +208,7 @@ func configName(rq *app.Request) string {
 }
 
 // inspect prints the last turn's answers and votes, from the store.
-func inspect(ctx context.Context, env *Env, sess *app.Session) error {
+func inspect(ctx context.Context, w io.Writer, sess *app.Session) error {
 	info := sess.Info()
 	if info.ID == "" || sess.LastTurn() == 0 {
 		return errors.New("no turn has run in this session yet")
@@ -198,20 +222,20 @@ func inspect(ctx context.Context, env *Env, sess *app.Session) error {
 		return fmt.Errorf("turn %d is not in the store", sess.LastTurn())
 	}
 	t := turns[i]
-	fmt.Fprintf(env.Stdout, "Turn %d (%s): %s\n", t.N, t.Status, cut(t.Question, 100))
-	fmt.Fprintf(env.Stdout, "Answers (%d):\n", len(t.Answers))
+	fmt.Fprintf(w, "Turn %d (%s): %s\n", t.N, t.Status, cut(t.Question, 100))
+	fmt.Fprintf(w, "Answers (%d):\n", len(t.Answers))
 	for _, a := range t.Answers {
-		fmt.Fprintf(env.Stdout, "  %-10s %-12s %s\n", a.Label, a.Agent, cut(a.Content, 100))
+		fmt.Fprintf(w, "  %-10s %-12s %s\n", a.Label, a.Agent, cut(a.Content, 100))
 	}
-	fmt.Fprintf(env.Stdout, "Votes (%d):\n", len(t.Votes))
+	fmt.Fprintf(w, "Votes (%d):\n", len(t.Votes))
 	for _, v := range t.Votes {
-		fmt.Fprintf(env.Stdout, "  %-12s → %-12s (%s) %s\n", v.Agent, v.Target, v.TargetLabel, cut(v.Reason, 80))
+		fmt.Fprintf(w, "  %-12s → %-12s (%s) %s\n", v.Agent, v.Target, v.TargetLabel, cut(v.Reason, 80))
 	}
 	if t.Winner != "" {
-		fmt.Fprintf(env.Stdout, "Winner: %s (%s)\n", t.Winner, t.WinnerLabel)
+		fmt.Fprintf(w, "Winner: %s (%s)\n", t.Winner, t.WinnerLabel)
 	}
 	if t.LogDir != "" {
-		fmt.Fprintf(env.Stdout, "Logs: %s\n", t.LogDir)
+		fmt.Fprintf(w, "Logs: %s\n", t.LogDir)
 	}
 	return nil
 }
@@ -256,7 +280,11 @@ func runTurn(ctx context.Context, env *Env, sess *app.Session, rq app.Request, o
 			defer sess.SetStderr(quiet.Stderr)()
 			out, err := turn(ctx, rq, nested)
 			if err == nil {
-				sessionLine(env, sess, rq, out)
+				// Held with the run's other stderr lines: written now,
+				// it would land on the display's screen and scroll it.
+				held := *env
+				held.Stderr = quiet.Stderr
+				sessionLine(&held, sess, rq, out)
 			}
 			return out, err
 		})
@@ -277,15 +305,6 @@ func sessionLine(env *Env, sess *app.Session, rq app.Request, out *app.Outcome) 
 			fmt.Fprintf(env.Stderr, "session: %s, turn %d (massgen --continue asks a follow-up)\n", id, sess.LastTurn())
 		}
 	}
-}
-
-// turnDisplay is the display of an interactive turn: the TUI does not
-// hold a conversation yet, so interactive turns print progress lines.
-func turnDisplay(mode string) string {
-	if mode == displayTUI {
-		return displayPlain
-	}
-	return mode
 }
 
 // observe gives rq the plain (or automation, or silent) display.

@@ -108,6 +108,9 @@ Try it without any API key on the built-in simulator:
 			if err := team(env, &rq, models, historyFile); err != nil {
 				return err
 			}
+			if displayFlag == "" && !up.noDisplay && !rq.Automation {
+				mode = configDisplay(env, rq, mode)
+			}
 			so := app.SessionOptions{Continue: up.cont, ID: up.sessionID}
 			switch {
 			case len(args) == 0 && streamEvents:

@@ -59,6 +59,32 @@ func chooseDisplay(env *Env, flag string, noDisplay, automation bool) (string, e
 	return displayPlain, nil
 }
 
+// configDisplay is the display the config's ui.display_type asks for when
+// no flag chose one: simple and terminal are plain lines, silent is
+// silent, and upstream's full-screen names (rich_terminal, its default,
+// rich, textual…) are the TUI where the terminal can show it (mode, the
+// terminal's choice, is already tui then) and plain lines where it cannot.
+// A config that does not load leaves mode as it is: the run reports why.
+func configDisplay(env *Env, rq app.Request, mode string) string {
+	quiet := *env
+	quiet.Stderr = io.Discard
+	getenv, err := app.LoadEnv(quiet.app())
+	if err != nil {
+		return mode
+	}
+	cfg, err := app.ResolveConfig(quiet.app(), &rq, getenv)
+	if err != nil {
+		return mode
+	}
+	switch strings.ToLower(cfg.UI.DisplayType) {
+	case "simple", "terminal":
+		return displayPlain
+	case "silent":
+		return displaySilent
+	}
+	return mode
+}
+
 func isTerminal(v any) bool {
 	f, ok := v.(*os.File)
 	return ok && term.IsTerminal(f.Fd())

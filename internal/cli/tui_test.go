@@ -5,6 +5,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/massgen/massgen/internal/app"
 )
 
 // Without a terminal the default is plain; --automation is silent; the
@@ -81,5 +83,68 @@ func TestForcedTUIWithoutATerminalEndsWithTheAnswer(t *testing.T) {
 	}
 	if strings.Contains(r.stderr, "massgen: run started") || !strings.Contains(r.stderr, "logs: ") {
 		t.Errorf("stderr has progress lines, or no log line:\n%s", r.stderr)
+	}
+}
+
+// ui.display_type chooses the display when no flag does: silent prints no
+// progress, simple prints its lines, and a full-screen name on a pipe
+// (no terminal to draw on) prints lines too, without calling itself
+// ignored. A flag wins over the config.
+func TestConfigDisplayType(t *testing.T) {
+	team, err := os.ReadFile("../../examples/sim_three_agents.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		display  string
+		flags    []string
+		progress bool
+	}{
+		{display: "silent", progress: false},
+		{display: "simple", progress: true},
+		{display: "textual", progress: true},
+		{display: "rich_terminal", progress: true},
+		{display: "silent", flags: []string{"--display", "plain"}, progress: true},
+		{display: "simple", flags: []string{"--display", "silent"}, progress: false},
+	} {
+		t.Run(tt.display+strings.Join(tt.flags, ""), func(t *testing.T) {
+			cfg := string(team) + "\nui:\n  display_type: " + tt.display + "\n"
+			args := append(append([]string{}, tt.flags...), "--config", "team.yaml", "q")
+			r := massgen(t, t.Context(), map[string]string{"team.yaml": cfg}, nil, args...)
+			if r.code != 0 || strings.TrimSpace(r.stdout) == "" {
+				t.Fatalf("exit %d, stdout %q, stderr %s", r.code, r.stdout, r.stderr)
+			}
+			if got := strings.Contains(r.stderr, "massgen: run started"); got != tt.progress {
+				t.Errorf("progress lines: %v, want %v:\n%s", got, tt.progress, r.stderr)
+			}
+			if strings.Contains(r.stderr, "display_type") {
+				t.Errorf("display_type is reported:\n%s", r.stderr)
+			}
+		})
+	}
+}
+
+// A config that does not load leaves the terminal's choice: the run then
+// says what is wrong with it.
+func TestConfigDisplayKeepsModeOnABadConfig(t *testing.T) {
+	env := &Env{Getenv: func(string) string { return "" }, Stderr: &bytes.Buffer{}, WorkDir: t.TempDir()}
+	if got := configDisplay(env, app.Request{Config: "missing.yaml"}, displayTUI); got != displayTUI {
+		t.Errorf("a missing config: %q, want tui kept", got)
+	}
+}
+
+// Interactive mode needs keys from a terminal for the TUI: with --display
+// tui and a piped stdin it reads questions as plain lines.
+func TestInteractiveTUIWithoutATerminalReadsLines(t *testing.T) {
+	dir := t.TempDir()
+	r := massgenIn(t, t.Context(), dir, "What is the capital of France?\n", "--display", "tui", "--config", "@examples/sim_three_agents")
+	if r.code != 0 {
+		t.Fatalf("exit %d\nstderr:\n%s", r.code, r.stderr)
+	}
+	if strings.Contains(r.stdout, "\x1b[?1049h") || !strings.Contains(r.stderr, "massgen interactive mode") {
+		t.Errorf("not the plain loop: stdout %q\nstderr:\n%s", r.stdout, r.stderr)
+	}
+	if list, turns := sessionTurns(t, dir); len(list) != 1 || len(turns[list[0].ID]) != 1 {
+		t.Errorf("sessions %v, turns %v: want one session with one turn", list, turns)
 	}
 }

@@ -264,25 +264,9 @@ func (d *decoder) ui(p *pair) {
 			d.unsupported(m.get(k), join("ui", k))
 		}
 	}
-	d.fullScreenDisplay(m)
 	for _, e := range m.pairs {
 		if !slices.Contains(uiKeys, e.key) {
 			d.unknown(e, "ui", uiKeys)
 		}
 	}
-}
-
-// fullScreenDisplay warns about the display types of upstream's full-screen
-// terminal UIs (rich, textual): valid, but this version has no such display
-// yet and shows its plain progress lines instead. rich_terminal, the
-// default, is what the plain display stands for and draws no warning.
-func (d *decoder) fullScreenDisplay(m *node) {
-	typ := d.cfg.UI.DisplayType
-	if typ != "textual" && typ != "rich" {
-		return
-	}
-	key := d.cfg.srcKey("DisplayType", "ui.display_type")
-	p := m.get(lastKey(key))
-	d.ignore(p.val.pos, key, fmt.Sprintf("%s: %s", lastKey(key), typ),
-		fmt.Sprintf("display type '%s' is accepted but ignored: this version has no full-screen display yet and shows plain progress lines", typ), "")
 }

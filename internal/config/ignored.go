@@ -165,12 +165,12 @@ type ignoredSetting struct {
 }
 
 // IgnoredFeatures lists the settings of the config that a run does not act
-// on: keys of features this version does not implement yet, keys nobody
-// knows (typos), and display types it cannot show yet. Each entry is the
-// key as written, followed by " (agent ID)" inside an agent, or "key: value"
-// for a value that is ignored: "hooks", "enable_image_generation (agent
-// gpt)", "display_type: textual". The strings are stable, for scripts; the
-// list is in file order and empty for a config built in code.
+// on: keys of features this version does not implement yet and keys nobody
+// knows (typos). Each entry is the key as written, followed by " (agent
+// ID)" inside an agent, or "key: value" for a value that is ignored:
+// "hooks", "enable_image_generation (agent gpt)". The strings are stable,
+// for scripts; the list is in file order and empty for a config built in
+// code.
 func (c *Config) IgnoredFeatures() []string {
 	sorted := slices.SortedStableFunc(slices.Values(c.ignored), func(a, b ignoredSetting) int {
 		return cmp.Or(cmp.Compare(a.at.line, b.at.line), cmp.Compare(a.at.col, b.at.col))

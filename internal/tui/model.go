@@ -7,6 +7,7 @@ import (
 
 	"charm.land/bubbles/v2/help"
 	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/textarea"
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/massgen/massgen/internal/event"
@@ -72,12 +73,28 @@ type model struct {
 	keys          keyMap
 	help          help.Model
 	md            mdCache
+
+	// An interactive session (Options.Interactive).
+	inRun       bool            // the run view is on screen (else the input page)
+	cancelled   bool            // the user cancelled the current turn
+	typeAhead   bool            // Enter was pressed before the prompt opened
+	cancelEarly bool            // Ctrl+C came while the turn started, before its run view
+	reply       chan<- askReply // the waiting Ask, nil when none waits
+	input       textarea.Model  // the prompt
+	conv        []entry         // the conversation so far
+	convScroll  int             // lines from the bottom
+	turns       int             // turns finished on this display
 }
 
 func newModel(opts Options) *model {
 	h := help.New()
 	h.Styles = help.DefaultDarkStyles()
-	return &model{opts: opts, width: 80, height: 24, agents: map[string]*agentState{}, keys: newKeyMap(), help: h}
+	m := &model{opts: opts, width: 80, height: 24, agents: map[string]*agentState{}, keys: newKeyMap(), help: h, input: newInput()}
+	if opts.Interactive {
+		m.keys.Quit.SetHelp("ctrl+c", "cancel turn")
+	}
+	m.sizeInput()
+	return m
 }
 
 func (m *model) Init() tea.Cmd { return nil }
@@ -86,6 +103,7 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = max(msg.Width, 20), max(msg.Height, 6)
+		m.sizeInput()
 	case batchMsg:
 		m.snap, m.now = msg.snap, msg.now
 		for _, e := range msg.events {
@@ -93,12 +111,32 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 	case runMsg:
 		m.run = Run(msg)
+		m.ended, m.cancelled = false, false
+		m.inRun = m.opts.Interactive
+		if m.cancelEarly { // Ctrl+C while the turn was starting
+			m.cancelEarly, m.cancelled = false, true
+			if m.run.Cancel != nil {
+				m.run.Cancel()
+			}
+		}
 	case endMsg:
 		m.ended = true
 		if m.opts.ExitAtEnd {
 			return m, tea.Quit
 		}
+		if m.cancelled {
+			m.inRun = false // a cancelled turn goes straight back to the prompt
+		}
+	case askMsg, noteMsg, pastMsg, clearMsg:
+		return m, m.askUpdate(msg)
+	case tea.PasteMsg:
+		if m.onInput() {
+			return m, m.edit(msg)
+		}
 	case tea.KeyPressMsg:
+		if m.onInput() {
+			return m, m.inputKey(msg)
+		}
 		return m, m.key(msg)
 	}
 	return m, nil
@@ -107,6 +145,22 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 // key handles one key press; the returned command quits or is nil.
 func (m *model) key(k tea.KeyPressMsg) tea.Cmd {
 	n := len(m.snap.Agents)
+	if m.opts.Interactive {
+		if done := m.finished || m.ended; key.Matches(k, m.keys.Quit) || (done && m.page == pageMain && key.Matches(k, m.keys.Back)) {
+			switch {
+			case done:
+				m.inRun = false // back to the conversation
+			case k.String() == "ctrl+c" && !m.cancelled:
+				// Ctrl+C cancels the turn, not the session; q does
+				// nothing until the end.
+				m.cancelled = true
+				if m.run.Cancel != nil {
+					m.run.Cancel()
+				}
+			}
+			return nil
+		}
+	}
 	switch {
 	case key.Matches(k, m.keys.Quit):
 		if !m.finished {
@@ -233,6 +287,9 @@ func (m *model) apply(e event.Event) {
 		a.append("\n" + line + "\n")
 	case event.RunFinished:
 		m.finished = true
+		if m.opts.Interactive {
+			m.finishTurn()
+		}
 		if m.page == pageMain {
 			m.scroll = 0
 		}

@@ -135,7 +135,12 @@ func TestTmuxRunToTheEndAndQuit(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	s.tmux("resize-window", "-t", "run", "-x", "100", "-y", "30")
+	// The header is still on the first line: nothing printed over the
+	// display (a stderr line written while it owns the screen scrolls it).
 	end := s.waitFor("the end", 60*time.Second, "MassGen · completed", "Final answer by", "Votes · winner", "█", "q exit")
+	if !strings.HasPrefix(end, " MassGen · completed") {
+		t.Errorf("the screen at the end does not start with the header:\n%s", end)
+	}
 	t.Logf("at the end:\n%s", end)
 	if on := strings.TrimSpace(s.tmux("display", "-p", "-t", "run", "#{alternate_on}")); on != "1" {
 		t.Errorf("the TUI is not on the alternate screen (alternate_on %q)", on)
@@ -146,8 +151,8 @@ func TestTmuxRunToTheEndAndQuit(t *testing.T) {
 		t.Errorf("q after the final answer: exit %d, want 0:\n%s", code, after)
 	}
 	// The answer is printed on the main screen too, for the scrollback.
-	if !strings.Contains(after, "Final answer") || !strings.Contains(after, "logs: ") {
-		t.Errorf("the answer or the log line is not on the screen after the TUI:\n%s", after)
+	if !strings.Contains(after, "Final answer") || !strings.Contains(after, "logs: ") || !strings.Contains(after, "session: ") {
+		t.Errorf("the answer, the log line or the session line is not on the screen after the TUI:\n%s", after)
 	}
 }
 
@@ -167,5 +172,53 @@ func TestTmuxQuitMidRunCancelsIt(t *testing.T) {
 	b, err := os.ReadFile(statuses[0])
 	if err != nil || !strings.Contains(string(b), `"interrupted"`) {
 		t.Errorf("status.json does not say interrupted (%v):\n%s", err, b)
+	}
+}
+
+// Interactive mode in the TUI: no question on the command line, two
+// questions typed one after the other, each answered with the first as
+// history, /status (a command's output in the conversation), then /quit:
+// exit 0 and the terminal restored.
+func TestTmuxInteractiveTwoQuestions(t *testing.T) {
+	s := startTmux(t, `--config @examples/sim_latency`)
+	s.waitFor("the prompt", 20*time.Second, "MassGen · interactive · 0 turns", "> Ask the team a question")
+	s.tmux("send-keys", "-t", "run", "-l", "What is the capital of France?")
+	s.tmux("send-keys", "-t", "run", "Enter")
+	s.waitFor("the first turn at work", 20*time.Second, "MassGen · coordinating", "Q: What is the capital of France?", "sim-fast [sim]")
+	end := s.waitFor("the first answer", 60*time.Second, "MassGen · completed", "Final answer by", "q back to the conversation")
+	t.Logf("first turn at the end:\n%s", end)
+	s.tmux("send-keys", "-t", "run", "q")
+	s.waitFor("the conversation", 10*time.Second, "interactive · 1 turn", "you> What is the capital of France?", "massgen · by ")
+	s.tmux("send-keys", "-t", "run", "-l", "And of Italy?")
+	s.tmux("send-keys", "-t", "run", "Enter")
+	s.waitFor("the second turn", 60*time.Second, "MassGen · completed", "Q: And of Italy?", "q back to the conversation")
+	s.tmux("send-keys", "-t", "run", "q")
+	conv := s.waitFor("both turns", 10*time.Second, "interactive · 2 turns", "you> And of Italy?")
+	t.Logf("the conversation after two turns:\n%s", conv)
+	s.tmux("send-keys", "-t", "run", "-l", "/status")
+	s.tmux("send-keys", "-t", "run", "Enter")
+	s.waitFor("/status", 10*time.Second, "turns:    2 in the history (4 messages)", "config:   @examples/sim_latency")
+	s.tmux("send-keys", "-t", "run", "-l", "/quit")
+	s.tmux("send-keys", "-t", "run", "Enter")
+	code, after := s.exited()
+	if code != 0 {
+		t.Errorf("/quit: exit %d, want 0:\n%s", code, after)
+	}
+	if !strings.Contains(after, "2 turns in the history") {
+		t.Errorf("the session line is not printed after the display:\n%s", after)
+	}
+}
+
+// massgen --continue without a question opens the conversation with the
+// session's earlier turns.
+func TestTmuxContinueShowsTheEarlierTurns(t *testing.T) {
+	bin := buildOnce(t)
+	s := startTmux(t, `--display plain --config @examples/sim_three_agents "What is the capital of France?" >first.out 2>&1 && `+
+		bin+` --continue`)
+	s.waitFor("the resumed conversation", 30*time.Second, "interactive · 1 turn", "you> What is the capital of France?",
+		"massgen · earlier turn", "continuing after 1 turns")
+	s.tmux("send-keys", "-t", "run", "C-c") // at the empty prompt: leave
+	if code, after := s.exited(); code != 0 {
+		t.Errorf("Ctrl+C at the empty prompt: exit %d, want 0:\n%s", code, after)
 	}
 }

@@ -35,6 +35,10 @@ type Options struct {
 	// ExitAtEnd leaves the display as soon as the run's events end, for
 	// when nobody can press q (the input is not a terminal).
 	ExitAtEnd bool
+	// Interactive makes the display a session's: an input page with the
+	// conversation between runs (Ask), q leaves a finished run's view for
+	// it, and Ctrl+C cancels the current run (Run.Cancel), not the display.
+	Interactive bool
 	// Width and Height, when set, are the size to assume until the
 	// terminal reports one (tests, benchmarks); the terminal's size wins.
 	Width, Height int
@@ -47,9 +51,10 @@ type Options struct {
 // blocks until the user leaves. The program starts with the first Follow,
 // so a run that fails before it starts never touches the terminal.
 //
-// One UI is meant to outlive a run: a multi-turn session calls Follow
-// once per turn (the model resets its per-run state on RunStarted) and
-// Wait when the session ends.
+// One UI is meant to outlive a run: an interactive session
+// (Options.Interactive) calls Ask for each question, Follow once per turn
+// (the model resets its per-run state on RunStarted), Note for what its
+// commands print, and Close then Wait when the session ends.
 type UI struct {
 	opts    Options
 	mu      sync.Mutex
@@ -101,6 +106,9 @@ func (u *UI) start() {
 // Run is what the display learns about a run as it starts.
 type Run struct {
 	Timeout time.Duration // the run's deadline after its start (0: none)
+	// Cancel cancels this run alone (an interactive session's turn); nil:
+	// Options.Cancel.
+	Cancel func()
 }
 
 // Follow shows the run behind sub until its events end, and returns then
@@ -165,4 +173,57 @@ func (u *UI) Wait() (Result, error) {
 	}
 	<-u.done
 	return Result{QuitEarly: u.final.quitEarly}, u.err
+}
+
+// ErrClosed is Ask's error when the user leaves the session (Ctrl+D, or
+// Ctrl+C at an empty prompt) or the display has stopped.
+var ErrClosed = io.EOF
+
+// Ask shows the input page (an interactive display's, Options.Interactive)
+// and returns what the user sends: a line, or several (Alt-Enter, a
+// """ block). A finished run's view stays until the user leaves it with q.
+// It returns ErrClosed when the user quits, ctx's error when ctx ends.
+func (u *UI) Ask(ctx context.Context) (string, error) {
+	reply := u.ask()
+	select {
+	case r := <-reply:
+		return r.text, r.err
+	case <-u.done:
+		return "", ErrClosed
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+}
+
+// ask opens the prompt and returns where the answer will arrive; the
+// prompt is open when it returns (keys sent after it reach it).
+func (u *UI) ask() <-chan askReply {
+	u.start()
+	reply := make(chan askReply, 1)
+	u.prog.Send(askMsg{reply: reply})
+	return reply
+}
+
+// Note adds text to the conversation: what a command printed, an error.
+func (u *UI) Note(text string) { u.send(noteMsg(text)) }
+
+// Past adds an earlier turn to the conversation (a resumed session).
+func (u *UI) Past(question, answer string) { u.send(pastMsg{question: question, answer: answer}) }
+
+// Clear empties the conversation on screen (/clear).
+func (u *UI) Clear() { u.send(clearMsg{}) }
+
+func (u *UI) send(msg tea.Msg) {
+	u.start()
+	u.prog.Send(msg)
+}
+
+// Close leaves the display (the session is over); Wait then returns.
+func (u *UI) Close() {
+	u.mu.Lock()
+	started := u.started
+	u.mu.Unlock()
+	if started {
+		u.prog.Quit()
+	}
 }

@@ -27,6 +27,13 @@ func (m *model) View() tea.View {
 
 // render draws the whole screen: exactly height lines of width cells.
 func (m *model) render() string {
+	if m.onInput() {
+		lines := m.inputPage()
+		for i := range lines {
+			lines[i] = fit(lines[i], m.width)
+		}
+		return strings.Join(lines, "\n")
+	}
 	lines := m.header()
 	body := m.bodyHeight()
 	switch m.page {
@@ -93,6 +100,9 @@ func (m *model) footer() string {
 	m.help.SetWidth(m.width)
 	switch m.page {
 	case pageMain:
+		if m.finished && m.opts.Interactive {
+			return stDim.Render("q back to the conversation · ↑↓ pgup/pgdn scroll · tab/enter agents · r table · v votes")
+		}
 		if m.finished {
 			return stDim.Render("q exit · ↑↓ pgup/pgdn scroll · tab/enter agents · r table · v votes · ? help")
 		}
@@ -193,6 +203,11 @@ func (m *model) helpLines() []string {
 	m.help.SetWidth(m.width)
 	lines := []string{stAccent.Render("Keys"), ""}
 	lines = append(lines, strings.Split(m.help.FullHelpView(m.keys.FullHelp()), "\n")...)
+	if m.opts.Interactive {
+		return append(lines, "",
+			"Ctrl+C before the turn ends cancels it (it is kept as interrupted); the session goes on.",
+			"After the final answer, q returns to the conversation and its prompt.")
+	}
 	return append(lines, "",
 		"Leaving with q before the run ends cancels it: the logs are kept and massgen exits 4.",
 		"After the final answer, q exits and prints the answer to the terminal.")
