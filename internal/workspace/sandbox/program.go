@@ -2,6 +2,8 @@ package sandbox
 
 import (
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/massgen/massgen/internal/workspace"
@@ -28,6 +30,7 @@ func Program(bwrap string, g *workspace.Guard, cmd *exec.Cmd, env []string) {
 	args := []string{"--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
 		"--unshare-all", "--share-net", "--die-with-parent", "--cap-drop", "ALL", "--clearenv"}
 	args = append(args, secretMasks()...)
+	args = append(args, programBinds(cmd.Path)...)
 	args = append(args, mountArgs(g.WidestMounts())...)
 	for _, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")
@@ -40,4 +43,38 @@ func Program(bwrap string, g *workspace.Guard, cmd *exec.Cmd, env []string) {
 	cmd.Args = append([]string{bwrap}, args...)
 	cmd.Env = nil
 	cmd.Dir = g.Workspace()
+}
+
+// programBinds keeps the program's own files visible when they live under
+// /tmp, which the sandbox replaces with an empty tmpfs: a server installed
+// in a project under /tmp (node_modules/.bin/… and the package its link
+// points to) must still start. The top directory under /tmp that holds the
+// program is bound read-only, as everything outside /tmp is; the policy's
+// mounts come after it, so a workspace inside it stays writable and hidden
+// places stay hidden.
+func programBinds(path string) []string {
+	var tops []string
+	for _, p := range []string{path, resolved(path)} {
+		rel, err := filepath.Rel("/tmp", p)
+		if err != nil || rel == "." || strings.HasPrefix(rel, "..") || !filepath.IsAbs(p) {
+			continue
+		}
+		top := filepath.Join("/tmp", strings.Split(rel, string(filepath.Separator))[0])
+		if !slices.Contains(tops, top) {
+			tops = append(tops, top)
+		}
+	}
+	var args []string
+	for _, t := range tops {
+		args = append(args, "--ro-bind", t, t)
+	}
+	return args
+}
+
+func resolved(path string) string {
+	p, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return path
+	}
+	return p
 }
