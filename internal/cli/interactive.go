@@ -30,7 +30,9 @@ Commands:
   /config            the config file in use
   /inspect           the last turn's answers and votes
   /save [FILE]       write the conversation as Markdown (default <session>.md)
-  /context PATH      add a context path (not available yet)
+  /context PATH[:w]  share a file or directory with the agents that have a workspace
+                     for the rest of the session (read-only; :w the winner may write it)
+@path, @path:w in a question share it for that question only
   /clear, /reset     forget the conversation: the next question starts a new session
   /quit, /exit, /q   leave (so does Ctrl+D)
 Ctrl+C during a turn: in the full-screen display it cancels the turn (Ctrl+C at an
@@ -41,7 +43,7 @@ empty prompt leaves); with plain lines it interrupts the turn and leaves.
 // stdin, each a team run that sees the earlier turns. On a terminal with
 // the TUI the loop is interactiveTUI's; both share dispatch. It ends at EOF or /quit with exit 0, at
 // Ctrl+C with exit 4.
-func interactive(ctx context.Context, env *Env, rq app.Request, outputFile, mode string, o app.SessionOptions) error {
+func interactive(ctx context.Context, env *Env, rq app.Request, outputFile, mode string, o app.SessionOptions, atRefs bool) error {
 	if rq.Automation {
 		return usageErr("no question given: --automation runs one question, as in massgen --automation \"your question\"")
 	}
@@ -56,7 +58,7 @@ func interactive(ctx context.Context, env *Env, rq app.Request, outputFile, mode
 	}()
 	if mode == displayTUI {
 		if isTerminal(env.Stdin) {
-			return interactiveTUI(ctx, env, sess, rq, outputFile)
+			return interactiveTUI(ctx, env, sess, rq, outputFile, atRefs)
 		}
 		mode = displayPlain // the prompt needs keys from a terminal
 	}
@@ -98,8 +100,7 @@ func interactive(ctx context.Context, env *Env, rq app.Request, outputFile, mode
 		if q == "" {
 			continue
 		}
-		rq.Question = q
-		err = runTurn(ctx, env, sess, rq, outputFile, true, false, mode)
+		err = runTurn(ctx, env, sess, questionRequest(env, rq, q, atRefs), outputFile, true, false, mode)
 		if ctx.Err() != nil {
 			return &exitError{code: ExitInterrupted, err: errors.New("interrupted; the finished turns are kept: massgen --continue resumes")}
 		}
@@ -110,6 +111,17 @@ func interactive(ctx context.Context, env *Env, rq app.Request, outputFile, mode
 }
 
 var errQuit = errors.New("quit")
+
+// questionRequest is the turn's request for question q: the session's
+// context paths plus, unless turned off, the files q names as @path or
+// @path:w, for this question only.
+func questionRequest(env *Env, rq app.Request, q string, atRefs bool) app.Request {
+	rq.Question = q
+	if atRefs {
+		rq.ContextPaths = append(slices.Clip(rq.ContextPaths), app.AtReferences(q, env.WorkDir)...)
+	}
+	return rq
+}
 
 // dispatch is what both front ends do with what the user typed: a command
 // runs (printing to w) and q is ""; anything else is the question q.
@@ -187,7 +199,12 @@ func command(ctx context.Context, env *Env, w io.Writer, sess *app.Session, rq *
 		if arg == "" {
 			return true, errors.New("/context PATH: which path?")
 		}
-		return true, fmt.Errorf("context paths arrive with the workspace issue: agents cannot read or write %s in this version", arg)
+		cps := app.AtReferences("@"+arg, env.WorkDir)
+		if len(cps) == 0 {
+			return true, fmt.Errorf("/context %s: no such file or directory (relative paths start at %s)", arg, env.WorkDir)
+		}
+		rq.ContextPaths = append(rq.ContextPaths, cps...)
+		fmt.Fprintf(w, "shared %s (%s) with the agents that have a workspace, from the next question on\n", cps[0].Path, cps[0].Permission)
 	default:
 		if strings.HasPrefix(word, "/") {
 			return true, fmt.Errorf("unknown command %s (/help lists them; to ask it as a question, start with a space)", word)

@@ -125,7 +125,7 @@ func TestInteractiveTurnsSeeTheEarlierTurnsAndResetForgetsThem(t *testing.T) {
 			t.Errorf("stdout lacks %q:\n%s", want, r.stdout)
 		}
 	}
-	for _, want := range []string{"context paths arrive with the workspace issue", "unknown command /bogus", "(type a question, or /help)"} {
+	for _, want := range []string{"/context docs: no such file or directory", "unknown command /bogus", "(type a question, or /help)"} {
 		if !strings.Contains(r.stderr, want) {
 			t.Errorf("stderr lacks %q", want)
 		}

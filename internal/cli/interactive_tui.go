@@ -22,7 +22,7 @@ import (
 // conversation. Ctrl+C cancels the turn under way (it is recorded as
 // interrupted); at an empty prompt it leaves, as Ctrl+D and /quit do,
 // with exit 0. A SIGTERM (ctx) ends the session with exit 4.
-func interactiveTUI(ctx context.Context, env *Env, sess *app.Session, rq app.Request, outputFile string) error {
+func interactiveTUI(ctx context.Context, env *Env, sess *app.Session, rq app.Request, outputFile string, atRefs bool) error {
 	ui := tui.New(tui.Options{Input: env.Stdin, Output: env.Stdout, Context: ctx, Interactive: true})
 	held := &heldWriter{}
 	defer sess.SetStderr(held)()
@@ -39,7 +39,7 @@ func interactiveTUI(ctx context.Context, env *Env, sess *app.Session, rq app.Req
 	turn := func(resume bool) error {
 		turnCtx, cancel := context.WithCancel(ctx)
 		defer cancel()
-		rq := rq
+		rq := questionRequest(env, rq, rq.Question, atRefs)
 		rq.ObserveRun = func(sub *event.Subscription, info app.RunInfo) {
 			ui.Follow(sub, tui.Run{Timeout: info.Timeout, Cancel: cancel})
 		}

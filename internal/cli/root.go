@@ -116,7 +116,7 @@ Try it without any API key on the built-in simulator:
 			case len(args) == 0 && streamEvents:
 				return usageErr("no question given: --stream-events runs one question, as in massgen --stream-events \"your question\"")
 			case len(args) == 0:
-				return interactive(cmd.Context(), env, rq, outputFile, mode, so)
+				return interactive(cmd.Context(), env, rq, outputFile, mode, so, !noAtRefs)
 			case len(args) > 1:
 				return usageErr("one question at a time: quote it, as in massgen \"%s\"", strings.Join(args, " "))
 			}

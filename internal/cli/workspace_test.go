@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -33,5 +35,53 @@ func TestAtReferenceSharesAFile(t *testing.T) {
 	r = massgen(t, t.Context(), files, nil, "--no-logs", "--no-parse-at-references", "--config", "c.yaml", "Summarise @notes.txt.")
 	if strings.Contains(r.stdout, "Read the plan.") {
 		t.Errorf("the file was shared despite --no-parse-at-references:\n%s", r.stdout)
+	}
+}
+
+// In interactive mode, /context shares a path for the rest of the session
+// and @path in a question shares it for that question; a path that does
+// not exist is refused with why.
+func TestInteractiveContextAndAtReferencesShareFiles(t *testing.T) {
+	cfg := `agent:
+  backend:
+    type: sim
+    model: reader
+    cwd: ws
+    scenario:
+      defaults: {ttft_ms: 0}
+      models:
+        reader:
+          steps:
+            - calls: [{name: read_file, arguments: '{"path": "../../../../notes.txt"}'}]
+            - expect_results: [{name: read_file, contains: "the plan"}]
+              answer: "Read the plan."
+`
+	for name, stdin := range map[string]string{
+		"/context": "/context missing.txt\n/context notes.txt\nSummarise the notes.\n",
+		"@path":    "Summarise @notes.txt.\n",
+		// The agent's read of notes.txt is refused: its answer never comes.
+		"nothing shared": "Summarise the notes.\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			for f, body := range map[string]string{"c.yaml": cfg, "notes.txt": "the plan"} {
+				if err := os.WriteFile(filepath.Join(dir, f), []byte(body), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			r := massgenIn(t, t.Context(), dir, stdin, "--display", "plain", "--config", "c.yaml")
+			if name == "nothing shared" {
+				if strings.Contains(r.stdout, "Read the plan.") {
+					t.Errorf("the file was read without being shared:\n%s", r.stdout)
+				}
+				return
+			}
+			if r.code != 0 || !strings.Contains(r.stdout, "Read the plan.") {
+				t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+			}
+			if name == "/context" && !strings.Contains(r.stderr, "/context missing.txt: no such file or directory") {
+				t.Errorf("a missing path is not refused with why:\n%s", r.stderr)
+			}
+		})
 	}
 }
