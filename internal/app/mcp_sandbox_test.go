@@ -146,6 +146,11 @@ orchestrator:
 			t.Errorf("%s was created", p)
 		}
 	}
+	// The winner's server was started again for the presentation (bound
+	// with the write context path writable, which it was not before).
+	if _, err := os.Stat(filepath.Join(out.LogDir, presentLogDir, "mcp_fs_stderr.log")); err != nil {
+		t.Errorf("no log of the server restarted for the presentation: %v", err)
+	}
 	t.Logf("%d attempts through server-filesystem, all refused, nothing changed", len(mcpAttacks)+1)
 }
 
