@@ -3,11 +3,14 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 
 	"github.com/massgen/massgen/internal/config"
 	"github.com/massgen/massgen/internal/llm"
@@ -25,8 +28,13 @@ import (
 // agent's guard first, so a refusal says why in the guard's words.
 
 // runMCP returns the tool source of agent a's MCP servers for this run,
-// added to rw's pool (started by withWorkspaces once every agent is set).
-func (rw *runWorkspaces) runMCP(cfg *config.Config, workDir string, ca config.Agent, g *workspace.Guard) (tool.Source, error) {
+// added to rw's pool (started by withWorkspaces once every agent is set),
+// and restart, which starts them again in a pool of their own for the
+// agent's final presentation and makes the source serve that pool's tools.
+// A sandboxed server is bound with the mounts of the guard's phase when it
+// starts: read-only write context paths while agents coordinate, writable
+// ones once the guard says the agent presents.
+func (rw *runWorkspaces) runMCP(cfg *config.Config, workDir string, ca config.Agent, g *workspace.Guard) (tool.Source, func(), error) {
 	b := ca.Backend
 	if rw.mcp == nil {
 		rw.mcp = mcp.NewPool(mcp.Options{Warn: func(msg string) { rw.snaps.warn(msg) }})
@@ -35,14 +43,17 @@ func (rw *runWorkspaces) runMCP(cfg *config.Config, workDir string, ca config.Ag
 	// The same consent as for commands; it may be given without them.
 	unsandboxed, _ := b.Extra["command_line_allow_unsandboxed"].(bool)
 	dirs := toolDirs(cfg, workDir)
-	var handles []mcp.Handle
+	var servers []mcp.Server
 	for _, s := range b.MCPServers {
 		srv := mcpServer(s, dirs)
 		if srv.Type == "" || srv.Type == mcp.Stdio {
 			srv.Owner = ca.ID
 			switch {
 			case noSandbox == nil:
-				env := []string{"PATH=" + searchPath(), "HOME=/tmp", "TMPDIR=/tmp", "LANG=C.UTF-8"}
+				// npx and uvx fetch into a cache: it lives in the sandbox's
+				// own /tmp, the only writable place besides the workspace.
+				env := []string{"PATH=" + searchPath(), "HOME=/tmp", "TMPDIR=/tmp", "LANG=C.UTF-8",
+					"npm_config_cache=/tmp/.npm", "UV_CACHE_DIR=/tmp/.cache/uv"}
 				for k, v := range srv.Env {
 					env = append(env, k+"="+v)
 				}
@@ -56,13 +67,58 @@ func (rw *runWorkspaces) runMCP(cfg *config.Config, workDir string, ca config.Ag
 				continue
 			}
 		}
-		h, err := rw.mcp.Add(srv)
-		if err != nil {
-			return nil, fmt.Errorf("MCP server %s: %v", s.Name, err)
-		}
-		handles = append(handles, h)
+		servers = append(servers, srv)
 	}
-	return rw.mcp.Tools(ca.ID, handles, b.AllowedTools, b.ExcludeTools), nil
+	add := func(p *mcp.Pool) (tool.Source, error) {
+		var handles []mcp.Handle
+		for _, srv := range servers {
+			h, err := p.Add(srv)
+			if err != nil {
+				return nil, fmt.Errorf("MCP server %s: %v", srv.Name, err)
+			}
+			handles = append(handles, h)
+		}
+		return p.Tools(ca.ID, handles, b.AllowedTools, b.ExcludeTools), nil
+	}
+	first, err := add(rw.mcp)
+	if err != nil {
+		return nil, nil, err
+	}
+	src := &switchSource{cur: first}
+	restart := func() {
+		p := mcp.NewPool(mcp.Options{Warn: func(msg string) { rw.snaps.warn(msg) }})
+		rw.presMu.Lock()
+		rw.present = append(rw.present, p)
+		rw.presMu.Unlock()
+		next, err := add(p)
+		if err != nil {
+			rw.snaps.warn(fmt.Sprintf("agent %s: its MCP servers cannot restart for the final presentation: %v", ca.ID, err))
+			return
+		}
+		p.Start()
+		src.set(next)
+	}
+	return src, restart, nil
+}
+
+// switchSource serves the tools of its current source, which restart
+// replaces for the final presentation.
+type switchSource struct {
+	mu  sync.Mutex
+	cur tool.Source
+}
+
+func (s *switchSource) set(src tool.Source) {
+	s.mu.Lock()
+	s.cur = src
+	s.mu.Unlock()
+}
+
+func (s *switchSource) Tools(ctx context.Context) ([]tool.Tool, error) {
+	s.mu.Lock()
+	cur := s.cur
+	s.mu.Unlock()
+	return cur.Tools(ctx)
 }
 
 func searchPath() string {
@@ -77,6 +133,37 @@ func (rw *runWorkspaces) closeMCP() {
 	if rw.mcp != nil {
 		rw.mcp.Close()
 	}
+	rw.presMu.Lock()
+	present := rw.present
+	rw.present = nil
+	rw.presMu.Unlock()
+	for _, p := range present {
+		p.Close()
+	}
+}
+
+// presentLogDir is where the stderr logs of servers restarted for the
+// final presentation are kept in a run's log directory.
+const presentLogDir = "mcp_final_presentation"
+
+// copyMCPLogs copies the stderr logs of the run's MCP servers into dir.
+func (rw *runWorkspaces) copyMCPLogs(dir string) error {
+	var errs []error
+	if rw.mcp != nil {
+		errs = append(errs, rw.mcp.CopyLogs(dir))
+	}
+	rw.presMu.Lock()
+	present := slices.Clone(rw.present)
+	rw.presMu.Unlock()
+	for _, p := range present {
+		sub := filepath.Join(dir, presentLogDir)
+		if err := os.MkdirAll(sub, 0o755); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		errs = append(errs, p.CopyLogs(sub))
+	}
+	return errors.Join(errs...)
 }
 
 // pathKeys are the argument names of MCP tools that hold paths (upstream's

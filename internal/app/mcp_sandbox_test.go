@@ -146,6 +146,11 @@ orchestrator:
 			t.Errorf("%s was created", p)
 		}
 	}
+	// The winner's server was started again for the presentation (bound
+	// with the write context path writable, which it was not before).
+	if _, err := os.Stat(filepath.Join(out.LogDir, presentLogDir, "mcp_fs_stderr.log")); err != nil {
+		t.Errorf("no log of the server restarted for the presentation: %v", err)
+	}
 	t.Logf("%d attempts through server-filesystem, all refused, nothing changed", len(mcpAttacks)+1)
 }
 
@@ -204,4 +209,108 @@ func TestMCPServerOwnerSeparatesProcesses(t *testing.T) {
 	if a1 == b || a1 == shared1 {
 		t.Error("agents with their own view must not share a server")
 	}
+}
+
+// shellServer is a minimal MCP stdio server (newline-delimited JSON-RPC)
+// with one tool, sh, whose argument "command" is no path to the guard: what
+// it can reach is up to the sandbox alone.
+const shellServer = `const rl = require('readline').createInterface({input: process.stdin});
+const {spawnSync} = require('child_process');
+const send = (id, result) => process.stdout.write(JSON.stringify({jsonrpc: '2.0', id, result}) + '\n');
+rl.on('line', line => {
+  const m = JSON.parse(line);
+  if (m.id === undefined) return;
+  switch (m.method) {
+  case 'initialize':
+    return send(m.id, {protocolVersion: m.params.protocolVersion, capabilities: {tools: {}}, serverInfo: {name: 'sh', version: '1'}});
+  case 'tools/list':
+    return send(m.id, {tools: [{name: 'sh', description: 'run a shell command',
+      inputSchema: {type: 'object', properties: {command: {type: 'string'}}, required: ['command']}}]});
+  case 'tools/call': {
+    const r = spawnSync('/bin/sh', ['-c', m.params.arguments.command], {encoding: 'utf8'});
+    return send(m.id, {content: [{type: 'text', text: (r.stdout || '') + (r.stderr || '') + 'EXIT ' + r.status}]});
+  }
+  default:
+    return send(m.id, {});
+  }
+});
+`
+
+// A shell inside the MCP sandbox, reached through an argument the guard
+// does not take for a path: a file in a stand-in home (outside the
+// workspace, /tmp and the system directories) does not exist for it; a
+// write context path is read-only at the kernel while agents coordinate
+// (nothing changes on disk); the winner's server, restarted for the final
+// presentation, writes it.
+func TestMCPSandboxShowsOnlyTheAgentsView(t *testing.T) {
+	npmServer(t, "mcp-server-filesystem") // skips or fails (CI) as the other MCP tests when node is missing
+	fixedRunName(t)
+	wd, err := os.Getwd()
+	must(t, err)
+	home, err := os.MkdirTemp(wd, "home")
+	must(t, err)
+	t.Cleanup(func() { os.RemoveAll(home) })
+	must(t, os.WriteFile(filepath.Join(home, "id_rsa"), []byte("PRIVATE KEY"), 0o600))
+	work := t.TempDir()
+	proj := filepath.Join(work, "project")
+	must(t, os.MkdirAll(proj, 0o755))
+	// The server's file is outside /tmp too: the sandbox shows its
+	// directory (that of an interpreter's file argument) and not its
+	// neighbour, the home.
+	srvDir, err := os.MkdirTemp(wd, "srv")
+	must(t, err)
+	t.Cleanup(func() { os.RemoveAll(srvDir) })
+	must(t, os.WriteFile(filepath.Join(proj, "main.go"), []byte("package main\n"), 0o644))
+	script := filepath.Join(srvDir, "sh.js")
+	must(t, os.WriteFile(script, []byte(shellServer), 0o644))
+	yaml := fmt.Sprintf(`agents:
+  - id: a
+    backend:
+      type: sim
+      model: prober
+      cwd: ws
+      mcp_servers:
+        sh: {command: node, args: [%[1]q]}
+      scenario:
+        defaults: {ttft_ms: 0}
+        models:
+          prober:
+            steps:
+              - calls:
+                  - {name: mcp__sh__sh, arguments: '{"command": "cat %[2]s/id_rsa || ls %[2]s || echo NO_HOME"}'}
+                  - {name: mcp__sh__sh, arguments: '{"command": "echo x > %[3]s/main.go"}'}
+              - expect_results:
+                  - {name: mcp__sh__sh, contains: "NO_HOME"}
+                  - {name: mcp__sh__sh, contains: "Read-only file system"}
+                answer: "A probed."
+              - when: coordination
+                vote: agent1
+              - calls:
+                  - {name: mcp__sh__sh, arguments: '{"command": "echo presented > %[3]s/NEW.md && echo WROTE"}'}
+              - expect_results:
+                  - {name: mcp__sh__sh, contains: "WROTE"}
+                text: "Presented."
+ui: {enable_final_presentation: true}
+orchestrator:
+  context_paths:
+    - {path: project, permission: write}
+`, script, home, proj)
+	projBefore := wstest.Snapshot(t, proj)
+	homeBefore := wstest.Snapshot(t, home)
+	var stderr strings.Builder
+	env := &Env{Getenv: func(string) string { return "" }, Stderr: &stderr, WorkDir: work}
+	out, err := Execute(t.Context(), env, Request{Question: "Probe.", ConfigYAML: []byte(yaml), LogDir: filepath.Join(work, "logs"), Timeout: 120})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, yaml)
+	}
+	if out.Status != "completed" || out.Winner != "a" || out.Final != "Presented." {
+		ev, _ := os.ReadFile(filepath.Join(out.LogDir, "coordination_events.jsonl"))
+		t.Fatalf("status %s, winner %q, final %q, err %v; stderr:\n%s\nevents:\n%s", out.Status, out.Winner, out.Final, out.Err, stderr.String(), ev)
+	}
+	wstest.Unchanged(t, home, homeBefore)
+	if b, err := os.ReadFile(filepath.Join(proj, "NEW.md")); err != nil || string(b) != "presented\n" {
+		t.Errorf("NEW.md written at the presentation: %q %v", b, err)
+	}
+	must(t, os.Remove(filepath.Join(proj, "NEW.md")))
+	wstest.Unchanged(t, proj, projBefore)
 }

@@ -273,9 +273,9 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 	if out.Workspace, out.ContextChanges, err = wss.finish(out.LogDir, out.Winner); err != nil {
 		fmt.Fprintf(env.Stderr, "warning: keeping the winner's workspace in the logs: %v\n", err)
 	}
-	if wss.mcp != nil && out.LogDir != "" {
+	if out.LogDir != "" {
 		// The stderr of the servers of agents with a workspace, as for the team's.
-		if err := wss.mcp.CopyLogs(out.LogDir); err != nil {
+		if err := wss.copyMCPLogs(out.LogDir); err != nil {
 			fmt.Fprintf(env.Stderr, "warning: keeping the MCP servers' logs: %v\n", err)
 		}
 	}

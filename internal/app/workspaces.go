@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/massgen/massgen/internal/config"
@@ -36,6 +37,8 @@ type runWorkspaces struct {
 	warnings []string
 	snaps    *snapshots // nil when no agent has a workspace
 	mcp      *mcp.Pool  // the MCP servers of agents with a workspace (mcp_sandbox.go)
+	presMu   sync.Mutex
+	present  []*mcp.Pool // the presenter's servers restarted for the final presentation
 }
 
 // setLogDir tells the watches where to keep the originals of context paths.
@@ -156,14 +159,16 @@ func withWorkspaces(cfg *config.Config, workDir string, now time.Time, agents []
 		if err != nil {
 			return nil, nil, usageErr("agent %s: %v", out[i].ID, err)
 		}
+		var restartMCP func()
 		if len(ca.Backend.MCPServers) > 0 {
-			src, err := rw.runMCP(cfg, workDir, ca, g)
+			src, restart, err := rw.runMCP(cfg, workDir, ca, g)
 			if err != nil {
 				rw.closeMCP()
 				return nil, nil, execErr("agent %s: %v", out[i].ID, err)
 			}
 			set = set.WithSources(src).Map(guardMCP(g))
 			present = present.WithSources(src).Map(guardMCP(g))
+			restartMCP = restart
 		}
 		out[i].Tools, out[i].PresentTools = set, present
 		out[i].OnPresent = g.SetFinalPresentation
@@ -178,6 +183,16 @@ func withWorkspaces(cfg *config.Config, workDir string, now time.Time, agents []
 				}
 				g.SetFinalPresentation(false)
 				w.stop(id)
+			}
+		}
+		if on := out[i].OnPresent; restartMCP != nil {
+			// The guard opens the write context paths first, so the
+			// restarted servers are bound with them writable.
+			out[i].OnPresent = func(present bool) {
+				on(present)
+				if present {
+					restartMCP()
+				}
 			}
 		}
 		id := out[i].ID

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -14,24 +15,27 @@ import (
 func Bwrap() (string, error) { return findBwrap("") }
 
 // Program rewrites cmd, a long-lived program such as an MCP server, to run
-// under bubblewrap (bwrap) in the view of the agent g guards: the whole
-// system read-only, the policy's mounts over it (the workspace writable,
-// snapshots and read context paths read-only, protected paths read-only,
-// hidden places masked), a fresh /tmp,
-// the workspace as working directory, and env as its whole environment
-// (massgen's own, which holds API keys, is not passed). The network is
-// kept: MCP servers are often clients of a service.
+// under bubblewrap (bwrap) in the view of the agent g guards: the system
+// directories read-only as commands see them (secrets in /etc masked), the
+// program's own tree read-only (programBinds), the policy's current mounts
+// (the workspace writable, snapshots and context paths read-only, protected
+// paths read-only, hidden places masked), a fresh /tmp, the workspace as
+// working directory, and env as its whole environment (massgen's own,
+// which holds API keys, is not passed). Nothing else of the host is there:
+// a server cannot read a home directory through an argument the guard does
+// not take for a path. The network is kept: MCP servers are often clients
+// of a service.
 //
-// A server outlives the phases of a run, so its write context paths are
-// bound writable (WidestMounts): the guard refuses a write there before
-// the final presentation, call by call (the caller checks the arguments);
-// everything else is enforced by the kernel as for commands.
+// The mounts are those of the guard's phase when the program starts
+// (g.Mounts): write context paths are read-only during coordination, so a
+// server must be restarted to write them at the final presentation.
 func Program(bwrap string, g *workspace.Guard, cmd *exec.Cmd, env []string) {
-	args := []string{"--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
-		"--unshare-all", "--share-net", "--die-with-parent", "--cap-drop", "ALL", "--clearenv"}
-	args = append(args, secretMasks()...)
-	args = append(args, programBinds(cmd.Path)...)
-	args = append(args, mountArgs(g.WidestMounts())...)
+	args := systemBinds()
+	args = append(args, "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
+		"--unshare-all", "--share-net", "--die-with-parent", "--cap-drop", "ALL", "--clearenv")
+	args = append(args, resolverBinds()...)
+	args = append(args, programBinds(cmd.Path, cmd.Args[1:])...)
+	args = append(args, mountArgs(g.Mounts())...)
 	for _, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")
 		args = append(args, "--setenv", k, v)
@@ -45,30 +49,98 @@ func Program(bwrap string, g *workspace.Guard, cmd *exec.Cmd, env []string) {
 	cmd.Dir = g.Workspace()
 }
 
-// programBinds keeps the program's own files visible when they live under
-// /tmp, which the sandbox replaces with an empty tmpfs: a server installed
-// in a project under /tmp (node_modules/.bin/… and the package its link
-// points to) must still start. The top directory under /tmp that holds the
-// program is bound read-only, as everything outside /tmp is; the policy's
-// mounts come after it, so a workspace inside it stays writable and hidden
+// interpreters run the file named in their arguments: that file's tree is
+// the program's too.
+var interpreters = []string{"node", "nodejs", "python", "python3", "npx", "uvx", "uv", "deno", "bun"}
+
+// programBinds keep the program's own files visible (read-only): the
+// package root of the executable (and of what its link points to) and, for
+// an interpreter, of each existing file among its arguments. Directories
+// the sandbox already shows (system ones) need no bind; the policy's
+// mounts come after these, so a workspace inside stays writable and hidden
 // places stay hidden.
-func programBinds(path string) []string {
-	var tops []string
-	for _, p := range []string{path, resolved(path)} {
-		rel, err := filepath.Rel("/tmp", p)
-		if err != nil || rel == "." || strings.HasPrefix(rel, "..") || !filepath.IsAbs(p) {
+func programBinds(path string, args []string) []string {
+	files := []string{path, resolved(path)}
+	if slices.Contains(interpreters, filepath.Base(resolved(path))) || slices.Contains(interpreters, filepath.Base(path)) {
+		for _, a := range args {
+			if !filepath.IsAbs(a) {
+				continue // relative: to the workspace, which is bound anyway
+			}
+			if fi, err := os.Stat(a); err == nil {
+				if fi.IsDir() {
+					continue // a directory argument is data, the guard's business
+				}
+				files = append(files, a, resolved(a))
+			}
+		}
+	}
+	var roots []string
+	for _, f := range files {
+		r := packageRoot(f)
+		if r == "" || underSystem(r) || slices.Contains(roots, r) {
 			continue
 		}
-		top := filepath.Join("/tmp", strings.Split(rel, string(filepath.Separator))[0])
-		if !slices.Contains(tops, top) {
-			tops = append(tops, top)
+		roots = append(roots, r)
+	}
+	var out []string
+	for _, r := range roots {
+		out = append(out, "--ro-bind", r, r)
+	}
+	return out
+}
+
+// packageRoot is the tree a program file belongs to: the directory above
+// its first node_modules (the project that installed it), else the nearest
+// ancestor holding node_modules, else the file's own directory. Never the
+// root or the user's home, which would show everything.
+func packageRoot(file string) string {
+	if !filepath.IsAbs(file) {
+		return ""
+	}
+	home, _ := os.UserHomeDir()
+	ok := func(d string) bool { return d != "/" && d != home && d != "" }
+	dir := filepath.Dir(file)
+	parts := strings.Split(dir, string(filepath.Separator))
+	if i := slices.Index(parts, "node_modules"); i > 1 {
+		if r := strings.Join(parts[:i], string(filepath.Separator)); ok(r) {
+			return r
 		}
 	}
-	var args []string
-	for _, t := range tops {
-		args = append(args, "--ro-bind", t, t)
+	for d := dir; ok(d); d = filepath.Dir(d) {
+		if fi, err := os.Stat(filepath.Join(d, "node_modules")); err == nil && fi.IsDir() {
+			return d
+		}
 	}
-	return args
+	if !ok(dir) {
+		return ""
+	}
+	return dir
+}
+
+// systemDirs are the directories systemBinds shows.
+var systemDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt"}
+
+func underSystem(p string) bool {
+	for _, d := range systemDirs {
+		if p == d || strings.HasPrefix(p, d+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// resolverBinds keep name resolution working for a server that is a client
+// of a service when /etc/resolv.conf links outside /etc (systemd-resolved).
+func resolverBinds() []string {
+	fi, err := os.Lstat("/etc/resolv.conf")
+	if err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		return nil
+	}
+	dir := filepath.Dir(resolved("/etc/resolv.conf"))
+	if underSystem(dir) || !filepath.IsAbs(dir) || dir == "/" {
+		return nil
+	}
+	return []string{"--ro-bind-try", dir, dir}
 }
 
 func resolved(path string) string {

@@ -77,3 +77,68 @@ func TestProgramSeesTheAgentsView(t *testing.T) {
 	}
 	t.Logf("%d attempts by a sandboxed program, all refused (and writes above the workspace that stayed in its private /tmp)", len(attempts))
 }
+
+// A sandboxed program sees only what it was given: a file outside the
+// workspace, outside /tmp and outside the system directories (a stand-in
+// for a home directory) does not exist for it. A write context path is
+// read-only at the kernel for a program started during coordination
+// (nothing changes on disk) and writable for one started in the final
+// presentation.
+func TestProgramSeesNothingElseAndWritesContextOnlyWhenPresenting(t *testing.T) {
+	needBwrap(t)
+	w := newWorld(t)
+	// The test's temp dirs are under /tmp, which the sandbox replaces
+	// anyway; a home must be elsewhere to prove anything.
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	home, err := os.MkdirTemp(wd, "home")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(home) })
+	if err := os.WriteFile(filepath.Join(home, "id_rsa"), []byte("PRIVATE"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	bwrap, err := sandbox.Bwrap()
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(script string) string {
+		t.Helper()
+		cmd := exec.Command("/bin/sh", "-c", script)
+		sandbox.Program(bwrap, w.g, cmd, []string{"PATH=/usr/bin:/bin"})
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%v: %s", err, out)
+		}
+		return string(out)
+	}
+	projBefore := wstest.Snapshot(t, w.proj)
+	out := run(`test -e ` + home + ` && echo HOME_SEEN || echo no_home
+cat ` + home + `/id_rsa 2>/dev/null || echo no_key
+echo x 2>&1 > ` + w.proj + `/main.go && echo WROTE_CONTEXT
+cat ` + w.proj + `/main.go`)
+	for _, want := range []string{"no_home", "no_key", "Read-only file system", "package main"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("coordination: want %q in %q", want, out)
+		}
+	}
+	if strings.Contains(out, "WROTE_CONTEXT") || strings.Contains(out, "PRIVATE") {
+		t.Errorf("coordination: %q", out)
+	}
+	wstest.Unchanged(t, w.proj, projBefore)
+
+	w.g.SetFinalPresentation(true)
+	defer w.g.SetFinalPresentation(false)
+	out = run(`echo presented > ` + w.proj + `/NEW.md && echo WROTE_CONTEXT
+echo x > ` + w.proj + `/.env 2>/dev/null && echo WROTE_PROTECTED
+cat ` + home + `/id_rsa 2>/dev/null || echo no_key`)
+	if !strings.Contains(out, "WROTE_CONTEXT") || strings.Contains(out, "WROTE_PROTECTED") || !strings.Contains(out, "no_key") {
+		t.Errorf("presentation: %q", out)
+	}
+	if b, err := os.ReadFile(filepath.Join(w.proj, "NEW.md")); err != nil || string(b) != "presented\n" {
+		t.Errorf("NEW.md: %q %v", b, err)
+	}
+}

@@ -29,10 +29,10 @@ func TestProgramBindsKeepAProgramUnderTmp(t *testing.T) {
 	if err := os.Symlink("../server/index.js", link); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := programBinds(link), []string{"--ro-bind", dir, dir}; !slices.Equal(got, want) {
+	if got, want := programBinds(link, nil), []string{"--ro-bind", dir, dir}; !slices.Equal(got, want) {
 		t.Errorf("programBinds(%s) = %q, want %q", link, got, want)
 	}
-	if got := programBinds("/usr/bin/node"); len(got) != 0 {
+	if got := programBinds("/usr/bin/node", nil); len(got) != 0 {
 		t.Errorf("a program outside /tmp needs no bind, got %q", got)
 	}
 }

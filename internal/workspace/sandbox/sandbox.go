@@ -255,7 +255,7 @@ func (r *Runner) env(cwd string) []string {
 // they are on the host (a symlinked /bin stays a symlink).
 func systemBinds() []string {
 	var args []string
-	for _, d := range []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt"} {
+	for _, d := range systemDirs {
 		fi, err := os.Lstat(d)
 		switch {
 		case err != nil:
