@@ -253,7 +253,7 @@ func toolMessages(calls []llm.ToolCall, results []tool.Result) []llm.Message {
 		if results[i].IsError && !strings.HasPrefix(content, "Error") {
 			content = "Error: " + content
 		}
-		out[i] = llm.Message{Role: llm.RoleTool, ToolCallID: c.ID, Content: content, IsError: results[i].IsError}
+		out[i] = llm.Message{Role: llm.RoleTool, ToolCallID: c.ID, Content: content, IsError: results[i].IsError, Images: results[i].Images}
 	}
 	return out
 }

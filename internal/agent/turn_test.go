@@ -10,6 +10,7 @@ import (
 
 	"github.com/massgen/massgen/internal/coord"
 	"github.com/massgen/massgen/internal/llm"
+	"github.com/massgen/massgen/internal/tool"
 )
 
 // judgeCall is one call of Turn.Judge.
@@ -449,5 +450,22 @@ func TestStreamedTextAndReasoningReachTheEmitter(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"hmm"}, em.reasoning); diff != "" {
 		t.Errorf("reasoning (-want +got):\n%s", diff)
+	}
+}
+
+// A tool's images travel with its result message, so the provider adapter
+// can send them where its API takes images in a tool result.
+func TestToolMessagesCarryImages(t *testing.T) {
+	img := llm.Image{MIME: "image/png", Data: []byte("\x89PNG")}
+	got := toolMessages(
+		[]llm.ToolCall{{ID: "c1", Name: "shot"}, {ID: "c2", Name: "echo"}},
+		[]tool.Result{{Content: "[image: image/png, 4 bytes]", Images: []llm.Image{img}}, {Content: "hi"}},
+	)
+	want := []llm.Message{
+		{Role: llm.RoleTool, ToolCallID: "c1", Content: "[image: image/png, 4 bytes]", Images: []llm.Image{img}},
+		{Role: llm.RoleTool, ToolCallID: "c2", Content: "hi"},
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("tool messages (-want +got):\n%s", d)
 	}
 }

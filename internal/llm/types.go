@@ -26,6 +26,17 @@ type Message struct {
 	// IsError marks a RoleTool message as a failed call, for providers
 	// that carry the flag (Anthropic's is_error); the text says it too.
 	IsError bool
+	// Images are pictures a tool returned (an MCP image result), for
+	// RoleTool messages. Content still describes each one, so a provider
+	// that cannot take images in a tool result still tells the model one
+	// exists.
+	Images []Image
+}
+
+// Image is one picture as raw bytes and its media type ("image/png").
+type Image struct {
+	MIME string
+	Data []byte
 }
 
 // ToolCall is one complete function call made by the model. Adapters

@@ -3,6 +3,7 @@ package tool
 import (
 	"context"
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -50,7 +51,7 @@ func TestBlockingRefusesWithoutRunning(t *testing.T) {
 	for name, want := range map[string]Result{"read": {Content: "ran read"}, "write": {Content: "blocked write", IsError: true},
 		"mcp_read": {Content: "ran mcp_read"}, "mcp_write": {Content: "blocked mcp_write", IsError: true}} {
 		tl, _ := planned.Lookup(name)
-		if got := tl.Call(t.Context(), json.RawMessage("{}")); got != want {
+		if got := tl.Call(t.Context(), json.RawMessage("{}")); !reflect.DeepEqual(got, want) {
 			t.Errorf("%s: %+v, want %+v", name, got, want)
 		}
 	}

@@ -28,6 +28,10 @@ type Result struct {
 	// IsError marks a failed call. Providers that have a native flag
 	// (Anthropic's is_error) get it; the content says what went wrong.
 	IsError bool
+	// Images are pictures the call returned; Content describes them too.
+	// The agent passes them on to the provider, which sends them where its
+	// API accepts images in a tool result and drops them where it does not.
+	Images []llm.Image
 }
 
 // Errorf is an error result.

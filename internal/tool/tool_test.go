@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -53,7 +54,7 @@ func TestInvokeTurnsEveryFailureIntoAnErrorResult(t *testing.T) {
 				}
 				return
 			}
-			if got != tt.want {
+			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("Invoke = %+v, want %+v", got, tt.want)
 			}
 		})
@@ -153,7 +154,7 @@ func TestWorkflowToolsAskTheJudge(t *testing.T) {
 				}
 				return
 			}
-			if got != tt.want {
+			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("result = %+v, want %+v", got, tt.want)
 			}
 			if len(asked) != 1 || asked[0] != *tt.wantAct {

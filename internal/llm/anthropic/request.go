@@ -1,6 +1,7 @@
 package anthropic
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -172,6 +173,7 @@ func (m *model) messages(in []llm.Message, thinking bool) (string, []anthropic.M
 			if msg.Content != "" {
 				r.Content = []anthropic.ToolResultBlockParamContentUnion{{OfText: &anthropic.TextBlockParam{Text: msg.Content}}}
 			}
+			r.Content = append(r.Content, imageBlocks(msg.Images)...)
 			add("user", 1, anthropic.ContentBlockParamUnion{OfToolResult: &r})
 		case llm.RoleAssistant:
 			blocks, err := m.assistantBlocks(msg, thinking)
@@ -394,4 +396,26 @@ func mapEntries(v any) iter.Seq2[string, any] {
 			}
 		}
 	}
+}
+
+// imageBlocks are a tool's images as tool_result image blocks (base64
+// source), after the text that describes them. The API takes only JPEG,
+// PNG, GIF and WebP and refuses the whole request over any other type, so
+// another type is left to the text description alone.
+func imageBlocks(images []llm.Image) []anthropic.ToolResultBlockParamContentUnion {
+	var out []anthropic.ToolResultBlockParamContentUnion
+	for _, img := range images {
+		switch img.MIME {
+		case "image/jpeg", "image/png", "image/gif", "image/webp":
+		default:
+			continue
+		}
+		out = append(out, anthropic.ToolResultBlockParamContentUnion{OfImage: &anthropic.ImageBlockParam{
+			Source: anthropic.ImageBlockParamSourceUnion{OfBase64: &anthropic.Base64ImageSourceParam{
+				Data:      base64.StdEncoding.EncodeToString(img.Data),
+				MediaType: anthropic.Base64ImageSourceMediaType(img.MIME),
+			}},
+		}})
+	}
+	return out
 }

@@ -140,6 +140,25 @@ func TestMessageMapping(t *testing.T) {
 			},
 		},
 		{
+			name: "a tool's images follow its text as base64 image blocks; a type the API refuses is left out",
+			msgs: []llm.Message{
+				{Role: llm.RoleUser, Content: "task"},
+				{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "a", Name: "shot", Arguments: `{}`}}},
+				{Role: llm.RoleTool, ToolCallID: "a", Content: "[image: image/png, 4 bytes]", Images: []llm.Image{
+					{MIME: "image/png", Data: []byte("\x89PNG")},
+					{MIME: "image/svg+xml", Data: []byte("<svg/>")},
+				}},
+			},
+			want: []any{
+				user(cached("task")),
+				assistant(use("a", "shot", map[string]any{})),
+				user(map[string]any{"type": "tool_result", "tool_use_id": "a", "content": []any{
+					text("[image: image/png, 4 bytes]"),
+					map[string]any{"type": "image", "source": map[string]any{"type": "base64", "media_type": "image/png", "data": "iVBORw=="}},
+				}}),
+			},
+		},
+		{
 			name: "a conversation opening with tool results marks no task",
 			msgs: []llm.Message{
 				{Role: llm.RoleTool, ToolCallID: "a", Content: "2"},

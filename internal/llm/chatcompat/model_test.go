@@ -50,7 +50,7 @@ func TestRequestBodySent(t *testing.T) {
 			{Role: llm.RoleSystem, Content: "be brief"},
 			{Role: llm.RoleUser, Content: "weather in Rome?"},
 			{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "call_1", Name: "weather", Arguments: `{"location":"Rome"}`}}},
-			{Role: llm.RoleTool, ToolCallID: "call_1", Content: "40 C"},
+			{Role: llm.RoleTool, ToolCallID: "call_1", Content: "40 C", Images: []llm.Image{{MIME: "image/png", Data: []byte("\x89PNG")}}}, // text only: images dropped
 			{Role: llm.RoleAssistant, Content: "It is hot."},
 		},
 		Tools: []llm.ToolDef{

@@ -56,6 +56,9 @@ func message(m llm.Message) (openai.ChatCompletionMessageParamUnion, error) {
 	case llm.RoleUser:
 		return openai.UserMessage(m.Content), nil
 	case llm.RoleTool:
+		// Text only, m.Images are dropped: a Chat Completions tool message
+		// takes text parts alone (images are allowed in user messages only),
+		// and the text already describes each image.
 		return openai.ToolMessage(m.Content, m.ToolCallID), nil
 	case llm.RoleAssistant:
 		var a openai.ChatCompletionAssistantMessageParam

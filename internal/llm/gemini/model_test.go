@@ -43,7 +43,7 @@ func TestRequestBodySent(t *testing.T) {
 				{ID: "call_a", Name: "weather", Arguments: `{"location":"Rome","days":2}`},
 				{ID: "call_b", Name: "clock", Arguments: ""},
 			}},
-			{Role: llm.RoleTool, ToolCallID: "call_a", Content: "40 C"},
+			{Role: llm.RoleTool, ToolCallID: "call_a", Content: "40 C", Images: []llm.Image{{MIME: "image/png", Data: []byte("\x89PNG")}}}, // text only: images dropped
 			{Role: llm.RoleTool, ToolCallID: "call_b", Content: ` {"time":"noon"}`},
 			{Role: llm.RoleAssistant, Content: "It is hot at noon.", ToolCalls: []llm.ToolCall{{ID: "call_c", Name: "clock", Arguments: `{}`}}},
 			{Role: llm.RoleTool, ToolCallID: "call_c", Content: "Error: clock is broken", IsError: true},

@@ -83,6 +83,9 @@ func messages(msgs []llm.Message, model string) (contents []*genai.Content, syst
 			if !ok {
 				return nil, nil, fmt.Errorf("message %d: tool result for call %q, which no earlier assistant message made (Gemini needs the function name)", i, m.ToolCallID)
 			}
+			// Text only, m.Images are dropped: images inside a function
+			// response are a Gemini 3 feature that older models reject, and
+			// the text already describes each image.
 			part := &genai.Part{FunctionResponse: &genai.FunctionResponse{ID: m.ToolCallID, Name: name, Response: toolResponse(m.Content, m.IsError)}}
 			if results == nil {
 				results = &genai.Content{Role: genai.RoleUser}

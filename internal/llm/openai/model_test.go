@@ -437,3 +437,35 @@ func TestInvalidRequestIsNotRetryable(t *testing.T) {
 		})
 	}
 }
+
+// A tool result with pictures goes out as the Responses API's array
+// output: input_text, then input_image with a data URL.
+func TestToolImagesAreSentAsInputImages(t *testing.T) {
+	req := &llm.Request{
+		Model: "gpt-4.1",
+		Messages: []llm.Message{
+			{Role: llm.RoleUser, Content: "what is on screen?"},
+			{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "call_1", Name: "shot", Arguments: `{}`}}},
+			{Role: llm.RoleTool, ToolCallID: "call_1", Content: "[image: image/png, 4 bytes]",
+				Images: []llm.Image{{MIME: "image/png", Data: []byte("\x89PNG")}}},
+		},
+	}
+	want := []any{
+		map[string]any{"role": "user", "content": "what is on screen?"},
+		map[string]any{"type": "function_call", "call_id": "call_1", "name": "shot", "arguments": `{}`},
+		map[string]any{"type": "function_call_output", "call_id": "call_1", "output": []any{
+			map[string]any{"type": "input_text", "text": "[image: image/png, 4 bytes]"},
+			map[string]any{"type": "input_image", "image_url": "data:image/png;base64,iVBORw=="},
+		}},
+	}
+	rec := &recorder{}
+	srv := httptest.NewServer(rec)
+	defer srv.Close()
+	m := New(Options{BaseURL: srv.URL + "/v1/", APIKey: "sk-test", Model: "default", HTTPClient: srv.Client()})
+	if _, err := llmtest.Collect(m.Stream(t.Context(), req)); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, rec.last()["input"]); diff != "" {
+		t.Errorf("input (-want +got):\n%s", diff)
+	}
+}

@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"encoding/base64"
 	"fmt"
 	"iter"
 	"reflect"
@@ -153,6 +154,11 @@ func inputItems(m llm.Message) ([]responses.ResponseInputItemUnionParam, error) 
 		}
 		out := responses.ResponseInputItemParamOfFunctionCallOutput(m.Content)
 		out.OfFunctionCallOutput.CallID = param.NewOpt(m.ToolCallID)
+		if len(m.Images) > 0 {
+			out.OfFunctionCallOutput.Output = responses.ResponseInputItemFunctionCallOutputOutputUnionParam{
+				OfResponseFunctionCallOutputItemArray: outputWithImages(m),
+			}
+		}
 		return []responses.ResponseInputItemUnionParam{out}, nil
 	}
 	return nil, fmt.Errorf("unsupported role %q", m.Role)
@@ -265,4 +271,25 @@ func isReasoningModel(model string) bool {
 		}
 	}
 	return false
+}
+
+// outputWithImages is a tool result with pictures as the Responses API's
+// array output: the text first (it describes the images too), then each
+// image as an input_image with a base64 data URL. A result without images
+// stays a plain string, the form every compatible server takes.
+func outputWithImages(m llm.Message) responses.ResponseFunctionCallOutputItemListParam {
+	var items responses.ResponseFunctionCallOutputItemListParam
+	if m.Content != "" {
+		items = append(items, responses.ResponseFunctionCallOutputItemUnionParam{
+			OfInputText: &responses.ResponseInputTextContentParam{Text: m.Content},
+		})
+	}
+	for _, img := range m.Images {
+		items = append(items, responses.ResponseFunctionCallOutputItemUnionParam{
+			OfInputImage: &responses.ResponseInputImageContentParam{
+				ImageURL: param.NewOpt("data:" + img.MIME + ";base64," + base64.StdEncoding.EncodeToString(img.Data)),
+			},
+		})
+	}
+	return items
 }

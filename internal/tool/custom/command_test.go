@@ -2,6 +2,7 @@ package custom
 
 import (
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -17,7 +18,7 @@ func TestCommandToolTakesJSONInAndGivesItsOutputBack(t *testing.T) {
 	if d := tl.Def(); d.Name != "custom_tool__sh" || d.Description != "A shell tool." || d.Parameters["type"] != "object" {
 		t.Errorf("def = %+v", d)
 	}
-	if got := tool.Invoke(t.Context(), tl, `{"q":"hi"}`, 0); got != (tool.Result{Content: `{"received": {"q":"hi"}, "cwd_has_tools_py": true}`}) {
+	if got := tool.Invoke(t.Context(), tl, `{"q":"hi"}`, 0); !reflect.DeepEqual(got, (tool.Result{Content: `{"received": {"q":"hi"}, "cwd_has_tools_py": true}`})) {
 		t.Errorf("got %+v", got)
 	}
 	got := tool.Invoke(t.Context(), tl, `{"q":"fail"}`, 0)

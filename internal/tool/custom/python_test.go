@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"syscall"
@@ -93,7 +94,7 @@ func TestPythonToolsOfEveryKindRun(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.tool+tt.args, func(t *testing.T) {
-			if got := call(t, tools[tt.tool], tt.args); got != tt.want {
+			if got := call(t, tools[tt.tool], tt.args); !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("got %+v\nwant %+v", got, tt.want)
 			}
 		})
@@ -160,7 +161,7 @@ func TestUpstreamToolFileRunsUnchanged(t *testing.T) {
 	if d := tl.Def(); d.Description != "Add two numbers together." || len(d.Parameters["required"].([]any)) != 2 {
 		t.Errorf("def = %+v", d)
 	}
-	if got := call(t, tl, `{"x": 123, "y": 456}`); got != (tool.Result{Content: "The sum of 123 and 456 is 579"}) {
+	if got := call(t, tl, `{"x": 123, "y": 456}`); !reflect.DeepEqual(got, (tool.Result{Content: "The sum of 123 and 456 is 579"})) {
 		t.Errorf("got %+v", got)
 	}
 }

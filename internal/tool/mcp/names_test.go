@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 func TestToolNamesAreUpstreamsAndNeverAmbiguous(t *testing.T) {
@@ -57,5 +59,19 @@ func TestCapTextCutsOnARuneAndSaysSo(t *testing.T) {
 	}
 	if capText("short", 5) != "short" {
 		t.Error("a result within the cap was changed")
+	}
+}
+
+func TestOversizedImageIsDescribedOnly(t *testing.T) {
+	res := &sdk.CallToolResult{Content: []sdk.Content{
+		&sdk.ImageContent{MIMEType: "image/jpeg", Data: make([]byte, maxImage+1)},
+		&sdk.ImageContent{Data: []byte("\x89PNG small")},
+	}}
+	got := render(res, 1<<20)
+	if len(got.Images) != 1 || got.Images[0].MIME != "image/png" || string(got.Images[0].Data) != "\x89PNG small" {
+		t.Errorf("images = %+v, want only the small one, typed image/png", got.Images)
+	}
+	if !strings.Contains(got.Content, "[image: image/jpeg, 5.0 MiB] (not shown: larger than the 5.0 MiB limit for images)") {
+		t.Errorf("content %q does not say the big image was not shown", got.Content)
 	}
 }

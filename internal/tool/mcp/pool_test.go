@@ -359,3 +359,29 @@ func alive(pid string) bool {
 	_, rest, _ := strings.Cut(string(b), ") ")
 	return !strings.HasPrefix(rest, "Z")
 }
+
+// An MCP image result reaches the agent as the picture itself (for the
+// providers that take images in a tool result) and as a description in
+// the text (for those that do not).
+func TestImageResultCarriesThePicture(t *testing.T) {
+	p, hs := started(t, Options{}, everything(t))
+	set := toolsOf(t, p.Tools("a", hs, nil, nil))
+	got := call(t, set, "mcp__everything__get-tiny-image", `{}`)
+	if got.IsError {
+		t.Fatal(got.Content)
+	}
+	if len(got.Images) != 1 {
+		t.Fatalf("images = %d, want the one tiny image; content %q", len(got.Images), got.Content)
+	}
+	img := got.Images[0]
+	if img.MIME != "image/png" {
+		t.Errorf("mime = %q, want image/png", img.MIME)
+	}
+	// The bytes are the decoded picture, not its base64 text.
+	if len(img.Data) < 8 || string(img.Data[1:4]) != "PNG" {
+		t.Errorf("data starts %q, want the PNG signature", img.Data[:min(8, len(img.Data))])
+	}
+	if !strings.Contains(got.Content, "[image: image/png, ") {
+		t.Errorf("content %q does not describe the image", got.Content)
+	}
+}

@@ -7,18 +7,35 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/massgen/massgen/internal/llm"
 	"github.com/massgen/massgen/internal/tool"
 )
+
+// maxImage is the largest image passed on to a provider as an image:
+// Anthropic refuses images over 5 MB, and a bigger one would cost a whole
+// request for a picture the model never sees. A larger one is described only.
+const maxImage = 5 << 20
 
 // render turns a call's result into text for the model: text as it is,
 // structured content as JSON (when the text does not already carry it),
 // images and audio described by type and size, embedded resources
 // inlined when they are text and described when they are binary, links
 // named. Past limit bytes the text is cut, with a note saying how much.
+// Images up to maxImage also go in Images, for the providers that accept
+// them in a tool result; the text describes them either way.
 func render(res *sdk.CallToolResult, limit int) tool.Result {
 	var parts []string
+	var images []llm.Image
 	for _, c := range res.Content {
-		parts = append(parts, renderContent(c))
+		text := renderContent(c)
+		if img, ok := c.(*sdk.ImageContent); ok {
+			if len(img.Data) > maxImage {
+				text += fmt.Sprintf(" (not shown: larger than the %s limit for images)", size(maxImage))
+			} else if len(img.Data) > 0 {
+				images = append(images, llm.Image{MIME: orUnknownImage(img.MIMEType), Data: img.Data})
+			}
+		}
+		parts = append(parts, text)
 	}
 	if res.StructuredContent != nil {
 		js, err := json.Marshal(res.StructuredContent)
@@ -26,7 +43,7 @@ func render(res *sdk.CallToolResult, limit int) tool.Result {
 			parts = append(parts, "structured content: "+string(js))
 		}
 	}
-	return tool.Result{Content: capText(strings.Join(parts, "\n"), limit), IsError: res.IsError}
+	return tool.Result{Content: capText(strings.Join(parts, "\n"), limit), IsError: res.IsError, Images: images}
 }
 
 // sameJSON reports whether one text part is the structured content
@@ -78,6 +95,15 @@ func renderContent(c sdk.Content) string {
 		b, _ := json.Marshal(c)
 		return string(b)
 	}
+}
+
+// orUnknownImage is the media type sent with an image that came without
+// one: providers require a type, and PNG is what MCP servers send most.
+func orUnknownImage(mime string) string {
+	if mime == "" {
+		return "image/png"
+	}
+	return mime
 }
 
 func orUnknown(mime string) string {
