@@ -16,12 +16,6 @@ import (
 // is masked).
 func (g *Guard) Mounts() []Mount { return g.mounts(g.presenter.Load()) }
 
-// WidestMounts are the mounts with the write context paths writable, as in
-// the final presentation: the most this agent may write in the run, for a
-// process that outlives a phase (an MCP server), which the guard then
-// checks call by call.
-func (g *Guard) WidestMounts() []Mount { return g.mounts(true) }
-
 func (g *Guard) mounts(final bool) []Mount {
 	var out []Mount
 	for _, r := range slices.Backward(g.rules) {

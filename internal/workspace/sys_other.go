@@ -29,7 +29,6 @@ func (g *Guard) Walk(string, int, func(string, Entry) error) (string, error) {
 }
 func (g *Guard) WorkDir(string) (string, error) { return "", errUnsupported }
 func (g *Guard) Mounts() []Mount                { return nil }
-func (g *Guard) WidestMounts() []Mount          { return nil }
 
 const oNoFollow = 0
 
