@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -304,28 +305,15 @@ func (rw *runWorkspaces) copyFinal(logDir, winner string) (string, error) {
 		return "", nil
 	}
 	dst := filepath.Join(logDir, "final", safeName(winner), "workspace")
-	var total int64
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		target := filepath.Join(dst, rel)
-		switch {
-		case d.IsDir():
-			return os.MkdirAll(target, 0o755)
-		case !d.Type().IsRegular():
-			return nil
-		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		if total += info.Size(); total > maxFinalCopy {
-			return fmt.Errorf("the workspace is larger than %d bytes; the copy in the logs is partial", maxFinalCopy)
-		}
-		return copyFile(p, target, info.Mode().Perm())
-	})
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return "", err
+	}
+	// As a snapshot is copied: no symbolic link followed, even one swapped
+	// in while the copy runs.
+	_, err := workspace.CopyTree(src, dst, workspace.Clone, maxFinalCopy)
+	if errors.Is(err, workspace.ErrTooLarge) {
+		err = fmt.Errorf("the workspace is larger than %d bytes; the copy in the logs is partial", maxFinalCopy)
+	}
 	return dst, err
 }
 

@@ -51,11 +51,7 @@ func interactive(ctx context.Context, env *Env, rq app.Request, outputFile, mode
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if err := sess.Close(context.WithoutCancel(ctx)); err != nil {
-			fmt.Fprintf(env.Stderr, "warning: sessions database: %v\n", err)
-		}
-	}()
+	defer closeSession(ctx, env, sess)
 	if mode == displayTUI {
 		if isTerminal(env.Stdin) {
 			return interactiveTUI(ctx, env, sess, rq, outputFile, atRefs)
@@ -281,6 +277,14 @@ func openSession(ctx context.Context, env *Env, rq *app.Request, o app.SessionOp
 		}
 	}
 	return sess, nil
+}
+
+// closeSession closes the session's database, even when ctx is done (an
+// interrupted turn is recorded as such), and warns when that fails.
+func closeSession(ctx context.Context, env *Env, sess *app.Session) {
+	if err := sess.Close(context.WithoutCancel(ctx)); err != nil {
+		fmt.Fprintf(env.Stderr, "warning: sessions database: %v\n", err)
+	}
 }
 
 // runTurn runs one question as the session's next turn with the display

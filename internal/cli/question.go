@@ -45,11 +45,7 @@ func runQuestion(ctx context.Context, env *Env, rq app.Request, outputFile, mode
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if err := sess.Close(context.WithoutCancel(ctx)); err != nil {
-			fmt.Fprintf(env.Stderr, "warning: sessions database: %v\n", err)
-		}
-	}()
+	defer closeSession(ctx, env, sess)
 	return runTurn(ctx, env, sess, rq, outputFile, false, false, mode)
 }
 

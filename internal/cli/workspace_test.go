@@ -7,10 +7,10 @@ import (
 	"testing"
 )
 
-// `@notes.txt` in a question shares that file (and only it) with the
-// agents that have a workspace; --no-parse-at-references does not.
-func TestAtReferenceSharesAFile(t *testing.T) {
-	cfg := `agent:
+// readerConfig is one agent with a workspace that reads ../../../../notes.txt
+// (the working directory's notes.txt, from its workspace) and answers
+// "Read the plan." only if the read succeeded: the file must be shared.
+const readerConfig = `agent:
   backend:
     type: sim
     model: reader
@@ -24,7 +24,11 @@ func TestAtReferenceSharesAFile(t *testing.T) {
             - expect_results: [{name: read_file, contains: "the plan"}]
               answer: "Read the plan."
 `
-	files := map[string]string{"c.yaml": cfg, "notes.txt": "the plan", "other.txt": "private"}
+
+// `@notes.txt` in a question shares that file (and only it) with the
+// agents that have a workspace; --no-parse-at-references does not.
+func TestAtReferenceSharesAFile(t *testing.T) {
+	files := map[string]string{"c.yaml": readerConfig, "notes.txt": "the plan", "other.txt": "private"}
 	r := massgen(t, t.Context(), files, nil, "--no-logs", "--config", "c.yaml", "Summarise @notes.txt.")
 	if r.code != 0 || !strings.Contains(r.stdout, "Read the plan.") {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
@@ -42,20 +46,6 @@ func TestAtReferenceSharesAFile(t *testing.T) {
 // and @path in a question shares it for that question; a path that does
 // not exist is refused with why.
 func TestInteractiveContextAndAtReferencesShareFiles(t *testing.T) {
-	cfg := `agent:
-  backend:
-    type: sim
-    model: reader
-    cwd: ws
-    scenario:
-      defaults: {ttft_ms: 0}
-      models:
-        reader:
-          steps:
-            - calls: [{name: read_file, arguments: '{"path": "../../../../notes.txt"}'}]
-            - expect_results: [{name: read_file, contains: "the plan"}]
-              answer: "Read the plan."
-`
 	for name, stdin := range map[string]string{
 		"/context": "/context missing.txt\n/context notes.txt\nSummarise the notes.\n",
 		"@path":    "Summarise @notes.txt.\n",
@@ -64,7 +54,7 @@ func TestInteractiveContextAndAtReferencesShareFiles(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
-			for f, body := range map[string]string{"c.yaml": cfg, "notes.txt": "the plan"} {
+			for f, body := range map[string]string{"c.yaml": readerConfig, "notes.txt": "the plan"} {
 				if err := os.WriteFile(filepath.Join(dir, f), []byte(body), 0o644); err != nil {
 					t.Fatal(err)
 				}
