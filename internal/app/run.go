@@ -151,6 +151,7 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 		return nil, err
 	}
 	defer wss.closeMCP()
+	defer wss.closeRunners()
 	agents = withPlanning(cfg.Orchestrator, agents)
 	for _, w := range wss.warnings {
 		fmt.Fprintf(env.Stderr, "warning: %s\n", w)

@@ -39,7 +39,22 @@ type runWorkspaces struct {
 	snaps    *snapshots // nil when no agent has a workspace
 	mcp      *mcp.Pool  // the MCP servers of agents with a workspace (mcp_sandbox.go)
 	presMu   sync.Mutex
-	present  []*mcp.Pool // the presenter's servers restarted for the final presentation
+	present  []*mcp.Pool       // the presenter's servers restarted for the final presentation
+	runners  []*sandbox.Runner // the agents' command runners (docker mode holds a container)
+}
+
+// closeRunners removes the containers of the agents' commands.
+func (rw *runWorkspaces) closeRunners() {
+	for _, r := range rw.runners {
+		r.Close()
+	}
+}
+
+// dockerConfig is docker mode's container as the config describes it.
+func dockerConfig(d config.Docker) sandbox.Docker {
+	return sandbox.Docker{Image: d.Image, Memory: d.Memory, CPUs: d.CPUs, Network: d.Network, Sudo: d.Sudo,
+		Credentials: sandbox.Credentials{Files: d.CredentialFiles, EnvVars: d.CredentialEnv},
+		Packages:    sandbox.Packages{System: d.System, Python: d.Python, NPM: d.NPM}}
 }
 
 // setLogDir tells the watches where to keep the originals of context paths.
@@ -106,6 +121,12 @@ func withWorkspaces(cfg *config.Config, workDir string, now time.Time, agents []
 		}
 	}
 	out := slices.Clone(agents)
+	done := false
+	defer func() {
+		if !done {
+			rw.closeRunners() // a later agent's error: no container is left behind
+		}
+	}()
 	for i := range out {
 		ca := configAgent(cfg, out[i].ID)
 		if ca.Backend.Cwd == "" {
@@ -136,10 +157,12 @@ func withWorkspaces(cfg *config.Config, workDir string, now time.Time, agents []
 		tools := files.Tools(g)
 		if cl := ca.Backend.CommandLine; cl != nil {
 			r, err := sandbox.New(g, sandbox.Config{Mode: cl.Mode, Allowed: cl.Allowed, Blocked: cl.Blocked,
-				Unsandboxed: cl.AllowUnsandboxed, Network: cl.AllowNetwork})
+				Unsandboxed: cl.AllowUnsandboxed, Network: cl.AllowNetwork, Docker: dockerConfig(cl.Docker)})
 			if err != nil {
 				return nil, nil, usageErr("agent %s: %v", out[i].ID, err)
 			}
+			rw.runners = append(rw.runners, r)
+			rw.warnings = append(rw.warnings, r.Warnings()...)
 			switch {
 			case r.Disabled() != nil:
 				rw.warnings = append(rw.warnings, fmt.Sprintf("agent %s: execute_command cannot run: %v", out[i].ID, r.Disabled()))
@@ -204,6 +227,7 @@ func withWorkspaces(cfg *config.Config, workDir string, now time.Time, agents []
 	if rw.mcp != nil {
 		rw.mcp.Start()
 	}
+	done = true
 	return out, rw, nil
 }
 

@@ -135,8 +135,10 @@ func (d *decoder) ownedKey(p *pair, key string) {
 		d.stringList(key, p)
 	case p.key == "context_paths":
 		d.contextPaths(p, key)
-	case p.key == "cwd":
+	case p.key == "cwd", p.key == "command_line_docker_image":
 		d.str(key, p)
+	case strings.HasPrefix(p.key, "command_line_docker_"):
+		d.dockerKey(p, key)
 	case backendEnums[p.key] != nil:
 		if s, ok := d.str(key, p); ok && !slices.Contains(backendEnums[p.key], s) {
 			d.fail(p.val.pos, key, fmt.Sprintf("invalid %s '%s'", p.key, s), oneOf(s, backendEnums[p.key]))

@@ -18,6 +18,8 @@ type CommandLine struct {
 	// AllowNetwork (command_line_allow_network, massgen's own) lets
 	// sandboxed commands reach the network; by default they cannot.
 	AllowNetwork bool
+	// Docker is docker mode's container (docker.go).
+	Docker Docker
 }
 
 // workspaceKeys fills b's typed workspace fields from its checked Extra.
@@ -34,6 +36,7 @@ func workspaceKeys(b *Backend) {
 	cl.Blocked = stringsOf(b.Extra["command_line_blocked_commands"])
 	cl.AllowUnsandboxed, _ = b.Extra["command_line_allow_unsandboxed"].(bool)
 	cl.AllowNetwork, _ = b.Extra["command_line_allow_network"].(bool)
+	cl.Docker = dockerOf(b.Extra)
 	b.CommandLine = cl
 }
 

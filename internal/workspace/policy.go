@@ -180,6 +180,9 @@ func New(p Policy) (*Guard, error) {
 // Workspace is the real path of the agent's own directory.
 func (g *Guard) Workspace() string { return g.workspace }
 
+// Agent names the agent this guard is for.
+func (g *Guard) Agent() string { return g.agent }
+
 // SetFinalPresentation opens (on) or closes the context paths with
 // permission write. The run turns it on for the winner only, for the
 // final presentation.

@@ -16,12 +16,7 @@ func Command(r *sandbox.Runner) tool.Tool {
 		Command string `json:"command"`
 		WorkDir string `json:"work_dir"`
 	}
-	desc := "Run a shell command (sh -c) in your workspace and return its exit code and output. "
-	if r.Sandboxed() {
-		desc += "It runs in a sandbox: only your workspace is writable, /tmp is private and empty, and other paths are read-only or absent."
-	} else {
-		desc += "Keep every change inside your workspace."
-	}
+	desc := "Run a shell command (sh -c) in your workspace and return its exit code and output. " + r.Describe()
 	return fn("execute_command", desc,
 		schema([]string{"command"}, map[string][2]string{
 			"command":  {"string", "the command line"},

@@ -17,6 +17,9 @@
 // explicitly accepts running unsandboxed (Config.Unsandboxed), in which
 // case commands run with only the working directory, timeout, output cap
 // and lists.
+//
+// In docker mode the commands run in a container of the configured image
+// with the same mounts instead (docker.go), when a Docker engine answers.
 package sandbox
 
 import (
@@ -60,6 +63,8 @@ type Config struct {
 	// Env are extra KEY=VALUE pairs for commands (the environment is
 	// otherwise PATH, HOME=/tmp, TMPDIR=/tmp, LANG only).
 	Env []string
+	// Docker is the container of docker mode.
+	Docker Docker
 }
 
 // Runner runs one agent's commands.
@@ -68,8 +73,10 @@ type Runner struct {
 	cfg      Config
 	allowed  []*regexp.Regexp
 	blocked  []*regexp.Regexp
-	bwrap    string // "" when commands run unsandboxed
-	disabled error  // why no command can run, or nil
+	bwrap    string     // "" when commands run unsandboxed or in Docker
+	docker   *dockerBox // docker mode's container
+	disabled error      // why no command can run, or nil
+	warnings []string
 }
 
 // New builds a runner for the agent g guards. A bad regular expression is
@@ -97,18 +104,53 @@ func New(g *workspace.Guard, cfg Config) (*Runner, error) {
 			r.disabled = nil // the config accepted it; Sandboxed says so
 		}
 	case "docker":
-		r.disabled = dockerUnavailable()
+		r.docker, r.warnings, r.disabled = newDockerBox(g, cfg)
 	default:
 		return nil, fmt.Errorf("command_line_execution_mode %q is not known; use local or docker", cfg.Mode)
 	}
 	return r, nil
 }
 
-// Sandboxed reports whether commands run under bubblewrap.
-func (r *Runner) Sandboxed() bool { return r.bwrap != "" }
+// Sandboxed reports whether commands run confined: under bubblewrap or
+// in a Docker container.
+func (r *Runner) Sandboxed() bool { return r.bwrap != "" || r.docker != nil }
 
 // Disabled is why no command can run, or nil.
 func (r *Runner) Disabled() error { return r.disabled }
+
+// Warnings are what the user should know before the run (an image to
+// pull, a credential that is not there).
+func (r *Runner) Warnings() []string { return r.warnings }
+
+// Describe tells the model where its commands run.
+func (r *Runner) Describe() string {
+	switch {
+	case r.docker != nil:
+		return fmt.Sprintf("It runs in a Docker container (%s) that keeps what you install outside your files for the rest of the run: "+
+			"only your workspace is writable among your files, /tmp is private, and other paths are read-only or absent.", r.docker.cfg.Image)
+	case r.bwrap != "":
+		return "It runs in a sandbox: only your workspace is writable, /tmp is private and empty, and other paths are read-only or absent."
+	}
+	return "Keep every change inside your workspace."
+}
+
+// Container is the ID of docker mode's live container, or "".
+func (r *Runner) Container() string {
+	if r.docker == nil {
+		return ""
+	}
+	r.docker.mu.Lock()
+	defer r.docker.mu.Unlock()
+	return r.docker.id
+}
+
+// Close removes docker mode's container; a local Runner has nothing to
+// close. Safe to call more than once.
+func (r *Runner) Close() {
+	if r.docker != nil {
+		r.docker.close()
+	}
+}
 
 func compile(key string, pats []string, anchor bool) ([]*regexp.Regexp, error) {
 	var out []*regexp.Regexp
@@ -165,21 +207,6 @@ func findBwrap(path string) (string, error) {
 	return path, nil
 }
 
-// dockerUnavailable says why docker mode cannot run here.
-func dockerUnavailable() error {
-	docker, err := exec.LookPath("docker")
-	if err == nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if exec.CommandContext(ctx, docker, "info").Run() == nil {
-			return errors.New("command_line_execution_mode: docker is not implemented in this massgen yet; " +
-				"use command_line_execution_mode: local, which runs commands under bubblewrap")
-		}
-	}
-	return errors.New("command_line_execution_mode: docker is not available here: no Docker engine answers; " +
-		"use command_line_execution_mode: local, which runs commands under bubblewrap")
-}
-
 // Result is what one command did.
 type Result struct {
 	ExitCode  int
@@ -206,6 +233,11 @@ func (r *Runner) Run(ctx context.Context, command, dir string) (Result, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
 	defer cancel()
+	out := &capped{max: r.cfg.MaxOutput}
+	if r.docker != nil {
+		exit, timedOut, err := r.docker.run(ctx, cwd, command, out)
+		return Result{ExitCode: exit, TimedOut: timedOut, Output: out.buf.String(), Truncated: out.dropped}, err
+	}
 	var cmd *exec.Cmd
 	if r.bwrap != "" {
 		cmd = exec.CommandContext(ctx, r.bwrap, r.bwrapArgs(cwd, command)...)
@@ -214,7 +246,6 @@ func (r *Runner) Run(ctx context.Context, command, dir string) (Result, error) {
 		cmd.Dir = cwd
 		cmd.Env = r.env(cwd)
 	}
-	out := &capped{max: r.cfg.MaxOutput}
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.Stdin = nil
 	isolate(cmd)

@@ -1,0 +1,435 @@
+package sandbox
+
+// Docker mode (command_line_execution_mode: docker). An agent's commands
+// run in one container of the configured image, created at its first
+// command and removed when the run ends, with the same mounts as under
+// bubblewrap: every path of the guard's view bound at its own path (the
+// workspace writable, snapshots and context paths read-only, write
+// context paths writable for the winner at its presentation, protected
+// paths re-bound read-only, hidden ones masked), a fresh /tmp, no network
+// unless command_line_docker_network_mode says otherwise, every capability
+// dropped and no privilege gained (unless command_line_docker_enable_sudo),
+// and the host's user, so that files written in the workspace are the
+// user's. What a command changes outside those mounts stays in the
+// container's own layer, which goes with the container.
+//
+// The container's main process only waits on its standard input, which
+// massgen's attach connection holds open: when massgen dies, even by
+// kill -9, the engine closes that input, the process ends and the engine
+// removes the container (AutoRemove). No container outlives its run.
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/moby/moby/api/pkg/stdcopy"
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/api/types/mount"
+	"github.com/moby/moby/client"
+
+	"github.com/massgen/massgen/internal/workspace"
+)
+
+// DefaultImage is upstream's default command_line_docker_image.
+const DefaultImage = "massgen/mcp-runtime:latest"
+
+// Bounds of the engine's slower operations.
+const (
+	pingTimeout    = 5 * time.Second
+	pullTimeout    = 10 * time.Minute
+	installTimeout = 10 * time.Minute
+	removeTimeout  = 15 * time.Second
+	pidsLimit      = 4096 // a fork bomb stops here, a parallel build does not
+)
+
+// Docker is how docker mode builds an agent's container (upstream's
+// command_line_docker_* keys).
+type Docker struct {
+	// Image is command_line_docker_image ("" = DefaultImage). It is pulled
+	// at the first command when the engine does not have it.
+	Image string
+	// Memory is command_line_docker_memory_limit in bytes (0 = no limit).
+	Memory int64
+	// CPUs is command_line_docker_cpu_limit (0 = no limit).
+	CPUs float64
+	// Network is command_line_docker_network_mode: none (default), bridge
+	// or host.
+	Network string
+	// Sudo is command_line_docker_enable_sudo: commands run as the image's
+	// user with the engine's default capabilities, so sudo (or root) can
+	// install system packages in the container.
+	Sudo bool
+	// Credentials are shared with the container on purpose
+	// (command_line_docker_credentials).
+	Credentials Credentials
+	// Packages are installed in each new container before its first
+	// command (command_line_docker_packages).
+	Packages Packages
+}
+
+// Credentials are files and variables of the user's that commands may use.
+type Credentials struct {
+	// Files are paths under the user's home (".ssh", ".gitconfig"), bound
+	// read-only at the same place under the container's home (/tmp).
+	Files []string
+	// EnvVars are names of massgen's environment variables passed in.
+	EnvVars []string
+}
+
+// Packages are installed by the image's package managers, as root.
+type Packages struct {
+	System []string // apt-get install -y
+	Python []string // pip install
+	NPM    []string // npm install -g
+}
+
+// home is HOME inside the container: its fresh /tmp, as under bubblewrap.
+const home = "/tmp"
+
+// dockerBox is one agent's container.
+type dockerBox struct {
+	cli   *client.Client
+	cfg   Docker
+	g     *workspace.Guard
+	env   []string // KEY=VALUE for every command
+	binds []mount.Mount
+	user  string
+
+	mu    sync.Mutex
+	id    string // the live container; "" before the first command or after a reset
+	made  string // the mounts it was made with
+	hold  *client.HijackedResponse
+	fresh bool // the image is known to be on the engine
+}
+
+// newDockerBox connects to the engine DOCKER_HOST names (the local socket
+// by default). An engine that does not answer is the error; an image not
+// there yet is a warning (it is pulled at the first command).
+func newDockerBox(g *workspace.Guard, cfg Config) (*dockerBox, []string, error) {
+	d := cfg.Docker
+	if d.Image == "" {
+		d.Image = DefaultImage
+	}
+	if d.Network == "" {
+		d.Network = "none"
+	}
+	cli, err := client.New(client.FromEnv)
+	if err != nil {
+		return nil, nil, dockerMissing("", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), pingTimeout)
+	defer cancel()
+	if _, err := cli.Ping(ctx, client.PingOptions{NegotiateAPIVersion: true}); err != nil {
+		cli.Close()
+		return nil, nil, dockerMissing(cli.DaemonHost(), err)
+	}
+	b := &dockerBox{cli: cli, cfg: d, g: g}
+	var warnings []string
+	if _, err := cli.ImageInspect(ctx, d.Image); err == nil {
+		b.fresh = true
+	} else if cerrdefs.IsNotFound(err) {
+		warnings = append(warnings, fmt.Sprintf("agent %s: Docker image %s is not on the engine; it is pulled at the agent's first command", g.Agent(), d.Image))
+	} else {
+		cli.Close()
+		return nil, nil, fmt.Errorf("command_line_execution_mode: docker: the engine at %s cannot inspect image %s: %v", cli.DaemonHost(), d.Image, err)
+	}
+	b.env = []string{"HOME=" + home, "TMPDIR=/tmp", "LANG=C.UTF-8"}
+	for _, name := range d.Credentials.EnvVars {
+		if v, ok := os.LookupEnv(name); ok {
+			b.env = append(b.env, name+"="+v)
+		} else {
+			warnings = append(warnings, fmt.Sprintf("agent %s: command_line_docker_credentials env_vars: %s is not set, so commands do not get it", g.Agent(), name))
+		}
+	}
+	b.env = append(b.env, cfg.Env...)
+	userHome, _ := os.UserHomeDir()
+	for _, rel := range d.Credentials.Files {
+		src := filepath.Join(userHome, rel)
+		if _, err := os.Stat(src); err != nil || userHome == "" {
+			warnings = append(warnings, fmt.Sprintf("agent %s: command_line_docker_credentials: %s does not exist, so it is not shared", g.Agent(), src))
+			continue
+		}
+		b.binds = append(b.binds, mount.Mount{Type: mount.TypeBind, Source: src, Target: filepath.Join(home, rel), ReadOnly: true})
+	}
+	if !d.Sudo {
+		b.user = fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid())
+	}
+	return b, warnings, nil
+}
+
+func dockerMissing(host string, err error) error {
+	at := ""
+	if host != "" {
+		at = " at " + host
+	}
+	return fmt.Errorf("command_line_execution_mode: docker is not available here: no Docker engine answers%s (%v); "+
+		"start one (or set DOCKER_HOST), or use command_line_execution_mode: local, which runs commands under bubblewrap", at, err)
+}
+
+// run runs command in dir of the agent's container, writing its output
+// (stdout and stderr interleaved) to out. A command that outlives ctx is
+// killed with its container, which the next command makes anew.
+func (b *dockerBox) run(ctx context.Context, dir, command string, out io.Writer) (exit int, timedOut bool, err error) {
+	for attempt := 0; ; attempt++ {
+		id, err := b.container(ctx)
+		if err != nil {
+			return 0, false, err
+		}
+		exit, err = b.exec(ctx, id, b.user, dir, []string{"/bin/sh", "-c", command}, out)
+		switch {
+		case ctx.Err() != nil:
+			b.reset(id)
+			return exit, errors.Is(ctx.Err(), context.DeadlineExceeded), nil
+		case err != nil && attempt == 0 && (cerrdefs.IsNotFound(err) || cerrdefs.IsConflict(err)):
+			// The container went (stopped, killed, removed by hand): a new one.
+			b.reset(id)
+			continue
+		case err != nil:
+			return exit, false, fmt.Errorf("execute_command in Docker container: %w", err)
+		}
+		return exit, false, nil
+	}
+}
+
+// exec runs cmd in container id and waits for it.
+func (b *dockerBox) exec(ctx context.Context, id, user, dir string, cmd []string, out io.Writer) (int, error) {
+	ex, err := b.cli.ExecCreate(ctx, id, client.ExecCreateOptions{User: user, AttachStdout: true, AttachStderr: true,
+		Env: b.env, WorkingDir: dir, Cmd: cmd})
+	if err != nil {
+		return 0, err
+	}
+	att, err := b.cli.ExecAttach(ctx, ex.ID, client.ExecAttachOptions{})
+	if err != nil {
+		return 0, err
+	}
+	defer att.Close()
+	copied := make(chan error, 1)
+	go func() {
+		_, err := stdcopy.StdCopy(out, out, att.Reader)
+		copied <- err
+	}()
+	select {
+	case err = <-copied:
+	case <-ctx.Done():
+		att.Close()
+		<-copied
+		return -1, ctx.Err()
+	}
+	if err != nil {
+		return 0, err
+	}
+	// The stream ends a moment before the engine records the exit code.
+	for i := 0; ; i++ {
+		ins, err := b.cli.ExecInspect(ctx, ex.ID, client.ExecInspectOptions{})
+		if err != nil {
+			return 0, err
+		}
+		if !ins.Running || i == 100 {
+			return ins.ExitCode, nil
+		}
+		select {
+		case <-ctx.Done():
+			return -1, ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// container is the agent's live container, made with the guard's mounts
+// of this moment: when they change (the write context paths open for the
+// final presentation) the old one goes and a new one is made.
+func (b *dockerBox) container(ctx context.Context) (string, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	mounts := append(dockerMounts(b.g.Mounts()), b.binds...)
+	sig := fmt.Sprint(mounts)
+	if b.id != "" && b.made == sig {
+		return b.id, nil
+	}
+	b.removeLocked()
+	if err := b.pullLocked(ctx); err != nil {
+		return "", err
+	}
+	var name [4]byte
+	rand.Read(name[:])
+	cfg := &container.Config{
+		Image: b.cfg.Image,
+		// Waits until massgen lets go of its input (see the file comment).
+		Entrypoint: []string{"/bin/sh", "-c", "while read -r _; do :; done"},
+		Cmd:        []string{},
+		Env:        b.env, WorkingDir: b.g.Workspace(),
+		OpenStdin: true, StdinOnce: true, AttachStdin: true,
+		Labels: map[string]string{"massgen.agent": b.g.Agent()},
+	}
+	pids := int64(pidsLimit)
+	host := &container.HostConfig{
+		Mounts:      mounts,
+		Tmpfs:       map[string]string{"/tmp": "mode=1777"},
+		NetworkMode: container.NetworkMode(b.cfg.Network),
+		AutoRemove:  true,
+		Resources: container.Resources{Memory: b.cfg.Memory, NanoCPUs: int64(b.cfg.CPUs * 1e9),
+			PidsLimit: &pids},
+	}
+	if !b.cfg.Sudo {
+		host.CapDrop = []string{"ALL"}
+		host.SecurityOpt = []string{"no-new-privileges"}
+	}
+	made, err := b.cli.ContainerCreate(ctx, client.ContainerCreateOptions{Config: cfg, HostConfig: host,
+		Name: "massgen-" + containerName(b.g.Agent()) + "-" + hex.EncodeToString(name[:])})
+	if err != nil {
+		return "", fmt.Errorf("cannot create the Docker container of agent %s from %s: %w", b.g.Agent(), b.cfg.Image, err)
+	}
+	hold, err := b.cli.ContainerAttach(ctx, made.ID, client.ContainerAttachOptions{Stream: true, Stdin: true})
+	if err == nil {
+		_, err = b.cli.ContainerStart(ctx, made.ID, client.ContainerStartOptions{})
+	}
+	if err != nil {
+		if hold.Conn != nil {
+			hold.Close()
+		}
+		b.removeID(made.ID)
+		return "", fmt.Errorf("cannot start the Docker container of agent %s from %s: %w", b.g.Agent(), b.cfg.Image, err)
+	}
+	b.id, b.made, b.hold = made.ID, sig, &hold.HijackedResponse
+	if err := b.installLocked(ctx); err != nil {
+		b.removeLocked()
+		return "", err
+	}
+	return b.id, nil
+}
+
+// pullLocked pulls the image unless the engine has it.
+func (b *dockerBox) pullLocked(ctx context.Context) error {
+	if b.fresh {
+		return nil
+	}
+	if _, err := b.cli.ImageInspect(ctx, b.cfg.Image); err == nil {
+		b.fresh = true
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, pullTimeout)
+	defer cancel()
+	resp, err := b.cli.ImagePull(ctx, b.cfg.Image, client.ImagePullOptions{})
+	if err == nil {
+		err = resp.Wait(ctx)
+	}
+	if err != nil {
+		return fmt.Errorf("Docker image %s is not on the engine and cannot be pulled: %v; pull or build it first "+
+			"(docker pull %s), or name another in command_line_docker_image", b.cfg.Image, err, b.cfg.Image)
+	}
+	b.fresh = true
+	return nil
+}
+
+// installLocked installs the configured packages in the new container.
+func (b *dockerBox) installLocked(ctx context.Context) error {
+	p := b.cfg.Packages
+	steps := []struct{ key, cmd string }{
+		{"system", "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq"},
+		{"python", "pip install -q"},
+		{"npm", "npm install -g --silent"},
+	}
+	lists := [][]string{p.System, p.Python, p.NPM}
+	for i, s := range steps {
+		if len(lists[i]) == 0 {
+			continue
+		}
+		line := s.cmd + " " + shellQuote(lists[i])
+		ctx, cancel := context.WithTimeout(ctx, installTimeout)
+		out := &capped{max: 4000}
+		exit, err := b.exec(ctx, b.id, "0:0", "/", []string{"/bin/sh", "-c", line}, out)
+		cancel()
+		if err == nil && exit != 0 {
+			err = fmt.Errorf("exit code %d: %s", exit, strings.TrimSpace(out.buf.String()))
+		}
+		if err != nil {
+			return fmt.Errorf("command_line_docker_packages %s: %s failed in the container of agent %s: %v", s.key, line, b.g.Agent(), err)
+		}
+	}
+	return nil
+}
+
+// reset removes container id if it is still the agent's.
+func (b *dockerBox) reset(id string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.id == id {
+		b.removeLocked()
+	}
+}
+
+func (b *dockerBox) removeLocked() {
+	if b.id == "" {
+		return
+	}
+	b.hold.Close()
+	b.removeID(b.id)
+	b.id, b.made, b.hold = "", "", nil
+}
+
+// removeID kills and removes a container, within removeTimeout.
+func (b *dockerBox) removeID(id string) {
+	ctx, cancel := context.WithTimeout(context.Background(), removeTimeout)
+	defer cancel()
+	b.cli.ContainerRemove(ctx, id, client.ContainerRemoveOptions{Force: true})
+}
+
+// close removes the container and lets go of the engine.
+func (b *dockerBox) close() {
+	b.mu.Lock()
+	b.removeLocked()
+	b.mu.Unlock()
+	b.cli.Close()
+}
+
+// dockerMounts are the guard's mounts as the engine's, each at its own
+// path; the engine mounts outer paths first, as bubblewrap is given them.
+func dockerMounts(ms []workspace.Mount) []mount.Mount {
+	var out []mount.Mount
+	for _, m := range ms {
+		switch m.Access {
+		case workspace.Write:
+			out = append(out, mount.Mount{Type: mount.TypeBind, Source: m.Path, Target: m.Path})
+		case workspace.Read:
+			out = append(out, mount.Mount{Type: mount.TypeBind, Source: m.Path, Target: m.Path, ReadOnly: true})
+		default:
+			if fi, err := os.Stat(m.Path); err == nil && fi.IsDir() {
+				out = append(out, mount.Mount{Type: mount.TypeTmpfs, Target: m.Path})
+			} else {
+				out = append(out, mount.Mount{Type: mount.TypeBind, Source: os.DevNull, Target: m.Path, ReadOnly: true})
+			}
+		}
+	}
+	return out
+}
+
+var unsafeName = regexp.MustCompile(`[^a-zA-Z0-9_.-]+`)
+
+// containerName is an agent id as the engine accepts it in a name.
+func containerName(agent string) string {
+	s := strings.Trim(unsafeName.ReplaceAllString(agent, "-"), "-._")
+	if s == "" {
+		s = "agent"
+	}
+	return s
+}
+
+// shellQuote quotes each word for sh.
+func shellQuote(words []string) string {
+	q := make([]string, len(words))
+	for i, w := range words {
+		q[i] = "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
+	}
+	return strings.Join(q, " ")
+}
