@@ -28,6 +28,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -395,9 +396,21 @@ func (b *dockerBox) close() {
 
 // dockerMounts are the guard's mounts as the engine's, each at its own
 // path; the engine mounts outer paths first, as bubblewrap is given them.
+// The engine refuses two mounts at one path (a protected path may be
+// listed twice): the later one, which bubblewrap would lay on top, wins.
 func dockerMounts(ms []workspace.Mount) []mount.Mount {
 	var out []mount.Mount
+	at := map[string]int{}
 	for _, m := range ms {
+		if i, ok := at[m.Path]; ok {
+			out = slices.Delete(out, i, i+1)
+			for p, j := range at {
+				if j > i {
+					at[p] = j - 1
+				}
+			}
+		}
+		at[m.Path] = len(out)
 		switch m.Access {
 		case workspace.Write:
 			out = append(out, mount.Mount{Type: mount.TypeBind, Source: m.Path, Target: m.Path})
