@@ -137,12 +137,12 @@ func (d *decoder) ownedKey(p *pair, key string) {
 		d.contextPaths(p, key)
 	case p.key == "cwd", p.key == "command_line_docker_image":
 		d.str(key, p)
-	case strings.HasPrefix(p.key, "command_line_docker_"):
-		d.dockerKey(p, key)
 	case backendEnums[p.key] != nil:
 		if s, ok := d.str(key, p); ok && !slices.Contains(backendEnums[p.key], s) {
 			d.fail(p.val.pos, key, fmt.Sprintf("invalid %s '%s'", p.key, s), oneOf(s, backendEnums[p.key]))
 		}
+	case strings.HasPrefix(p.key, "command_line_docker_"):
+		d.dockerKey(p, key)
 	}
 }
 
