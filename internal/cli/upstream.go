@@ -73,7 +73,8 @@ var laterFlags = func() []laterFlag {
 		{name: "config-docker", do: quick}, {name: "config-context-path", value: true, do: quick},
 		{name: "quickstart-agent", value: true, do: quick},
 		{name: "setup-skills", do: "skills are not available yet"},
-		{name: "setup-docker", do: "Docker command execution is not available yet"},
+		{name: "setup-docker", do: "massgen does not build upstream's Docker images: `docker pull massgen/mcp-runtime:latest`, " +
+			"or name any image in command_line_docker_image (docker mode pulls it at an agent's first command when it can)"},
 		{name: "inbox-dir", value: true, do: "mid-run steering is not available yet"},
 		{name: "step", do: "single-step runs are not available yet"},
 		{name: "session-dir", value: true, do: "single-step runs are not available yet; sessions are resumed with --continue or --session-id"},

@@ -231,19 +231,21 @@ func (b *dockerBox) exec(ctx context.Context, id, user, dir string, cmd []string
 		return 0, err
 	}
 	// The stream ends a moment before the engine records the exit code.
+	wait := time.Millisecond
 	for i := 0; ; i++ {
 		ins, err := b.cli.ExecInspect(ctx, ex.ID, client.ExecInspectOptions{})
 		if err != nil {
 			return 0, err
 		}
-		if !ins.Running || i == 100 {
+		if !ins.Running || i == 50 {
 			return ins.ExitCode, nil
 		}
 		select {
 		case <-ctx.Done():
 			return -1, ctx.Err()
-		case <-time.After(20 * time.Millisecond):
+		case <-time.After(wait):
 		}
+		wait = min(2*wait, 50*time.Millisecond)
 	}
 }
 
