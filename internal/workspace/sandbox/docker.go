@@ -187,15 +187,22 @@ func (b *dockerBox) run(ctx context.Context, dir, command string, out io.Writer)
 		if err != nil {
 			return 0, false, err
 		}
-		exit, err = b.exec(ctx, id, b.user, dir, []string{"/bin/sh", "-c", command}, out)
+		exit, started, err := b.exec(ctx, id, b.user, dir, []string{"/bin/sh", "-c", command}, out)
+		gone := cerrdefs.IsNotFound(err) || cerrdefs.IsConflict(err) || (err == nil && (exit >= 128 || exit < 0) && !b.running(ctx, id))
 		switch {
 		case ctx.Err() != nil:
 			b.reset(id)
 			return exit, errors.Is(ctx.Err(), context.DeadlineExceeded), nil
-		case err != nil && attempt == 0 && (cerrdefs.IsNotFound(err) || cerrdefs.IsConflict(err)):
-			// The container went (stopped, killed, removed by hand): a new one.
+		case gone && !started && attempt == 0:
+			// The container went before the command started (stopped,
+			// killed, removed by hand): a new one. A command that had
+			// started is never run twice.
 			b.reset(id)
 			continue
+		case gone:
+			b.reset(id)
+			return -1, false, fmt.Errorf("the Docker container of agent %s stopped while the command ran (killed, or out of memory: "+
+				"see command_line_docker_memory_limit); the next command gets a new one", b.g.Agent())
 		case err != nil:
 			return exit, false, fmt.Errorf("execute_command in Docker container: %w", err)
 		}
@@ -203,16 +210,35 @@ func (b *dockerBox) run(ctx context.Context, dir, command string, out io.Writer)
 	}
 }
 
-// exec runs cmd in container id and waits for it.
-func (b *dockerBox) exec(ctx context.Context, id, user, dir string, cmd []string, out io.Writer) (int, error) {
+// running reports whether container id still runs: a command killed by a
+// signal may have been killed with it, which the engine records a moment
+// after the command's end, so a second is given to tell.
+func (b *dockerBox) running(ctx context.Context, id string) bool {
+	for range 20 {
+		ins, err := b.cli.ContainerInspect(ctx, id, client.ContainerInspectOptions{})
+		if err != nil || ins.Container.State == nil || !ins.Container.State.Running {
+			return false
+		}
+		select {
+		case <-ctx.Done():
+			return true
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return true
+}
+
+// exec runs cmd in container id and waits for it; started says whether
+// the engine may have started it.
+func (b *dockerBox) exec(ctx context.Context, id, user, dir string, cmd []string, out io.Writer) (exit int, started bool, err error) {
 	ex, err := b.cli.ExecCreate(ctx, id, client.ExecCreateOptions{User: user, AttachStdout: true, AttachStderr: true,
 		Env: b.env, WorkingDir: dir, Cmd: cmd})
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	att, err := b.cli.ExecAttach(ctx, ex.ID, client.ExecAttachOptions{})
 	if err != nil {
-		return 0, err
+		return 0, true, err
 	}
 	defer att.Close()
 	copied := make(chan error, 1)
@@ -225,24 +251,24 @@ func (b *dockerBox) exec(ctx context.Context, id, user, dir string, cmd []string
 	case <-ctx.Done():
 		att.Close()
 		<-copied
-		return -1, ctx.Err()
+		return -1, true, ctx.Err()
 	}
 	if err != nil {
-		return 0, err
+		return 0, true, err
 	}
 	// The stream ends a moment before the engine records the exit code.
 	wait := time.Millisecond
 	for i := 0; ; i++ {
 		ins, err := b.cli.ExecInspect(ctx, ex.ID, client.ExecInspectOptions{})
 		if err != nil {
-			return 0, err
+			return 0, true, err
 		}
 		if !ins.Running || i == 50 {
-			return ins.ExitCode, nil
+			return ins.ExitCode, true, nil
 		}
 		select {
 		case <-ctx.Done():
-			return -1, ctx.Err()
+			return -1, true, ctx.Err()
 		case <-time.After(wait):
 		}
 		wait = min(2*wait, 50*time.Millisecond)
@@ -351,7 +377,7 @@ func (b *dockerBox) installLocked(ctx context.Context) error {
 		line := s.cmd + " " + shellQuote(lists[i])
 		ctx, cancel := context.WithTimeout(ctx, installTimeout)
 		out := &capped{max: 4000}
-		exit, err := b.exec(ctx, b.id, "0:0", "/", []string{"/bin/sh", "-c", line}, out)
+		exit, _, err := b.exec(ctx, b.id, "0:0", "/", []string{"/bin/sh", "-c", line}, out)
 		cancel()
 		if err == nil && exit != 0 {
 			err = fmt.Errorf("exit code %d: %s", exit, strings.TrimSpace(out.buf.String()))

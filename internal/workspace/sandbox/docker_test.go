@@ -360,3 +360,40 @@ func TestDockerCloseRemovesTheContainer(t *testing.T) {
 		t.Errorf("container %s is still there after Close", id)
 	}
 }
+
+// TestDockerContainerKilledDuringACommand: the container dies under a
+// running command (as by the out-of-memory killer); the command fails
+// saying so, is not run again, and the next command gets a new container.
+func TestDockerContainerKilledDuringACommand(t *testing.T) {
+	w := newWorld(t)
+	r := w.dockerRunner(t, sandbox.Config{})
+	run(t, r, "true")
+	id := r.Container()
+	cli := dockertest.Engine(t)
+	done := make(chan error, 1)
+	go func() {
+		_, err := r.Run(context.Background(), "echo ran >> count.txt; sleep 30", "")
+		done <- err
+	}()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if b, _ := os.ReadFile(filepath.Join(w.ws, "count.txt")); len(b) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the command did not start")
+		}
+	}
+	if _, err := cli.ContainerKill(context.Background(), id, client.ContainerKillOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	err := <-done
+	if err == nil || !strings.Contains(err.Error(), "stopped while the command ran") {
+		t.Errorf("a command whose container died: %v", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(w.ws, "count.txt")); string(b) != "ran\n" {
+		t.Errorf("the command ran %q times", b)
+	}
+	if res := run(t, r, "echo again"); res.Output != "again\n" || r.Container() == id {
+		t.Errorf("after the container died: %+v in %s", res, r.Container())
+	}
+}
