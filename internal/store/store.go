@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -54,12 +55,36 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		return nil, fmt.Errorf("sessions database %s: %w", path, err)
 	}
 	s := &Store{db: db, path: path}
-	if err := s.migrate(ctx); err != nil {
+	if err := s.opening(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("sessions database %s: %w", path, err)
 	}
 	return s, nil
 }
+
+// opening migrates the schema on the first connection. Where several
+// processes open a new database at once, SQLite may answer SQLITE_BUSY
+// straight away, without waiting on the busy timeout (switching to WAL
+// needs a lock no handler waits for), so the open is tried again, for as
+// long as a statement would wait.
+func (s *Store) opening(ctx context.Context) error {
+	deadline := time.Now().Add(busyTimeout)
+	for wait := 5 * time.Millisecond; ; wait = min(2*wait, 200*time.Millisecond) {
+		err := s.migrate(ctx)
+		var coded interface{ Code() int }
+		if err == nil || !errors.As(err, &coded) || coded.Code()&0xff != sqliteBusy || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait + time.Duration(rand.Int64N(int64(wait)))):
+		}
+	}
+}
+
+// sqliteBusy is SQLITE_BUSY, the primary result code of a locked database.
+const sqliteBusy = 5
 
 // Path is the database file.
 func (s *Store) Path() string { return s.path }
