@@ -144,7 +144,11 @@ func (p *Pool) StartIn(dir string) {
 	p.started = true
 	p.ctx, p.cancel = context.WithCancel(context.Background())
 	for _, s := range p.servers {
-		if err := p.placeLog(s); err != nil {
+		err := p.placeLog(s)
+		if s.isClosed() {
+			err = fmt.Errorf("MCP server %s was stopped before it started", s.cfg.Name)
+		}
+		if err != nil {
 			s.st.err = err
 			close(s.st.ready)
 			continue
@@ -153,9 +157,16 @@ func (p *Pool) StartIn(dir string) {
 	}
 }
 
+// launch starts s in the background; p.mu is held. Each start has a
+// context of its own, so that CloseOwner can end the starts of its servers
+// and leave the others going.
 func (p *Pool) launch(s *server, st *startup) {
-	ctx := p.ctx
-	p.wg.Go(func() { s.start(ctx, st) })
+	ctx, cancel := context.WithCancel(p.ctx)
+	st.cancel = cancel
+	p.wg.Go(func() {
+		defer cancel()
+		s.start(ctx, st)
+	})
 }
 
 // RetryFailed starts again each server whose last start failed, once its
@@ -174,6 +185,10 @@ func (p *Pool) RetryFailed() {
 	for _, s := range p.servers {
 		s.mu.Lock()
 		st := s.st
+		if s.closed {
+			s.mu.Unlock()
+			continue // stopped by CloseOwner, for good
+		}
 		select {
 		case <-st.ready:
 		default:
@@ -235,6 +250,42 @@ func (p *Pool) Close() {
 	}
 }
 
+// CloseOwner stops for good the servers of one owner (Server.Owner, an
+// agent with its own processes) and waits for them, as Close does, but
+// the pool goes on: the other servers keep running, and a server added
+// for that owner afterwards is a new process (with a log of its own).
+// The stopped servers' stderr logs stay for CopyLogs until Close. The
+// shared servers (no owner) are not anyone's to stop.
+func (p *Pool) CloseOwner(owner string) {
+	if owner == "" {
+		return
+	}
+	p.mu.Lock()
+	var stop []*server
+	var starts []*startup
+	for k, s := range p.byKey {
+		if s.cfg.Owner != owner {
+			continue
+		}
+		delete(p.byKey, k)
+		stop = append(stop, s)
+		st := s.state()
+		if st.cancel != nil {
+			st.cancel() // a start in flight ends promptly
+			starts = append(starts, st)
+		}
+	}
+	p.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, s := range stop {
+		wg.Go(s.close)
+	}
+	wg.Wait()
+	for _, st := range starts {
+		<-st.ready // the start saw the server closed: its process is gone
+	}
+}
+
 // StderrLogs are the stderr log files of the stdio servers, by server name.
 func (p *Pool) StderrLogs() map[string]string {
 	p.mu.Lock()
@@ -252,13 +303,27 @@ func (p *Pool) StderrLogs() map[string]string {
 // their own names; a log not written yet is skipped.
 func (p *Pool) CopyLogs(dir string) error {
 	var errs []error
-	for _, path := range p.StderrLogs() {
+	for _, path := range p.logPaths() {
 		if filepath.Dir(path) == filepath.Clean(dir) {
 			continue
 		}
 		errs = append(errs, copyFile(path, filepath.Join(dir, filepath.Base(path))))
 	}
 	return errors.Join(errs...)
+}
+
+// logPaths are the stderr log files of every stdio server the pool has
+// had: two agents' servers of the same name each have their own.
+func (p *Pool) logPaths() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []string
+	for _, s := range p.servers {
+		if s.logPath != "" {
+			out = append(out, s.logPath)
+		}
+	}
+	return out
 }
 
 func copyFile(from, to string) error {
@@ -469,7 +534,7 @@ func (s *server) live(ctx context.Context) (*conn, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return nil, fmt.Errorf("MCP server %s is stopped (the team was closed)", s.cfg.Name)
+		return nil, fmt.Errorf("MCP server %s is stopped (its team was closed, or its agent's phase of the run is over)", s.cfg.Name)
 	}
 	if s.conn != nil {
 		return s.conn, nil
