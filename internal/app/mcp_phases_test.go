@@ -49,6 +49,20 @@ func waitFor(t *testing.T, path string, done <-chan struct{}) {
 	}
 }
 
+// noFailedTurn fails the test if a turn of the run failed: a tool result
+// the scenario did not expect fails the turn (the simulator answers 400),
+// and the run may still complete on its default policy.
+func noFailedTurn(t *testing.T, logDir string) {
+	t.Helper()
+	ev, err := os.ReadFile(filepath.Join(logDir, "coordination_events.jsonl"))
+	must(t, err)
+	for _, line := range strings.Split(string(ev), "\n") {
+		if strings.Contains(line, `"type":"turn_failed"`) {
+			t.Errorf("a turn failed: %s", line)
+		}
+	}
+}
+
 // blockUntil is a shell command for the test's sh server: it says it is
 // waiting (file at), then waits (bounded) for the test's go-ahead (file
 // until) and echoes word.
@@ -184,6 +198,7 @@ orchestrator:
 		ev, _ := os.ReadFile(filepath.Join(out.LogDir, "coordination_events.jsonl"))
 		t.Fatalf("status %s, winner %q, final %q, err %v; stderr:\n%s\nevents:\n%s", out.Status, out.Winner, out.Final, out.Err, stderr.String(), ev)
 	}
+	noFailedTurn(t, out.LogDir)
 	if u := out.Tools["a"]; u.Calls != 2 || u.Errors != 0 {
 		t.Errorf("a's tool use %+v: want 2 calls that answered", u)
 	}
@@ -292,8 +307,9 @@ orchestrator:
 		ev, _ := os.ReadFile(filepath.Join(out.LogDir, "coordination_events.jsonl"))
 		t.Fatalf("status %s, winner %q, final %q, err %v; stderr:\n%s\nevents:\n%s\n%s", out.Status, out.Winner, out.Final, out.Err, stderr.String(), ev, yaml)
 	}
-	if u := out.Tools["a"]; u.Calls != 4 {
-		t.Errorf("a's tool use %+v: want 4 calls", u)
+	noFailedTurn(t, out.LogDir)
+	if a, b := out.Tools["a"], out.Tools["b"]; a.Calls != 4 || b.Calls != 2 || b.Errors != 0 {
+		t.Errorf("tool use: a %+v, want 4 calls; b %+v, want 2 that answered (its server back for the second attempt)", a, b)
 	}
 	if b, err := os.ReadFile(filepath.Join(proj, "main.go")); err != nil || string(b) != "package main\n" {
 		t.Errorf("main.go, read-only in both coordinations: %q %v", b, err)
