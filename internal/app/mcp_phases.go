@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/massgen/massgen/internal/orchestrator"
 	"github.com/massgen/massgen/internal/tool"
 	"github.com/massgen/massgen/internal/tool/mcp"
 )
@@ -103,4 +104,29 @@ func (rw *runWorkspaces) stopCoordinationMCP() {
 		})
 	}
 	wg.Wait()
+}
+
+// stopMCPWhenOthersPresent has the presentation of an agent without MCP
+// servers of its own in this pool (no workspace, or no mcp_servers) stop
+// the coordination-phase servers too; an agent with them does it in
+// mcpPhases.present, once its own have started again.
+func (rw *runWorkspaces) stopMCPWhenOthersPresent(agents []orchestrator.Agent) {
+	own := map[string]bool{}
+	for _, m := range rw.phases {
+		own[m.id] = true
+	}
+	for i := range agents {
+		if own[agents[i].ID] {
+			continue
+		}
+		on := agents[i].OnPresent
+		agents[i].OnPresent = func(present bool) {
+			if on != nil {
+				on(present)
+			}
+			if present {
+				rw.stopCoordinationMCP()
+			}
+		}
+	}
 }

@@ -331,3 +331,98 @@ orchestrator:
 		}
 	}
 }
+
+// The presentation of an agent with no MCP server of its own stops the
+// others' coordination-phase servers too.
+func TestPresenterWithoutServersStopsTheOthers(t *testing.T) {
+	npmServer(t, "mcp-server-filesystem") // skips or fails (CI) as the other MCP tests when node is missing
+	fixedRunName(t)
+	wd, err := os.Getwd()
+	must(t, err)
+	srvDir, err := os.MkdirTemp(wd, "srv")
+	must(t, err)
+	t.Cleanup(func() { os.RemoveAll(srvDir) })
+	script := filepath.Join(srvDir, "sh.js")
+	must(t, os.WriteFile(script, []byte(shellServer), 0o644))
+	work := t.TempDir()
+	markB := "agent-b-" + filepath.Base(srvDir)
+	wsA := filepath.Join(work, ".massgen", "workspaces", "run1", "a")
+	wsB := filepath.Join(work, ".massgen", "workspaces", "run1", "b")
+	yaml := fmt.Sprintf(`agents:
+  - id: a
+    backend:
+      type: sim
+      model: presenter
+      cwd: ws
+      enable_mcp_command_line: true
+      scenario:
+        defaults: {ttft_ms: 0}
+        models:
+          presenter:
+            steps:
+              - answer: "A answers."
+              - when: coordination
+                vote: agent1
+              - calls:
+                  - {name: execute_command, arguments: '{"command": "%[3]s"}'}
+              - expect_results:
+                  - {name: execute_command, contains: "GO2"}
+                text: "Presented."
+  - id: b
+    backend:
+      type: sim
+      model: other
+      cwd: ws
+      mcp_servers:
+        sh: {command: node, args: [%[1]q, %[2]q]}
+      scenario:
+        defaults: {ttft_ms: 0}
+        models:
+          other:
+            steps:
+              - calls:
+                  - {name: mcp__sh__sh, arguments: '{"command": "touch ready; echo B-HERE"}'}
+              - expect_results:
+                  - {name: mcp__sh__sh, contains: "B-HERE"}
+                answer: "B answers."
+              - when: coordination
+                vote: agent1
+ui: {enable_final_presentation: true}
+`, script, markB, blockUntil("waiting2", "go2", "GO2"))
+	var stderr bytes.Buffer
+	env := &Env{Getenv: func(string) string { return "" }, Stderr: &lockedBuffer{b: &stderr}, WorkDir: work}
+	done := make(chan struct{})
+	var out *Outcome
+	var runErr error
+	go func() {
+		defer close(done)
+		out, runErr = Execute(t.Context(), env, Request{Question: "Go.", ConfigYAML: []byte(yaml), LogDir: filepath.Join(work, "logs"), Timeout: 300})
+	}()
+	t.Cleanup(func() {
+		_ = os.WriteFile(filepath.Join(wsA, "go2"), nil, 0o644)
+		<-done
+	})
+	waitFor(t, filepath.Join(wsB, "ready"), done)
+	coordB := serverPids(markB)
+	if len(coordB) != 1 {
+		t.Fatalf("while coordinating b's servers are %v, want one", coordB)
+	}
+	waitFor(t, filepath.Join(wsA, "waiting2"), done)
+	if err := gone(coordB[0]); err != nil {
+		t.Errorf("b's server during a's presentation: %v", err)
+	}
+	select {
+	case <-done:
+		t.Fatal("the run ended before the presentation's command was released")
+	default:
+	}
+	must(t, os.WriteFile(filepath.Join(wsA, "go2"), nil, 0o644))
+	<-done
+	if runErr != nil {
+		t.Fatal(runErr)
+	}
+	if out.Status != "completed" || out.Winner != "a" || out.Final != "Presented." {
+		t.Fatalf("status %s, winner %q, final %q, err %v; stderr:\n%s", out.Status, out.Winner, out.Final, out.Err, stderr.String())
+	}
+	noFailedTurn(t, out.LogDir)
+}

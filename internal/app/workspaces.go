@@ -208,6 +208,7 @@ func withWorkspaces(cfg *config.Config, workDir string, now time.Time, agents []
 	}
 	if rw.mcp != nil {
 		rw.mcp.Start()
+		rw.stopMCPWhenOthersPresent(out)
 	}
 	return out, rw, nil
 }
