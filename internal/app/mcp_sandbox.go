@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/massgen/massgen/internal/config"
 	"github.com/massgen/massgen/internal/llm"
@@ -29,12 +28,12 @@ import (
 
 // runMCP returns the tool source of agent a's MCP servers for this run,
 // added to rw's pool (started by withWorkspaces once every agent is set),
-// and restart, which starts them again in a pool of their own for the
-// agent's final presentation and makes the source serve that pool's tools.
+// and present, which the agent's OnPresent calls to switch its servers
+// between the phases of the run (mcpPhases).
 // A sandboxed server is bound with the mounts of the guard's phase when it
 // starts: read-only write context paths while agents coordinate, writable
 // ones once the guard says the agent presents.
-func (rw *runWorkspaces) runMCP(cfg *config.Config, workDir string, ca config.Agent, g *workspace.Guard) (tool.Source, func(), error) {
+func (rw *runWorkspaces) runMCP(cfg *config.Config, workDir string, ca config.Agent, g *workspace.Guard) (tool.Source, func(bool), error) {
 	b := ca.Backend
 	if rw.mcp == nil {
 		rw.mcp = mcp.NewPool(mcp.Options{Warn: func(msg string) { rw.snaps.warn(msg) }})
@@ -84,41 +83,11 @@ func (rw *runWorkspaces) runMCP(cfg *config.Config, workDir string, ca config.Ag
 	if err != nil {
 		return nil, nil, err
 	}
-	src := &switchSource{cur: first}
-	restart := func() {
-		p := mcp.NewPool(mcp.Options{Warn: func(msg string) { rw.snaps.warn(msg) }})
-		rw.presMu.Lock()
-		rw.present = append(rw.present, p)
-		rw.presMu.Unlock()
-		next, err := add(p)
-		if err != nil {
-			rw.snaps.warn(fmt.Sprintf("agent %s: its MCP servers cannot restart for the final presentation: %v", ca.ID, err))
-			return
-		}
-		p.Start()
-		src.set(next)
-	}
-	return src, restart, nil
-}
-
-// switchSource serves the tools of its current source, which restart
-// replaces for the final presentation.
-type switchSource struct {
-	mu  sync.Mutex
-	cur tool.Source
-}
-
-func (s *switchSource) set(src tool.Source) {
-	s.mu.Lock()
-	s.cur = src
-	s.mu.Unlock()
-}
-
-func (s *switchSource) Tools(ctx context.Context) ([]tool.Tool, error) {
-	s.mu.Lock()
-	cur := s.cur
-	s.mu.Unlock()
-	return cur.Tools(ctx)
+	ph := &mcpPhases{rw: rw, id: ca.ID, add: add, cur: first}
+	rw.presMu.Lock()
+	rw.phases = append(rw.phases, ph)
+	rw.presMu.Unlock()
+	return ph, ph.present, nil
 }
 
 func searchPath() string {
@@ -155,8 +124,11 @@ func (rw *runWorkspaces) copyMCPLogs(dir string) error {
 	rw.presMu.Lock()
 	present := slices.Clone(rw.present)
 	rw.presMu.Unlock()
-	for _, p := range present {
+	for i, p := range present {
 		sub := filepath.Join(dir, presentLogDir)
+		if i > 0 { // a presentation again, after a restart of the run
+			sub += fmt.Sprintf("_%d", i+1)
+		}
 		if err := os.MkdirAll(sub, 0o755); err != nil {
 			errs = append(errs, err)
 			continue

@@ -40,6 +40,7 @@ type runWorkspaces struct {
 	mcp      *mcp.Pool  // the MCP servers of agents with a workspace (mcp_sandbox.go)
 	presMu   sync.Mutex
 	present  []*mcp.Pool       // the presenter's servers restarted for the final presentation
+	phases   []*mcpPhases      // each agent's MCP servers through the run's phases (mcp_phases.go)
 	runners  []*sandbox.Runner // the agents' command runners (docker mode holds a container)
 }
 
@@ -183,16 +184,16 @@ func withWorkspaces(cfg *config.Config, workDir string, now time.Time, agents []
 		if err != nil {
 			return nil, nil, usageErr("agent %s: %v", out[i].ID, err)
 		}
-		var restartMCP func()
+		var presentMCP func(bool)
 		if len(ca.Backend.MCPServers) > 0 {
-			src, restart, err := rw.runMCP(cfg, workDir, ca, g)
+			src, presentFn, err := rw.runMCP(cfg, workDir, ca, g)
 			if err != nil {
 				rw.closeMCP()
 				return nil, nil, execErr("agent %s: %v", out[i].ID, err)
 			}
 			set = set.WithSources(src).Map(guardMCP(g))
 			present = present.WithSources(src).Map(guardMCP(g))
-			restartMCP = restart
+			presentMCP = presentFn
 		}
 		out[i].Tools, out[i].PresentTools = set, present
 		out[i].OnPresent = g.SetFinalPresentation
@@ -209,14 +210,18 @@ func withWorkspaces(cfg *config.Config, workDir string, now time.Time, agents []
 				w.stop(id)
 			}
 		}
-		if on := out[i].OnPresent; restartMCP != nil {
+		if on := out[i].OnPresent; presentMCP != nil {
 			// The guard opens the write context paths first, so the
-			// restarted servers are bound with them writable.
+			// restarted servers are bound with them writable, and closes
+			// them once those servers are stopped.
 			out[i].OnPresent = func(present bool) {
-				on(present)
 				if present {
-					restartMCP()
+					on(true)
+					presentMCP(true)
+					return
 				}
+				presentMCP(false)
+				on(false)
 			}
 		}
 		id := out[i].ID
@@ -226,6 +231,7 @@ func withWorkspaces(cfg *config.Config, workDir string, now time.Time, agents []
 	}
 	if rw.mcp != nil {
 		rw.mcp.Start()
+		rw.stopMCPWhenOthersPresent(out)
 	}
 	done = true
 	return out, rw, nil

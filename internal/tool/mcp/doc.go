@@ -21,7 +21,8 @@
 // and log notifications reach the call's context (tool.ReportProgress).
 // Stdio servers run in their
 // own process group, which dies with massgen (Pdeathsig on Linux, even
-// after kill -9) and is killed whole by Pool.Close. Results are rendered
+// after kill -9) and is killed whole by Pool.Close, or, for the servers of
+// one agent (Server.Owner) whose phase of a run is over, Pool.CloseOwner. Results are rendered
 // as text for the model (structured content as JSON, images and audio
 // described, resources inlined or described) and capped, with a note
 // saying how much was cut.

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -73,56 +72,6 @@ func (p *Pool) Add(cfg Server) (Handle, error) {
 	return Handle{s}, nil
 }
 
-// placeLog gives a stdio server its stderr log file in the pool's log
-// directory.
-func (p *Pool) placeLog(s *server) error {
-	if s.cfg.Type != Stdio || s.logPath != "" {
-		return nil
-	}
-	if err := p.ensureLogDir(); err != nil {
-		return err
-	}
-	s.logPath = p.logFile(s.cfg.Name)
-	return nil
-}
-
-func (p *Pool) ensureLogDir() error {
-	if p.logDir != "" {
-		return nil
-	}
-	if p.opts.LogDir != "" {
-		if err := os.MkdirAll(p.opts.LogDir, 0o755); err != nil {
-			return fmt.Errorf("MCP server logs: %w", err)
-		}
-		p.logDir = p.opts.LogDir
-		return nil
-	}
-	d, err := os.MkdirTemp("", "massgen-mcp-")
-	if err != nil {
-		return fmt.Errorf("MCP server logs: %w", err)
-	}
-	p.logDir, p.tmpDir = d, true
-	return nil
-}
-
-// logFile is mcp_<name>_stderr.log, numbered when two configs share a name.
-func (p *Pool) logFile(name string) string {
-	path := filepath.Join(p.logDir, "mcp_"+sanitize(name)+"_stderr.log")
-	for i := 2; p.logTaken(path); i++ {
-		path = filepath.Join(p.logDir, fmt.Sprintf("mcp_%s_%d_stderr.log", sanitize(name), i))
-	}
-	return path
-}
-
-func (p *Pool) logTaken(path string) bool {
-	for _, s := range p.servers {
-		if s.logPath == path {
-			return true
-		}
-	}
-	return false
-}
-
 // Start starts every server in the background, all at once, with their
 // stderr logs where Options.LogDir says; servers added later start when
 // added. It does not wait: a turn waits for the servers its agent uses
@@ -144,7 +93,11 @@ func (p *Pool) StartIn(dir string) {
 	p.started = true
 	p.ctx, p.cancel = context.WithCancel(context.Background())
 	for _, s := range p.servers {
-		if err := p.placeLog(s); err != nil {
+		err := p.placeLog(s)
+		if s.isClosed() {
+			err = fmt.Errorf("MCP server %s was stopped before it started", s.cfg.Name)
+		}
+		if err != nil {
 			s.st.err = err
 			close(s.st.ready)
 			continue
@@ -153,9 +106,16 @@ func (p *Pool) StartIn(dir string) {
 	}
 }
 
+// launch starts s in the background; p.mu is held. Each start has a
+// context of its own, so that CloseOwner can end the starts of its servers
+// and leave the others going.
 func (p *Pool) launch(s *server, st *startup) {
-	ctx := p.ctx
-	p.wg.Go(func() { s.start(ctx, st) })
+	ctx, cancel := context.WithCancel(p.ctx)
+	st.cancel = cancel
+	p.wg.Go(func() {
+		defer cancel()
+		s.start(ctx, st)
+	})
 }
 
 // RetryFailed starts again each server whose last start failed, once its
@@ -174,6 +134,10 @@ func (p *Pool) RetryFailed() {
 	for _, s := range p.servers {
 		s.mu.Lock()
 		st := s.st
+		if s.closed {
+			s.mu.Unlock()
+			continue // stopped by CloseOwner, for good
+		}
 		select {
 		case <-st.ready:
 		default:
@@ -235,47 +199,40 @@ func (p *Pool) Close() {
 	}
 }
 
-// StderrLogs are the stderr log files of the stdio servers, by server name.
-func (p *Pool) StderrLogs() map[string]string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	out := map[string]string{}
-	for _, s := range p.servers {
-		if s.logPath != "" {
-			out[s.cfg.Name] = s.logPath
-		}
+// CloseOwner stops for good the servers of one owner (Server.Owner, an
+// agent with its own processes) and waits for them, as Close does, but
+// the pool goes on: the other servers keep running, and a server added
+// for that owner afterwards is a new process (with a log of its own).
+// The stopped servers' stderr logs stay for CopyLogs until Close. The
+// shared servers (no owner) are not anyone's to stop.
+func (p *Pool) CloseOwner(owner string) {
+	if owner == "" {
+		return
 	}
-	return out
-}
-
-// CopyLogs copies the stderr logs into dir (a run's log directory) under
-// their own names; a log not written yet is skipped.
-func (p *Pool) CopyLogs(dir string) error {
-	var errs []error
-	for _, path := range p.StderrLogs() {
-		if filepath.Dir(path) == filepath.Clean(dir) {
+	p.mu.Lock()
+	var stop []*server
+	var starts []*startup
+	for k, s := range p.byKey {
+		if s.cfg.Owner != owner {
 			continue
 		}
-		errs = append(errs, copyFile(path, filepath.Join(dir, filepath.Base(path))))
+		delete(p.byKey, k)
+		stop = append(stop, s)
+		st := s.state()
+		if st.cancel != nil {
+			st.cancel() // a start in flight ends promptly
+			starts = append(starts, st)
+		}
 	}
-	return errors.Join(errs...)
-}
-
-func copyFile(from, to string) error {
-	in, err := os.Open(from)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
+	p.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, s := range stop {
+		wg.Go(s.close)
 	}
-	if err != nil {
-		return err
+	wg.Wait()
+	for _, st := range starts {
+		<-st.ready // the start saw the server closed: its process is gone
 	}
-	defer in.Close()
-	out, err := os.Create(to)
-	if err != nil {
-		return err
-	}
-	_, err = io.Copy(out, in)
-	return errors.Join(err, out.Close())
 }
 
 // Tools is the tool.Source of one agent: the tools of its servers, after
@@ -469,7 +426,7 @@ func (s *server) live(ctx context.Context) (*conn, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return nil, fmt.Errorf("MCP server %s is stopped (the team was closed)", s.cfg.Name)
+		return nil, fmt.Errorf("MCP server %s is stopped (its team was closed, or its agent's phase of the run is over)", s.cfg.Name)
 	}
 	if s.conn != nil {
 		return s.conn, nil

@@ -48,6 +48,7 @@ type startup struct {
 	ready    chan struct{}
 	err      error
 	failedAt time.Time
+	cancel   context.CancelFunc // ends the start (set by Pool.launch under the pool's lock)
 }
 
 // conn is one connection to the server: its session and, for stdio, its
@@ -97,7 +98,7 @@ func (s *server) connectAndList(ctx context.Context) error {
 	if s.closed {
 		s.mu.Unlock()
 		c.close()
-		return fmt.Errorf("MCP server %s: the team was closed while it started", s.cfg.Name)
+		return fmt.Errorf("MCP server %s was stopped while it started", s.cfg.Name)
 	}
 	s.conn, s.tools, s.fails = c, tools, 0
 	s.mu.Unlock()
@@ -338,6 +339,12 @@ func (c *conn) close() {
 	if c.cancel != nil {
 		c.cancel()
 	}
+}
+
+func (s *server) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
 }
 
 // close stops the server for good.

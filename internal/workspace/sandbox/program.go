@@ -29,19 +29,26 @@ func Bwrap() (string, error) { return findBwrap("") }
 // The mounts are those of the guard's phase when the program starts
 // (g.Mounts): write context paths are read-only during coordination, so a
 // server must be restarted to write them at the final presentation.
+//
+// A program that is a version manager's shim (python3 through pyenv) is
+// replaced by the interpreter the shim would run here (shim.go).
 func Program(bwrap string, g *workspace.Guard, cmd *exec.Cmd, env []string) {
+	prog := realProgram(cmd.Path, cmd.Dir, cmd.Env)
+	if prog != cmd.Path {
+		env = withPathFirst(env, filepath.Dir(prog))
+	}
 	args := systemBinds()
 	args = append(args, "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
 		"--unshare-all", "--share-net", "--die-with-parent", "--cap-drop", "ALL", "--clearenv")
 	args = append(args, resolverBinds()...)
-	args = append(args, programBinds(cmd.Path, cmd.Args[1:])...)
+	args = append(args, programBinds(prog, cmd.Args[1:])...)
 	args = append(args, mountArgs(g.Mounts())...)
 	for _, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")
 		args = append(args, "--setenv", k, v)
 	}
 	args = append(args, "--chdir", g.Workspace(), "--")
-	args = append(args, cmd.Path)
+	args = append(args, prog)
 	args = append(args, cmd.Args[1:]...)
 	cmd.Path = bwrap
 	cmd.Args = append([]string{bwrap}, args...)
@@ -53,15 +60,32 @@ func Program(bwrap string, g *workspace.Guard, cmd *exec.Cmd, env []string) {
 // the program's too.
 var interpreters = []string{"node", "nodejs", "python", "python3", "npx", "uvx", "uv", "deno", "bun"}
 
+// isInterpreter reports whether a program's name is an interpreter's
+// (python3.11 as well as python3).
+func isInterpreter(name string) bool {
+	if slices.Contains(interpreters, name) {
+		return true
+	}
+	v, ok := strings.CutPrefix(name, "python")
+	return ok && v != "" && strings.Trim(v, "0123456789.") == ""
+}
+
 // programBinds keep the program's own files visible (read-only): the
-// package root of the executable (and of what its link points to) and, for
-// an interpreter, of each existing file among its arguments. Directories
+// package root of the executable (and of what its link points to), the
+// whole installation of a Python interpreter (installPrefix) and, for an
+// interpreter, the package root of each existing file among its arguments. Directories
 // the sandbox already shows (system ones) need no bind; the policy's
 // mounts come after these, so a workspace inside stays writable and hidden
 // places stay hidden.
 func programBinds(path string, args []string) []string {
 	files := []string{path, resolved(path)}
-	if slices.Contains(interpreters, filepath.Base(resolved(path))) || slices.Contains(interpreters, filepath.Base(path)) {
+	var roots []string
+	for _, f := range files {
+		if p := installPrefix(f); p != "" && !underSystem(p) && !slices.Contains(roots, p) {
+			roots = append(roots, p)
+		}
+	}
+	if isInterpreter(filepath.Base(resolved(path))) || isInterpreter(filepath.Base(path)) {
 		for _, a := range args {
 			if !filepath.IsAbs(a) {
 				continue // relative: to the workspace, which is bound anyway
@@ -74,10 +98,9 @@ func programBinds(path string, args []string) []string {
 			}
 		}
 	}
-	var roots []string
 	for _, f := range files {
 		r := packageRoot(f)
-		if r == "" || underSystem(r) || slices.Contains(roots, r) {
+		if r == "" || underSystem(r) || slices.ContainsFunc(roots, func(o string) bool { return within(r, o) }) {
 			continue
 		}
 		roots = append(roots, r)
@@ -119,6 +142,11 @@ func packageRoot(file string) string {
 
 // systemDirs are the directories systemBinds shows.
 var systemDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt"}
+
+// within reports whether p is dir or under it.
+func within(p, dir string) bool {
+	return p == dir || strings.HasPrefix(p, dir+"/")
+}
 
 func underSystem(p string) bool {
 	for _, d := range systemDirs {
