@@ -82,13 +82,7 @@ func TestPresentationStopsTheCoordinationPhaseServers(t *testing.T) {
 		t.Skip("needs /proc")
 	}
 	fixedRunName(t)
-	wd, err := os.Getwd()
-	must(t, err)
-	srvDir, err := os.MkdirTemp(wd, "srv")
-	must(t, err)
-	t.Cleanup(func() { os.RemoveAll(srvDir) })
-	script := filepath.Join(srvDir, "sh.js")
-	must(t, os.WriteFile(script, []byte(shellServer), 0o644))
+	srvDir, script := shellServerScript(t)
 	work := t.TempDir()
 	proj := filepath.Join(work, "project")
 	must(t, os.MkdirAll(proj, 0o755))
@@ -224,13 +218,7 @@ orchestrator:
 func TestMCPServersStartAgainReadOnlyAfterARestart(t *testing.T) {
 	npmServer(t, "mcp-server-filesystem") // skips or fails (CI) as the other MCP tests when node is missing
 	fixedRunName(t)
-	wd, err := os.Getwd()
-	must(t, err)
-	srvDir, err := os.MkdirTemp(wd, "srv")
-	must(t, err)
-	t.Cleanup(func() { os.RemoveAll(srvDir) })
-	script := filepath.Join(srvDir, "sh.js")
-	must(t, os.WriteFile(script, []byte(shellServer), 0o644))
+	srvDir, script := shellServerScript(t)
 	work := t.TempDir()
 	proj := filepath.Join(work, "project")
 	must(t, os.MkdirAll(proj, 0o755))
@@ -337,13 +325,7 @@ orchestrator:
 func TestPresenterWithoutServersStopsTheOthers(t *testing.T) {
 	npmServer(t, "mcp-server-filesystem") // skips or fails (CI) as the other MCP tests when node is missing
 	fixedRunName(t)
-	wd, err := os.Getwd()
-	must(t, err)
-	srvDir, err := os.MkdirTemp(wd, "srv")
-	must(t, err)
-	t.Cleanup(func() { os.RemoveAll(srvDir) })
-	script := filepath.Join(srvDir, "sh.js")
-	must(t, os.WriteFile(script, []byte(shellServer), 0o644))
+	srvDir, script := shellServerScript(t)
 	work := t.TempDir()
 	markB := "agent-b-" + filepath.Base(srvDir)
 	wsA := filepath.Join(work, ".massgen", "workspaces", "run1", "a")
@@ -381,14 +363,14 @@ func TestPresenterWithoutServersStopsTheOthers(t *testing.T) {
           other:
             steps:
               - calls:
-                  - {name: mcp__sh__sh, arguments: '{"command": "touch ready; echo B-HERE"}'}
+                  - {name: mcp__sh__sh, arguments: '{"command": "%[4]s"}'}
               - expect_results:
                   - {name: mcp__sh__sh, contains: "B-HERE"}
                 answer: "B answers."
               - when: coordination
                 vote: agent1
 ui: {enable_final_presentation: true}
-`, script, markB, blockUntil("waiting2", "go2", "GO2"))
+`, script, markB, blockUntil("waiting2", "go2", "GO2"), blockUntil("ready", "go1", "B-HERE"))
 	var stderr bytes.Buffer
 	env := &Env{Getenv: func(string) string { return "" }, Stderr: &lockedBuffer{b: &stderr}, WorkDir: work}
 	done := make(chan struct{})
@@ -399,11 +381,15 @@ ui: {enable_final_presentation: true}
 		out, runErr = Execute(t.Context(), env, Request{Question: "Go.", ConfigYAML: []byte(yaml), LogDir: filepath.Join(work, "logs"), Timeout: 300})
 	}()
 	t.Cleanup(func() {
+		_ = os.WriteFile(filepath.Join(wsB, "go1"), nil, 0o644)
 		_ = os.WriteFile(filepath.Join(wsA, "go2"), nil, 0o644)
 		<-done
 	})
+	// b's call holds its turn (and so the presentation) until its server
+	// has been seen.
 	waitFor(t, filepath.Join(wsB, "ready"), done)
 	coordB := serverPids(markB)
+	must(t, os.WriteFile(filepath.Join(wsB, "go1"), nil, 0o644))
 	if len(coordB) != 1 {
 		t.Fatalf("while coordinating b's servers are %v, want one", coordB)
 	}
@@ -425,4 +411,19 @@ ui: {enable_final_presentation: true}
 		t.Fatalf("status %s, winner %q, final %q, err %v; stderr:\n%s", out.Status, out.Winner, out.Final, out.Err, stderr.String())
 	}
 	noFailedTurn(t, out.LogDir)
+}
+
+// shellServerScript writes the shell MCP server (shellServer) into a new
+// directory outside /tmp, which the sandbox shows as the server's own
+// tree, and returns the directory and the script.
+func shellServerScript(t *testing.T) (dir, script string) {
+	t.Helper()
+	wd, err := os.Getwd()
+	must(t, err)
+	dir, err = os.MkdirTemp(wd, "srv")
+	must(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	script = filepath.Join(dir, "sh.js")
+	must(t, os.WriteFile(script, []byte(shellServer), 0o644))
+	return dir, script
 }

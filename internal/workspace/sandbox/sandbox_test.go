@@ -65,6 +65,25 @@ func newWorld(t testing.TB) *world {
 	return w
 }
 
+// escapes are commands that try to change what is outside the agent's
+// workspace: by `..`, absolute paths, symbolic links made on the spot,
+// read-only snapshots and a write context path before the presentation.
+func (w *world) escapes() []string {
+	return []string{
+		"echo x > ../outside/secret.txt",
+		"echo x > ../pwned",
+		"cd .. && touch x && touch outside/y",
+		"echo x > " + filepath.Join(w.outside, "secret.txt"),
+		"mkdir -p " + w.outside + " && echo x > " + filepath.Join(w.outside, "new"),
+		"echo x >> " + filepath.Join(w.snap, "answer.txt"),
+		"rm -f " + filepath.Join(w.snap, "answer.txt"),
+		"echo x >> " + filepath.Join(w.proj, "main.go"),
+		"touch " + filepath.Join(w.proj, "new.go"),
+		"ln -s " + filepath.Join(w.outside, "secret.txt") + " link && echo x > link",
+		"ln -s " + w.outside + " dirlink && echo x > dirlink/new",
+	}
+}
+
 func (w *world) runner(t *testing.T, cfg sandbox.Config) *sandbox.Runner {
 	t.Helper()
 	r, err := sandbox.New(w.g, cfg)
@@ -90,23 +109,12 @@ func TestCommandsCannotWriteOutside(t *testing.T) {
 	w := newWorld(t)
 	r := w.runner(t, sandbox.Config{})
 	outsideEtc := "/etc/massgen-sandbox-test"
-	attempts := []string{
-		"echo x > ../outside/secret.txt",
-		"echo x > ../pwned",
-		"cd .. && touch x && touch outside/y",
-		"echo x > " + filepath.Join(w.outside, "secret.txt"),
-		"mkdir -p " + w.outside + " && echo x > " + filepath.Join(w.outside, "new"),
-		"echo x >> " + filepath.Join(w.snap, "answer.txt"),
-		"rm -f " + filepath.Join(w.snap, "answer.txt"),
-		"echo x >> " + filepath.Join(w.proj, "main.go"),
-		"touch " + filepath.Join(w.proj, "new.go"),
-		"echo x > " + outsideEtc,
+	attempts := append(w.escapes(),
+		"echo x > "+outsideEtc,
 		"touch /usr/massgen-x",
-		"ln -s " + filepath.Join(w.outside, "secret.txt") + " link && echo x > link",
-		"ln -s " + w.outside + " dirlink && echo x > dirlink/new",
-		"ln " + filepath.Join(w.outside, "secret.txt") + " hard && echo x > hard",
-		"cat /proc/self/mountinfo > /dev/null; echo x > /proc/1/root" + filepath.Join(w.outside, "secret.txt"),
-	}
+		"ln "+filepath.Join(w.outside, "secret.txt")+" hard && echo x > hard",
+		"cat /proc/self/mountinfo > /dev/null; echo x > /proc/1/root"+filepath.Join(w.outside, "secret.txt"),
+	)
 	for _, a := range attempts {
 		t.Run(a, func(t *testing.T) {
 			before := wstest.Snapshot(t, w.base)
