@@ -165,8 +165,21 @@ func newDockerBox(g *workspace.Guard, cfg Config) (*dockerBox, []string, error) 
 	}
 	if !d.Sudo {
 		b.user = fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid())
+		if rootless(ctx, cli) {
+			// A rootless engine maps the container's root to the user who
+			// runs it, and every other uid to one of the user's sub-uids:
+			// root in there is what writes the workspace as the user.
+			b.user = "0:0"
+		}
 	}
 	return b, warnings, nil
+}
+
+// rootless reports whether the engine runs rootless (its security
+// options say so).
+func rootless(ctx context.Context, cli *client.Client) bool {
+	info, err := cli.Info(ctx, client.InfoOptions{})
+	return err == nil && slices.ContainsFunc(info.Info.SecurityOptions, func(o string) bool { return strings.Contains(o, "rootless") })
 }
 
 func dockerMissing(host string, err error) error {
