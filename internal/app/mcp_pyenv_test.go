@@ -13,18 +13,16 @@ import (
 )
 
 // pyenvPython is python3 as found on PATH when it is a pyenv shim, and the
-// pyenv root. It skips when there is no pyenv (or no bubblewrap) except in
-// CI, whose machine has both.
+// pyenv root. It skips without pyenv, which is the machine's (CI installs
+// none), and without bubblewrap, except in CI, which installs it.
 func pyenvPython(t *testing.T) (shim, root string) {
 	t.Helper()
-	skip := func(why string) {
-		if os.Getenv("CI") == "true" {
-			t.Fatal(why)
-		}
-		t.Skip(why)
-	}
+	skip := t.Skip
 	if _, err := sandbox.Bwrap(); err != nil {
-		skip(err.Error())
+		if os.Getenv("CI") == "true" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
 	}
 	shim, err := exec.LookPath("python3")
 	if err != nil {

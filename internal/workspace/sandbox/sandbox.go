@@ -74,6 +74,7 @@ type Runner struct {
 	allowed  []*regexp.Regexp
 	blocked  []*regexp.Regexp
 	bwrap    string     // "" when commands run unsandboxed or in Docker
+	tc       toolchain  // the user's Python, shown in the sandbox (toolchain.go)
 	docker   *dockerBox // docker mode's container
 	disabled error      // why no command can run, or nil
 	warnings []string
@@ -100,6 +101,9 @@ func New(g *workspace.Guard, cfg Config) (*Runner, error) {
 	switch cfg.Mode {
 	case "", "local":
 		r.bwrap, r.disabled = findBwrap(cfg.Bwrap)
+		if r.bwrap != "" {
+			r.tc = commandToolchain()
+		}
 		if r.disabled != nil && cfg.Unsandboxed {
 			r.disabled = nil // the config accepted it; Sandboxed says so
 		}
@@ -274,7 +278,7 @@ func (r *Runner) env(cwd string) []string {
 	if path == "" {
 		path = "/usr/local/bin:/usr/bin:/bin"
 	}
-	env := []string{"PATH=" + path, "HOME=/tmp", "TMPDIR=/tmp", "LANG=C.UTF-8", "PWD=" + cwd}
+	env := []string{"PATH=" + r.tc.withPath(path), "HOME=/tmp", "TMPDIR=/tmp", "LANG=C.UTF-8", "PWD=" + cwd}
 	if r.bwrap == "" {
 		// Unsandboxed there is no private /tmp; the workspace is home.
 		env = []string{"PATH=" + path, "HOME=" + cwd, "LANG=C.UTF-8", "PWD=" + cwd}
@@ -325,6 +329,7 @@ func (r *Runner) bwrapArgs(cwd, command string) []string {
 	if r.cfg.Network {
 		args = append(args, "--share-net")
 	}
+	args = append(args, r.tc.binds...)
 	args = append(args, mountArgs(r.g.Mounts())...)
 	for _, kv := range r.env(cwd) {
 		k, v, _ := strings.Cut(kv, "=")
