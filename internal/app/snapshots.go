@@ -22,19 +22,21 @@ const maxSnapshot int64 = 1 << 30
 // A snapshot is an independent copy (a reflink where the file system can,
 // bytes otherwise), because a command may change a live file in place; it
 // is never changed afterwards, so every further copy of it (each agent's
-// view, the logs) is hard links. All of it runs on the run's loop
-// goroutine: a snapshot is taken while its author waits for the verdict on
-// its answer, and a view is laid out before a turn starts.
+// view, the logs) is hard links. A snapshot is taken on the run's loop
+// goroutine, while its author waits for the verdict on its answer; a view
+// is laid out by the turn about to start, in its own goroutine (the
+// orchestrator runs one layout per agent at a time), so agents' layouts
+// may run at once and beside a snapshot.
 type snapshots struct {
 	store string            // <snapshot_storage>/<run>: <agent>/<n>/ per answer
 	temp  string            // <agent_temporary_workspace>/<run>: <viewer>/agentN/
 	live  map[string]string // agent → its workspace
 	now   func() time.Time
 
-	latest map[string]string // agent → its latest snapshot
-	count  map[string]int
+	count map[string]int // the loop's alone
 
-	mu       sync.Mutex // guards what the run's goroutine shares with setLogDir and finish
+	mu       sync.Mutex        // guards what the loop shares with the turns, setLogDir and finish
+	latest   map[string]string // agent → its latest snapshot
 	logDir   string
 	mappings map[string]snapshotMapping
 	warnings []string
@@ -92,9 +94,9 @@ func (s *snapshots) take(agent, label string) string {
 			"the other agents keep seeing its previous snapshot", agent, label, err))
 		return ""
 	}
-	s.latest[agent] = dst
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.latest[agent] = dst
 	s.mappings[label] = snapshotMapping{Type: "answer", Label: label, AgentID: agent,
 		Timestamp: s.now().UTC().Format(time.RFC3339Nano), Source: src, Path: dst, Files: st.Files, Bytes: st.Bytes}
 	if s.logDir != "" {
@@ -124,7 +126,9 @@ func (s *snapshots) show(viewer string, shown []coord.Answer) {
 	dir := s.viewDir(viewer)
 	keep := map[string]bool{}
 	for _, a := range shown {
+		s.mu.Lock()
 		snap := s.latest[a.Agent]
+		s.mu.Unlock()
 		if snap == "" {
 			continue
 		}

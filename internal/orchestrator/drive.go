@@ -180,9 +180,9 @@ func (r *runner) exec(ctx context.Context, cmds []coord.Command) *coord.Finish {
 				case <-t.updates:
 				default:
 				}
-				if a := r.byID[c.Agent]; a.BeforeTurn != nil {
-					a.BeforeTurn(c.Answers)
-				}
+				// The live turn reads its view as it goes: laid out
+				// before the update reaches it.
+				r.beforeTurn(r.byID[c.Agent])(c.Answers)
 				t.updates <- coord.StartTurn{Agent: c.Agent, Turn: c.Turn, Epoch: c.Epoch, Answers: c.Answers}
 			}
 		case coord.AgentFailed:

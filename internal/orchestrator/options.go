@@ -34,10 +34,13 @@ type Agent struct {
 	// final presentation starts and with false once it has ended: the
 	// workspace guard opens the write context paths for it.
 	OnPresent func(on bool)
-	// BeforeTurn, when set, is called from the run's loop just before each
-	// of the agent's coordination turns, and its final presentation, starts,
-	// with the answers the turn shows under their anonymous labels: the
-	// workspace lays out the others' snapshots under the same labels.
+	// BeforeTurn, when set, is called just before each of the agent's
+	// coordination turns, and its final presentation, starts, with the
+	// answers the turn shows under their anonymous labels: the workspace
+	// lays out the others' snapshots under the same labels. It is called
+	// from the turn's own goroutine (views.go), never for a turn already
+	// superseded, and never twice at once for one agent; an update injected
+	// into a live turn calls it from the loop.
 	BeforeTurn func(shown []coord.Answer)
 }
 

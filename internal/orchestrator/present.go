@@ -33,9 +33,7 @@ func (r *runner) startCall(ctx context.Context, id string, call func(context.Con
 // startPresentation has the winner write the final answer.
 func (r *runner) startPresentation(ctx context.Context, p coord.Present) {
 	a := r.byID[p.Winner]
-	if a.BeforeTurn != nil {
-		a.BeforeTurn(p.Answers)
-	}
+	prepare := r.beforeTurn(a)
 	system := agent.PresentationSystem(a.SystemMessage)
 	user := agent.HistoryBlock(r.o.History) + agent.PresentationUser(r.question, p.Winner, voteSummary(p.Winner, p.Tally, p.How, p.Votes), p.Answers)
 	user = withFinalInstruction(user, r.o.FinalInstruction)
@@ -43,6 +41,7 @@ func (r *runner) startPresentation(ctx context.Context, p coord.Present) {
 	emit := deltas{b: r.o.Events, agent: p.Winner, final: true, attempt: r.attempt, epoch: r.epoch}
 	attempt, epoch := r.attempt, r.epoch // read here, on the loop goroutine
 	r.startCall(ctx, p.Winner, func(ctx context.Context) callResult {
+		prepare(p.Answers)
 		if a.OnPresent != nil {
 			a.OnPresent(true)
 			defer a.OnPresent(false)

@@ -26,6 +26,7 @@ func Run(ctx context.Context, question string, o Options) *Result {
 		live:     map[coord.TurnID]*liveTurn{},
 		replies:  map[coord.TurnID]chan coord.Verdict{},
 		timers:   map[coord.Timer]*time.Timer{},
+		views:    map[string]*viewGate{},
 		usage:    map[string]*llm.Usage{}, cost: map[string]float64{}, tools: map[string]ToolUse{},
 	}
 	for i := range o.Agents {
@@ -81,6 +82,7 @@ type runner struct {
 	lastCall  *callResult                         // the call that ended last, for the final answer's usage
 	toolCalls []llm.ToolCall                      // client tool calls of the last presentation that succeeded
 	timers    map[coord.Timer]*time.Timer
+	views     map[string]*viewGate // views.go
 	budgetHit bool
 
 	mu    sync.Mutex // guards usage, cost and tools: turns add to them as they go

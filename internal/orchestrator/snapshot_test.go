@@ -4,7 +4,9 @@ import (
 	"context"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/massgen/massgen/internal/coord"
 	"github.com/massgen/massgen/internal/event"
@@ -84,5 +86,71 @@ models:
 	}
 	if carried["a"] != "/snapshots/agent1.1" || carried["b"] != "/snapshots/agent2.1" {
 		t.Errorf("AnswerAccepted.Workspace: %v", carried)
+	}
+}
+
+// A slow view layout (BeforeTurn) holds up only its own turn: here b's
+// first layout waits until a's answer has been accepted, which needs the
+// loop (a layout on the loop would wait for ever).
+func TestSlowBeforeTurnDoesNotHoldTheLoop(t *testing.T) {
+	_, agents := simTeam(t, `
+models:
+  sim-a: {steps: [{answer: "A one."}, {vote: agent1}]}
+  sim-b: {steps: [{answer: "B one."}, {vote: agent1}]}
+`, "a", "b")
+	accepted := make(chan struct{})
+	var once sync.Once
+	var first sync.Once
+	agents[1].BeforeTurn = func([]coord.Answer) {
+		first.Do(func() {
+			select {
+			case <-accepted:
+			case <-time.After(time.Minute):
+				t.Error("a's answer was not accepted while b's layout waited: the layout holds the loop")
+			}
+		})
+	}
+	broker := event.NewBroker()
+	sub := broker.Subscribe(event.Deltas...)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			e, ok := sub.Next(nil)
+			if !ok {
+				return
+			}
+			if a, ok := e.(event.AnswerAccepted); ok && a.Agent == "a" {
+				once.Do(func() { close(accepted) })
+			}
+		}
+	}()
+	res := Run(context.Background(), "q", Options{Agents: agents, Events: broker})
+	broker.Close()
+	<-done
+	if res.Status != Completed {
+		t.Fatalf("status %s err %v", res.Status, res.Err)
+	}
+}
+
+// Only the newest turn of an agent lays out its view: a superseded turn's
+// layout that comes late does nothing, and layouts never overlap.
+func TestSupersededTurnsLayoutDoesNothing(t *testing.T) {
+	r := &runner{views: map[string]*viewGate{}}
+	var calls []string
+	var busy atomic.Bool
+	a := &Agent{ID: "a", BeforeTurn: func(shown []coord.Answer) {
+		if busy.Swap(true) {
+			t.Error("two layouts of one agent at once")
+		}
+		calls = append(calls, shown[0].Label)
+		busy.Store(false)
+	}}
+	old := r.beforeTurn(a)
+	newer := r.beforeTurn(a)
+	newer([]coord.Answer{{Label: "new"}})
+	old([]coord.Answer{{Label: "old"}})
+	if strings.Join(calls, ",") != "new" {
+		t.Errorf("layouts %v, want only the newest", calls)
 	}
 }

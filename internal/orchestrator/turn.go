@@ -22,9 +22,7 @@ func (r *runner) startTurn(ctx context.Context, c coord.StartTurn) {
 		lt.updates = make(chan coord.StartTurn, 1)
 	}
 	r.live[c.Turn] = lt
-	if a.BeforeTurn != nil {
-		a.BeforeTurn(c.Answers)
-	}
+	prepare := r.beforeTurn(a)
 	user := agent.HistoryBlock(r.o.History) + agent.UserMessage(r.question, r.feedback, c.Answers)
 	started := event.TurnStarted{Agent: c.Agent, Prompt: user, Shown: r.answerRefs(c.Answers)}
 	if c.Delay > 0 {
@@ -67,6 +65,7 @@ func (r *runner) startTurn(ctx context.Context, c coord.StartTurn) {
 		defer cancel(nil)
 		var res agent.Result
 		if wait(tctx, c.Delay) {
+			prepare(c.Answers)
 			runCtx := r.o.Activities.watch(tctx, c.Agent)
 			if timeout > 0 {
 				var stop context.CancelFunc
