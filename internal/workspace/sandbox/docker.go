@@ -25,6 +25,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -129,6 +131,12 @@ func newDockerBox(g *workspace.Guard, cfg Config) (*dockerBox, []string, error) 
 	if err != nil {
 		return nil, nil, dockerMissing("", err)
 	}
+	if !localEngine(cli.DaemonHost()) {
+		cli.Close()
+		return nil, nil, fmt.Errorf("command_line_execution_mode: docker needs a Docker engine on this machine: the agent's workspace "+
+			"and context paths are bound by their paths here, which the engine at %s does not see; unset DOCKER_HOST "+
+			"or point it at a local engine", cli.DaemonHost())
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), pingTimeout)
 	defer cancel()
 	if _, err := cli.Ping(ctx, client.PingOptions{NegotiateAPIVersion: true}); err != nil {
@@ -173,6 +181,24 @@ func newDockerBox(g *workspace.Guard, cfg Config) (*dockerBox, []string, error) 
 		}
 	}
 	return b, warnings, nil
+}
+
+// localEngine reports whether the engine at host (a DOCKER_HOST) runs on
+// this machine: a socket, or TCP on the loopback.
+func localEngine(host string) bool {
+	u, err := url.Parse(host)
+	if err != nil {
+		return false
+	}
+	switch u.Scheme {
+	case "unix", "npipe":
+		return true
+	case "tcp", "http", "https":
+		h := u.Hostname()
+		ip := net.ParseIP(h)
+		return h == "localhost" || ip != nil && ip.IsLoopback()
+	}
+	return false
 }
 
 // rootless reports whether the engine runs rootless (its security

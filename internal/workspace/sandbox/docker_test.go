@@ -210,12 +210,14 @@ func TestDockerLimitsCredentialsPackages(t *testing.T) {
 	w := newWorld(t)
 	r := w.dockerRunner(t, sandbox.Config{Docker: sandbox.Docker{Memory: 256 << 20, CPUs: 0.5,
 		Credentials: sandbox.Credentials{Files: []string{".gitconfig", ".ssh"}, EnvVars: []string{"GITHUB_TOKEN", "MISSING_VAR"}},
-		Packages:    sandbox.Packages{Python: []string{"requests==2.32.3", "rich"}}}})
+		Packages: sandbox.Packages{System: []string{"jq"}, Python: []string{"requests==2.32.3", "rich"},
+			NPM: []string{"typescript@5.9.3"}}}})
 	if ws := strings.Join(r.Warnings(), "\n"); !strings.Contains(ws, ".ssh does not exist") || !strings.Contains(ws, "MISSING_VAR is not set") {
 		t.Errorf("warnings %q", ws)
 	}
-	res := run(t, r, "cat ~/.gitconfig; echo token=$GITHUB_TOKEN; echo key=$OPENAI_API_KEY; cat /var/log/pip-args; echo x >> ~/.gitconfig")
-	for _, want := range []string{"name = Tester", "token=gh-test-token", "key=\n", "install -q requests==2.32.3 rich"} {
+	res := run(t, r, "cat ~/.gitconfig; echo token=$GITHUB_TOKEN; echo key=$OPENAI_API_KEY; cat /var/log/installs; echo x >> ~/.gitconfig")
+	installs := "apt-get update -qq\napt-get install -y -qq jq\npip install -q requests==2.32.3 rich\nnpm install -g --silent typescript@5.9.3\n"
+	for _, want := range []string{"name = Tester", "token=gh-test-token", "key=\n", installs} {
 		if !strings.Contains(res.Output, want) {
 			t.Errorf("output %q lacks %q", res.Output, want)
 		}
@@ -263,6 +265,11 @@ func TestDockerWithoutEngineOrImage(t *testing.T) {
 	}
 	if _, err := r.Run(context.Background(), "true", ""); err == nil {
 		t.Errorf("a command ran without an engine")
+	}
+	// An engine on another machine would bind its own paths, not these.
+	t.Setenv("DOCKER_HOST", "tcp://192.0.2.1:2375")
+	if err := w.runner(t, sandbox.Config{Mode: "docker"}).Disabled(); err == nil || !strings.Contains(err.Error(), "needs a Docker engine on this machine") {
+		t.Errorf("a remote engine: %v", err)
 	}
 	os.Unsetenv("DOCKER_HOST")
 	dockertest.Engine(t)

@@ -1,6 +1,7 @@
 // Package dockertest gives tests a real Docker engine and a small image
 // made on the spot (no registry is reachable here): a static busybox, with
-// a stand-in pip that records what it was asked to install. A test skips
+// stand-in package managers (pip, npm, apt-get) that record what they were
+// asked to install. A test skips
 // when no engine answers, except under CI=true, where .ci/run starts one
 // and its absence is a failure.
 package dockertest
@@ -21,10 +22,11 @@ import (
 	"github.com/moby/moby/client"
 )
 
-// Pip is the stand-in pip in the image: it appends its arguments to
-// /var/log/pip-args and fails for a package named "broken".
-const Pip = `#!/bin/sh
-echo "$@" >> /var/log/pip-args
+// Installer is a stand-in package manager of the image (pip, npm,
+// apt-get): it appends its name and arguments to /var/log/installs and
+// fails for a package named "broken".
+const Installer = `#!/bin/sh
+echo "$(basename "$0") $*" >> /var/log/installs
 for a in "$@"; do [ "$a" = broken ] && { echo "ERROR: No matching distribution found for broken" >&2; exit 1; }; done
 exit 0
 `
@@ -125,7 +127,9 @@ func rootfs(t testing.TB, bb []byte) []byte {
 		"grep", "test", "env", "nc", "tr", "readlink", "mount", "ps", "kill", "head", "wc", "printf", "true", "false", "stat"} {
 		tw.WriteHeader(&tar.Header{Typeflag: tar.TypeSymlink, Name: "bin/" + c, Linkname: "busybox", Mode: 0o777})
 	}
-	file("usr/local/bin/pip", 0o755, []byte(Pip))
+	for _, m := range []string{"pip", "npm", "apt-get"} {
+		file("usr/local/bin/"+m, 0o755, []byte(Installer))
+	}
 	file("etc/passwd", 0o644, []byte("root:x:0:0:root:/root:/bin/sh\n"))
 	file("etc/group", 0o644, []byte("root:x:0:\n"))
 	if err := tw.Close(); err != nil {
