@@ -113,12 +113,37 @@ type dockerBox struct {
 	id    string // the live container; "" before the first command or after a reset
 	made  string // the mounts it was made with
 	hold  *client.HijackedResponse
-	fresh bool // the image is known to be on the engine
+	fresh bool     // the image is known to be on the engine
+	pull  *pulling // the image's pull in flight, or failed
+}
+
+// pulling is a pull of the image, started as the run starts (a large
+// image takes longer than one command may wait) and bounded by
+// pullTimeout, not by any command.
+type pulling struct {
+	done   chan struct{}
+	err    error // once done
+	cancel context.CancelFunc
+}
+
+func (b *dockerBox) startPull() *pulling {
+	ctx, cancel := context.WithTimeout(context.Background(), pullTimeout)
+	p := &pulling{done: make(chan struct{}), cancel: cancel}
+	go func() {
+		defer close(p.done)
+		defer cancel()
+		resp, err := b.cli.ImagePull(ctx, b.cfg.Image, client.ImagePullOptions{})
+		if err == nil {
+			err = resp.Wait(ctx)
+		}
+		p.err = err
+	}()
+	return p
 }
 
 // newDockerBox connects to the engine DOCKER_HOST names (the local socket
 // by default). An engine that does not answer is the error; an image not
-// there yet is a warning (it is pulled at the first command).
+// there yet is a warning, and its pull starts at once.
 func newDockerBox(g *workspace.Guard, cfg Config) (*dockerBox, []string, error) {
 	d := cfg.Docker
 	if d.Image == "" {
@@ -148,7 +173,8 @@ func newDockerBox(g *workspace.Guard, cfg Config) (*dockerBox, []string, error) 
 	if _, err := cli.ImageInspect(ctx, d.Image); err == nil {
 		b.fresh = true
 	} else if cerrdefs.IsNotFound(err) {
-		warnings = append(warnings, fmt.Sprintf("agent %s: Docker image %s is not on the engine; it is pulled at the agent's first command", g.Agent(), d.Image))
+		warnings = append(warnings, fmt.Sprintf("agent %s: Docker image %s is not on the engine; pulling it (its commands wait for it)", g.Agent(), d.Image))
+		b.pull = b.startPull()
 	} else {
 		cli.Close()
 		return nil, nil, fmt.Errorf("command_line_execution_mode: docker: the engine at %s cannot inspect image %s: %v", cli.DaemonHost(), d.Image, err)
@@ -377,22 +403,26 @@ func (b *dockerBox) container(ctx context.Context) (string, error) {
 	return b.id, nil
 }
 
-// pullLocked pulls the image unless the engine has it.
+// pullLocked waits, as long as ctx lets it, for the image's pull (starting
+// one when the image went missing since, or the last pull failed).
 func (b *dockerBox) pullLocked(ctx context.Context) error {
 	if b.fresh {
 		return nil
 	}
-	if _, err := b.cli.ImageInspect(ctx, b.cfg.Image); err == nil {
-		b.fresh = true
-		return nil
+	if b.pull == nil {
+		if _, err := b.cli.ImageInspect(ctx, b.cfg.Image); err == nil {
+			b.fresh = true
+			return nil
+		}
+		b.pull = b.startPull()
 	}
-	ctx, cancel := context.WithTimeout(ctx, pullTimeout)
-	defer cancel()
-	resp, err := b.cli.ImagePull(ctx, b.cfg.Image, client.ImagePullOptions{})
-	if err == nil {
-		err = resp.Wait(ctx)
+	select {
+	case <-b.pull.done:
+	case <-ctx.Done():
+		return fmt.Errorf("Docker image %s is still being pulled; run the command again in a while", b.cfg.Image)
 	}
-	if err != nil {
+	if err := b.pull.err; err != nil {
+		b.pull = nil // the next command tries again
 		return fmt.Errorf("Docker image %s is not on the engine and cannot be pulled: %v; pull or build it first "+
 			"(docker pull %s), or name another in command_line_docker_image", b.cfg.Image, err, b.cfg.Image)
 	}
@@ -453,10 +483,15 @@ func (b *dockerBox) removeID(id string) {
 	b.cli.ContainerRemove(ctx, id, client.ContainerRemoveOptions{Force: true})
 }
 
-// close removes the container and lets go of the engine.
+// close stops a pull in flight, removes the container and lets go of the
+// engine.
 func (b *dockerBox) close() {
 	b.mu.Lock()
 	b.removeLocked()
+	if p := b.pull; p != nil {
+		p.cancel()
+		<-p.done
+	}
 	b.mu.Unlock()
 	b.cli.Close()
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -275,7 +276,7 @@ func TestDockerWithoutEngineOrImage(t *testing.T) {
 	dockertest.Engine(t)
 	r = w.runner(t, sandbox.Config{Mode: "docker", Docker: sandbox.Docker{Image: "massgen-test/not-here:0"}})
 	t.Cleanup(r.Close)
-	if ws := strings.Join(r.Warnings(), "\n"); !strings.Contains(ws, "massgen-test/not-here:0 is not on the engine") {
+	if ws := strings.Join(r.Warnings(), "\n"); !strings.Contains(ws, "massgen-test/not-here:0 is not on the engine; pulling it") {
 		t.Errorf("warnings %q", ws)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -392,4 +393,33 @@ func TestDockerContainerKilledDuringACommand(t *testing.T) {
 	if res := run(t, r, "echo again"); res.Output != "again\n" || r.Container() == id {
 		t.Errorf("after the container died: %+v in %s", res, r.Container())
 	}
+}
+
+// TestDockerPullRunsInTheBackground: an image the engine lacks is pulled
+// from the start, not within one command's time: a command that cannot
+// wait for it says it is still being pulled, and Close stops the pull.
+// The registry is a local one that never answers.
+func TestDockerPullRunsInTheBackground(t *testing.T) {
+	dockertest.Engine(t)
+	release := make(chan struct{})
+	reg := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer reg.Close()
+	defer close(release)
+	image := strings.TrimPrefix(reg.URL, "http://") + "/massgen/slow:1"
+	w := newWorld(t)
+	r := w.runner(t, sandbox.Config{Mode: "docker", Docker: sandbox.Docker{Image: image}})
+	if ws := strings.Join(r.Warnings(), "\n"); !strings.Contains(ws, "pulling it") {
+		t.Errorf("warnings %q", ws)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if _, err := r.Run(ctx, "true", ""); err == nil || !strings.Contains(err.Error(), "is still being pulled") {
+		t.Errorf("a command while the image is pulled: %v", err)
+	}
+	r.Close() // must not wait for the registry
 }
