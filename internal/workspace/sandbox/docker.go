@@ -20,8 +20,6 @@ package sandbox
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -29,7 +27,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -37,7 +34,6 @@ import (
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/api/pkg/stdcopy"
-	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/api/types/mount"
 	"github.com/moby/moby/client"
 
@@ -115,30 +111,6 @@ type dockerBox struct {
 	hold  *client.HijackedResponse
 	fresh bool     // the image is known to be on the engine
 	pull  *pulling // the image's pull in flight, or failed
-}
-
-// pulling is a pull of the image, started as the run starts (a large
-// image takes longer than one command may wait) and bounded by
-// pullTimeout, not by any command.
-type pulling struct {
-	done   chan struct{}
-	err    error // once done
-	cancel context.CancelFunc
-}
-
-func (b *dockerBox) startPull() *pulling {
-	ctx, cancel := context.WithTimeout(context.Background(), pullTimeout)
-	p := &pulling{done: make(chan struct{}), cancel: cancel}
-	go func() {
-		defer close(p.done)
-		defer cancel()
-		resp, err := b.cli.ImagePull(ctx, b.cfg.Image, client.ImagePullOptions{})
-		if err == nil {
-			err = resp.Wait(ctx)
-		}
-		p.err = err
-	}()
-	return p
 }
 
 // newDockerBox connects to the engine DOCKER_HOST names (the local socket
@@ -338,213 +310,4 @@ func (b *dockerBox) exec(ctx context.Context, id, user, dir string, cmd []string
 		}
 		wait = min(2*wait, 50*time.Millisecond)
 	}
-}
-
-// container is the agent's live container, made with the guard's mounts
-// of this moment: when they change (the write context paths open for the
-// final presentation) the old one goes and a new one is made.
-func (b *dockerBox) container(ctx context.Context) (string, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	mounts := append(dockerMounts(b.g.Mounts()), b.binds...)
-	sig := fmt.Sprint(mounts)
-	if b.id != "" && b.made == sig {
-		return b.id, nil
-	}
-	b.removeLocked()
-	if err := b.pullLocked(ctx); err != nil {
-		return "", err
-	}
-	var name [4]byte
-	rand.Read(name[:])
-	cfg := &container.Config{
-		Image: b.cfg.Image,
-		// Waits until massgen lets go of its input (see the file comment).
-		Entrypoint: []string{"/bin/sh", "-c", "while read -r _; do :; done"},
-		Cmd:        []string{},
-		Env:        b.env, WorkingDir: b.g.Workspace(),
-		OpenStdin: true, StdinOnce: true, AttachStdin: true,
-		Labels: map[string]string{"massgen.agent": b.g.Agent()},
-	}
-	pids := int64(pidsLimit)
-	host := &container.HostConfig{
-		Mounts:      mounts,
-		Tmpfs:       map[string]string{"/tmp": "mode=1777"},
-		NetworkMode: container.NetworkMode(b.cfg.Network),
-		AutoRemove:  true,
-		Resources: container.Resources{Memory: b.cfg.Memory, NanoCPUs: int64(b.cfg.CPUs * 1e9),
-			PidsLimit: &pids},
-	}
-	if !b.cfg.Sudo {
-		host.CapDrop = []string{"ALL"}
-		host.SecurityOpt = []string{"no-new-privileges"}
-	}
-	made, err := b.cli.ContainerCreate(ctx, client.ContainerCreateOptions{Config: cfg, HostConfig: host,
-		Name: "massgen-" + containerName(b.g.Agent()) + "-" + hex.EncodeToString(name[:])})
-	if err != nil {
-		return "", fmt.Errorf("cannot create the Docker container of agent %s from %s: %w", b.g.Agent(), b.cfg.Image, err)
-	}
-	hold, err := b.cli.ContainerAttach(ctx, made.ID, client.ContainerAttachOptions{Stream: true, Stdin: true})
-	if err == nil {
-		_, err = b.cli.ContainerStart(ctx, made.ID, client.ContainerStartOptions{})
-	}
-	if err != nil {
-		if hold.Conn != nil {
-			hold.Close()
-		}
-		b.removeID(made.ID)
-		return "", fmt.Errorf("cannot start the Docker container of agent %s from %s: %w", b.g.Agent(), b.cfg.Image, err)
-	}
-	b.id, b.made, b.hold = made.ID, sig, &hold.HijackedResponse
-	if err := b.installLocked(ctx); err != nil {
-		b.removeLocked()
-		return "", err
-	}
-	return b.id, nil
-}
-
-// pullLocked waits, as long as ctx lets it, for the image's pull (starting
-// one when the image went missing since, or the last pull failed).
-func (b *dockerBox) pullLocked(ctx context.Context) error {
-	if b.fresh {
-		return nil
-	}
-	if b.pull == nil {
-		if _, err := b.cli.ImageInspect(ctx, b.cfg.Image); err == nil {
-			b.fresh = true
-			return nil
-		}
-		b.pull = b.startPull()
-	}
-	select {
-	case <-b.pull.done:
-	case <-ctx.Done():
-		return fmt.Errorf("Docker image %s is still being pulled; run the command again in a while", b.cfg.Image)
-	}
-	if err := b.pull.err; err != nil {
-		b.pull = nil // the next command tries again
-		return fmt.Errorf("Docker image %s is not on the engine and cannot be pulled: %v; pull or build it first "+
-			"(docker pull %s), or name another in command_line_docker_image", b.cfg.Image, err, b.cfg.Image)
-	}
-	b.fresh = true
-	return nil
-}
-
-// installLocked installs the configured packages in the new container.
-func (b *dockerBox) installLocked(ctx context.Context) error {
-	p := b.cfg.Packages
-	steps := []struct{ key, cmd string }{
-		{"system", "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq"},
-		{"python", "pip install -q"},
-		{"npm", "npm install -g --silent"},
-	}
-	lists := [][]string{p.System, p.Python, p.NPM}
-	for i, s := range steps {
-		if len(lists[i]) == 0 {
-			continue
-		}
-		line := s.cmd + " " + shellQuote(lists[i])
-		ctx, cancel := context.WithTimeout(ctx, installTimeout)
-		out := &capped{max: 4000}
-		exit, _, err := b.exec(ctx, b.id, "0:0", "/", []string{"/bin/sh", "-c", line}, out)
-		cancel()
-		if err == nil && exit != 0 {
-			err = fmt.Errorf("exit code %d: %s", exit, strings.TrimSpace(out.buf.String()))
-		}
-		if err != nil {
-			return fmt.Errorf("command_line_docker_packages %s: %s failed in the container of agent %s: %v", s.key, line, b.g.Agent(), err)
-		}
-	}
-	return nil
-}
-
-// reset removes container id if it is still the agent's.
-func (b *dockerBox) reset(id string) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.id == id {
-		b.removeLocked()
-	}
-}
-
-func (b *dockerBox) removeLocked() {
-	if b.id == "" {
-		return
-	}
-	b.hold.Close()
-	b.removeID(b.id)
-	b.id, b.made, b.hold = "", "", nil
-}
-
-// removeID kills and removes a container, within removeTimeout.
-func (b *dockerBox) removeID(id string) {
-	ctx, cancel := context.WithTimeout(context.Background(), removeTimeout)
-	defer cancel()
-	b.cli.ContainerRemove(ctx, id, client.ContainerRemoveOptions{Force: true})
-}
-
-// close stops a pull in flight, removes the container and lets go of the
-// engine.
-func (b *dockerBox) close() {
-	b.mu.Lock()
-	b.removeLocked()
-	if p := b.pull; p != nil {
-		p.cancel()
-		<-p.done
-	}
-	b.mu.Unlock()
-	b.cli.Close()
-}
-
-// dockerMounts are the guard's mounts as the engine's, each at its own
-// path; the engine mounts outer paths first, as bubblewrap is given them.
-// The engine refuses two mounts at one path (a protected path may be
-// listed twice): the later one, which bubblewrap would lay on top, wins.
-func dockerMounts(ms []workspace.Mount) []mount.Mount {
-	var out []mount.Mount
-	at := map[string]int{}
-	for _, m := range ms {
-		if i, ok := at[m.Path]; ok {
-			out = slices.Delete(out, i, i+1)
-			for p, j := range at {
-				if j > i {
-					at[p] = j - 1
-				}
-			}
-		}
-		at[m.Path] = len(out)
-		switch m.Access {
-		case workspace.Write:
-			out = append(out, mount.Mount{Type: mount.TypeBind, Source: m.Path, Target: m.Path})
-		case workspace.Read:
-			out = append(out, mount.Mount{Type: mount.TypeBind, Source: m.Path, Target: m.Path, ReadOnly: true})
-		default:
-			if fi, err := os.Stat(m.Path); err == nil && fi.IsDir() {
-				out = append(out, mount.Mount{Type: mount.TypeTmpfs, Target: m.Path})
-			} else {
-				out = append(out, mount.Mount{Type: mount.TypeBind, Source: os.DevNull, Target: m.Path, ReadOnly: true})
-			}
-		}
-	}
-	return out
-}
-
-var unsafeName = regexp.MustCompile(`[^a-zA-Z0-9_.-]+`)
-
-// containerName is an agent id as the engine accepts it in a name.
-func containerName(agent string) string {
-	s := strings.Trim(unsafeName.ReplaceAllString(agent, "-"), "-._")
-	if s == "" {
-		s = "agent"
-	}
-	return s
-}
-
-// shellQuote quotes each word for sh.
-func shellQuote(words []string) string {
-	q := make([]string, len(words))
-	for i, w := range words {
-		q[i] = "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
-	}
-	return strings.Join(q, " ")
 }
