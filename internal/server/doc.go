@@ -58,7 +58,8 @@
 // Kept responses (responses_store.go): each Response (its conversation
 // and the object sent) is kept, unless the request says store: false, so
 // that previous_response_id and item_reference input items resolve and
-// GET /v1/responses/{id} returns it (DELETE forgets it): in memory (bounded
+// GET /v1/responses/{id} returns it (DELETE forgets it; input_items.go
+// lists its input items): in memory (bounded
 // by count and bytes, least recently used first out) and, with
 // Deps.Responses, in the sessions database (internal/store), written before
 // the client has the answer, so that it outlives the process; memory is

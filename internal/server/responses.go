@@ -113,7 +113,7 @@ func (s *Server) decodeResponses(w http.ResponseWriter, r *http.Request, limit i
 			return nil, &Error{Status: http.StatusBadRequest, Param: "previous_response_id", Code: "previous_response_not_found",
 				Message: fmt.Sprintf("Previous response with id '%s' not found (massgen keeps the latest responses made with store: true: %s).", *id, s.keptWhere())}
 		}
-		in.conv = append(in.conv, convItem{msgs: conv})
+		in.conv = append(in.conv, convItem{msgs: conv, prior: true})
 	}
 	items, e := s.inputItems(r.Context(), rr.Input)
 	if e != nil {
@@ -194,7 +194,7 @@ func (s *Server) inputItems(ctx context.Context, raw json.RawMessage) ([]convIte
 				return nil, &Error{Status: http.StatusNotFound, Param: fmt.Sprintf("input[%d].id", i), Code: "item_not_found",
 					Message: fmt.Sprintf("Item with id '%s' not found (massgen keeps the items of its latest responses made with store: true: %s).", it.ID, s.keptWhere())}
 			}
-			ci = convItem{msgs: msgs} // the kept item keeps its id
+			ci = convItem{msgs: msgs, ref: it.ID} // the kept item keeps its id
 		default:
 			return nil, badRequest(fmt.Sprintf("input[%d].type", i), "unsupported_input",
 				"Input items of type %q are not supported: use message, function_call, function_call_output and item_reference.", it.Type)

@@ -1,12 +1,14 @@
 package server
 
 import (
+	"cmp"
 	"container/list"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -43,6 +45,7 @@ type responseStore struct {
 type keptResponse struct {
 	id     string
 	conv   []chatMessage
+	input  []convItem // the request's own input items, for GET …/input_items
 	object json.RawMessage
 	items  []string // ids of the items it owns
 	size   int64
@@ -57,15 +60,22 @@ type keptItem struct {
 
 // convItem is one item of a conversation: its id (if the item had one)
 // and its messages. It is also how the database holds conversations.
+// prior marks the conversation of previous_response_id, which comes
+// first but is no input item of the request; ref is the id an
+// item_reference named (the item stays its first response's).
 type convItem struct {
-	id   string
-	msgs []chatMessage
+	id    string
+	msgs  []chatMessage
+	prior bool
+	ref   string
 }
 
 // storedItem is a convItem in the database's JSON.
 type storedItem struct {
 	ID       string        `json:"id,omitempty"`
 	Messages []chatMessage `json:"messages"`
+	Prior    bool          `json:"prior,omitempty"`
+	Ref      string        `json:"ref,omitempty"`
 }
 
 func newResponseStore(maxN int, maxBytes int64, db *store.Store, lim store.ResponseLimits, log *slog.Logger) *responseStore {
@@ -82,7 +92,7 @@ const dbTimeout = time.Minute
 // stays kept in memory.
 func (k *responseStore) put(id string, created time.Time, input, output []convItem, object json.RawMessage) {
 	conv := append(append([]convItem(nil), input...), output...)
-	k.cache(id, conv, object)
+	k.cache(id, input, output, object)
 	if k.db == nil {
 		return
 	}
@@ -103,7 +113,7 @@ func (k *responseStore) put(id string, created time.Time, input, output []convIt
 func storedJSON(items []convItem) json.RawMessage {
 	out := make([]storedItem, 0, len(items))
 	for _, it := range items {
-		out = append(out, storedItem{ID: it.id, Messages: it.msgs})
+		out = append(out, storedItem{ID: it.id, Messages: it.msgs, Prior: it.prior, Ref: it.ref})
 	}
 	b, _ := json.Marshal(out)
 	return b
@@ -111,8 +121,9 @@ func storedJSON(items []convItem) json.RawMessage {
 
 // cache keeps a response in memory, pruning the least recently used,
 // and returns it.
-func (k *responseStore) cache(id string, conv []convItem, object json.RawMessage) *keptResponse {
-	r := &keptResponse{id: id, object: object}
+func (k *responseStore) cache(id string, input, output []convItem, object json.RawMessage) *keptResponse {
+	conv := append(append([]convItem(nil), input...), output...)
+	r := &keptResponse{id: id, object: object, input: input}
 	for _, it := range conv {
 		r.conv = append(r.conv, it.msgs...)
 	}
@@ -179,11 +190,40 @@ func (k *responseStore) lookup(ctx context.Context, id string) (*keptResponse, *
 	if err := errors.Join(json.Unmarshal(sr.Input, &in), json.Unmarshal(sr.Output, &out)); err != nil {
 		return nil, errStoreRead(fmt.Errorf("response %s: %w", id, err))
 	}
-	var conv []convItem
-	for _, it := range append(in, out...) {
-		conv = append(conv, convItem{id: it.ID, msgs: it.Messages})
+	items := func(st []storedItem) []convItem {
+		out := make([]convItem, 0, len(st))
+		for _, it := range st {
+			out = append(out, convItem{id: it.ID, msgs: it.Messages, prior: it.Prior, ref: it.Ref})
+		}
+		return out
 	}
-	return k.cache(id, conv, sr.Object), nil
+	return k.cache(id, items(in), items(out), sr.Object), nil
+}
+
+// inputItems returns the input items of response id as the Responses API
+// lists them (false: not kept).
+func (k *responseStore) inputItems(ctx context.Context, id string) ([]json.RawMessage, bool, *Error) {
+	r, e := k.lookup(ctx, id)
+	if r == nil {
+		return nil, false, e
+	}
+	var out []json.RawMessage
+	n := 0
+	for _, it := range r.input {
+		if it.prior {
+			continue
+		}
+		for _, m := range it.msgs {
+			itemID := cmp.Or(it.id, it.ref)
+			if itemID == "" || len(it.msgs) > 1 {
+				// Items the client sent without an id get a stable one.
+				itemID = fmt.Sprintf("msg_%s_%d", strings.TrimPrefix(id, "resp_"), n)
+			}
+			n++
+			out = append(out, listedItems(itemID, m)...)
+		}
+	}
+	return out, true, nil
 }
 
 // response returns the conversation of response id (false: not kept).

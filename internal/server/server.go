@@ -223,6 +223,7 @@ func New(d Deps) *Server {
 		return responsesFormat{in: req.resp, keep: s.kept, hold: req.format != nil}
 	}))
 	mux.HandleFunc("/v1/responses/{id}", s.keptResponse)
+	mux.HandleFunc("/v1/responses/{id}/input_items", s.handleInputItems)
 	mux.HandleFunc("/v1/runs/{id}", s.run)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, NewError(http.StatusNotFound, "unknown_url", "Unknown route: %s %s", r.Method, r.URL.Path))

@@ -61,6 +61,24 @@ def test_responses(client):
     assert r2.previous_response_id == r.id and r2.output_text
 
 
+def test_responses_input_items(client):
+    r = client.responses.create(model="massgen", input=QUESTION)
+    r2 = client.responses.create(
+        model="massgen",
+        previous_response_id=r.id,
+        input=[{"role": "user", "content": "And of Italy?"},
+               {"type": "function_call", "call_id": "call_1", "name": "lookup", "arguments": "{}"},
+               {"type": "function_call_output", "call_id": "call_1", "output": "Rome"}],
+    )
+    # Its own input items only, newest first, paged by the SDK.
+    items = list(client.responses.input_items.list(r2.id, limit=1))
+    assert [i.type for i in items] == ["function_call_output", "function_call", "message"]
+    assert items[0].output == "Rome" and items[1].name == "lookup"
+    assert items[2].role == "user" and items[2].content[0].text == "And of Italy?"
+    first = client.responses.input_items.list(r.id, order="asc")
+    assert [c.text for c in first.data[0].content] == [QUESTION] and not first.has_more
+
+
 def test_responses_retrieve_and_delete(client):
     r = client.responses.create(model="massgen", input=QUESTION)
     got = client.responses.retrieve(r.id)
