@@ -26,6 +26,14 @@ func (r *runner) drive(ctx context.Context) *Result {
 			cmds = r.step(coord.Interrupted{Reason: context.Cause(ctx).Error()})
 			continue
 		case msg := <-r.inbox:
+			if ctx.Err() != nil {
+				// Both were ready: what the cancellation made fail (the
+				// presentation's call, a turn) must read as the
+				// interruption it is, not as a failure to fall back from.
+				// A message left unread is answered by stopAll.
+				cmds = r.step(coord.Interrupted{Reason: context.Cause(ctx).Error()})
+				continue
+			}
 			cmds = r.handle(msg)
 		}
 		// Drain what else is already waiting before acting, so a turn that
