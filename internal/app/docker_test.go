@@ -8,26 +8,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/moby/moby/client"
 
 	"github.com/massgen/massgen/internal/llmsim"
 	"github.com/massgen/massgen/internal/workspace/sandbox/dockertest"
 )
-
-// dockerAnswers reports whether a Docker engine answers here.
-func dockerAnswers() bool {
-	cli, err := client.New(client.FromEnv)
-	if err != nil {
-		return false
-	}
-	defer cli.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-	defer cancel()
-	_, err = cli.Ping(ctx, client.PingOptions{NegotiateAPIVersion: true})
-	return err == nil
-}
 
 // TestDockerModeInARun: a simulated run whose agents run their commands in
 // Docker containers of the configured image: each writes in its workspace

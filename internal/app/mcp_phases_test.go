@@ -170,11 +170,7 @@ orchestrator:
 	// The presentation: a's tool call runs in its new server, the
 	// coordination-phase ones are gone.
 	waitFor(t, filepath.Join(wsA, "waiting2"), done)
-	for _, pid := range []string{coordA[0], coordB[0]} {
-		if err := gone(pid); err != nil {
-			t.Errorf("a coordination-phase server during the presentation: %v", err)
-		}
-	}
+	allGone(t, "a coordination-phase server during the presentation", coordA[0], coordB[0])
 	presA := serverPids(markA)
 	if len(presA) != 1 || presA[0] == coordA[0] {
 		t.Errorf("during the presentation a's servers are %v, want one new one (the coordination one was %s)", presA, coordA[0])
@@ -196,18 +192,10 @@ orchestrator:
 	if u := out.Tools["a"]; u.Calls != 2 || u.Errors != 0 {
 		t.Errorf("a's tool use %+v: want 2 calls that answered", u)
 	}
-	for _, pid := range slices.Concat(presA, serverPids(markA), serverPids(markB)) {
-		if err := gone(pid); err != nil {
-			t.Errorf("after the run: %v", err)
-		}
-	}
+	allGone(t, "after the run", slices.Concat(presA, serverPids(markA), serverPids(markB))...)
 	// Each server's stderr log is in the run's logs: a's and b's of the
 	// coordination (one name, two files) and a's of the presentation.
-	for _, p := range []string{"mcp_sh_stderr.log", "mcp_sh_2_stderr.log", filepath.Join(presentLogDir, "mcp_sh_stderr.log")} {
-		if _, err := os.Stat(filepath.Join(out.LogDir, p)); err != nil {
-			t.Errorf("log %s: %v", p, err)
-		}
-	}
+	hasLogs(t, out.LogDir, "mcp_sh_stderr.log", "mcp_sh_2_stderr.log", filepath.Join(presentLogDir, "mcp_sh_stderr.log"))
 }
 
 // A run that starts again after the presentation (post-evaluation's
@@ -305,19 +293,9 @@ orchestrator:
 	if b, err := os.ReadFile(filepath.Join(proj, "NEW.md")); err != nil || string(b) != "1\n2\n" {
 		t.Errorf("NEW.md, written in both presentations: %q %v", b, err)
 	}
-	if left := slices.Concat(serverPids(markA), serverPids(markB)); len(left) > 0 {
-		for _, pid := range left {
-			if err := gone(pid); err != nil {
-				t.Errorf("after the run: %v", err)
-			}
-		}
-	}
+	allGone(t, "after the run", slices.Concat(serverPids(markA), serverPids(markB))...)
 	// Both presentations' logs are kept.
-	for _, p := range []string{filepath.Join(presentLogDir, "mcp_sh_stderr.log"), filepath.Join(presentLogDir+"_2", "mcp_sh_stderr.log")} {
-		if _, err := os.Stat(filepath.Join(out.LogDir, p)); err != nil {
-			t.Errorf("log %s: %v", p, err)
-		}
-	}
+	hasLogs(t, out.LogDir, filepath.Join(presentLogDir, "mcp_sh_stderr.log"), filepath.Join(presentLogDir+"_2", "mcp_sh_stderr.log"))
 }
 
 // The presentation of an agent with no MCP server of its own stops the
@@ -426,4 +404,24 @@ func shellServerScript(t *testing.T) (dir, script string) {
 	script = filepath.Join(dir, "sh.js")
 	must(t, os.WriteFile(script, []byte(shellServer), 0o644))
 	return dir, script
+}
+
+// allGone checks that each process has ended (when says when it should).
+func allGone(t *testing.T, when string, pids ...string) {
+	t.Helper()
+	for _, pid := range pids {
+		if err := gone(pid); err != nil {
+			t.Errorf("%s: %v", when, err)
+		}
+	}
+}
+
+// hasLogs checks that each log file is in the run's log directory.
+func hasLogs(t *testing.T, logDir string, names ...string) {
+	t.Helper()
+	for _, n := range names {
+		if _, err := os.Stat(filepath.Join(logDir, n)); err != nil {
+			t.Errorf("log %s: %v", n, err)
+		}
+	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/massgen/massgen/internal/llmsim"
 	"github.com/massgen/massgen/internal/provider"
+	"github.com/massgen/massgen/internal/workspace/sandbox/dockertest"
 )
 
 // referenceConfigs is where the original MassGen's example configs lie,
@@ -138,7 +139,7 @@ func TestFilesystemConfigsRunWithoutIgnoredKeys(t *testing.T) {
 	}
 	// Docker mode's configs run too where an engine answers (CI starts one).
 	needs := regexp.MustCompile(`(?m)^\s*(type:\s*"?claude_code"?|command_line_execution_mode:\s*"?docker"?)`)
-	if dockerAnswers() {
+	if dockertest.Answers() {
 		needs = regexp.MustCompile(`(?m)^\s*type:\s*"?claude_code"?`)
 	}
 	ran := 0

@@ -6,6 +6,7 @@ package config
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -67,8 +68,11 @@ func (d *decoder) dockerKey(p *pair, key string) {
 		for _, e := range m.pairs {
 			switch e.key {
 			case "mount":
-				names, _ := d.stringList(join(key, "mount"), e)
-				known := slices.Sorted(mapKeys(DockerCredentialFiles))
+				names, ok := d.stringList(join(key, "mount"), e)
+				if !ok {
+					continue // its type error is said; positions below would not match
+				}
+				known := slices.Sorted(maps.Keys(DockerCredentialFiles))
 				for i, n := range names {
 					if _, ok := DockerCredentialFiles[n]; !ok {
 						d.fail(e.val.items[i].pos, index(join(key, "mount"), i), fmt.Sprintf("unknown credential '%s'", n), oneOf(n, known))
@@ -98,16 +102,6 @@ func (d *decoder) dockerKey(p *pair, key string) {
 				d.stringList(join(key, e.key), e)
 			} else {
 				d.unknown(e, key, packageKeys)
-			}
-		}
-	}
-}
-
-func mapKeys[V any](m map[string]V) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
 			}
 		}
 	}

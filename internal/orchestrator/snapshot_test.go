@@ -40,22 +40,8 @@ models:
 			log = append(log, "turn "+id+" ["+strings.Join(labels, " ")+"]")
 		}
 	}
-	broker := event.NewBroker()
-	sub := broker.Subscribe(event.Deltas...)
 	carried := map[string]string{}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			e, ok := sub.Next(nil)
-			if !ok {
-				return
-			}
-			if a, ok := e.(event.AnswerAccepted); ok {
-				carried[a.Agent] = a.Workspace
-			}
-		}
-	}()
+	broker, done := onAccepted(func(a event.AnswerAccepted) { carried[a.Agent] = a.Workspace })
 	res := Run(context.Background(), "q", Options{Agents: agents, Events: broker,
 		Snapshot: func(agent, label string) string {
 			mu.Lock()
@@ -110,21 +96,11 @@ models:
 			}
 		})
 	}
-	broker := event.NewBroker()
-	sub := broker.Subscribe(event.Deltas...)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			e, ok := sub.Next(nil)
-			if !ok {
-				return
-			}
-			if a, ok := e.(event.AnswerAccepted); ok && a.Agent == "a" {
-				once.Do(func() { close(accepted) })
-			}
+	broker, done := onAccepted(func(a event.AnswerAccepted) {
+		if a.Agent == "a" {
+			once.Do(func() { close(accepted) })
 		}
-	}()
+	})
 	res := Run(context.Background(), "q", Options{Agents: agents, Events: broker})
 	broker.Close()
 	<-done
@@ -134,23 +110,70 @@ models:
 }
 
 // Only the newest turn of an agent lays out its view: a superseded turn's
-// layout that comes late does nothing, and layouts never overlap.
+// layout that comes late does nothing, and a layout that is under way
+// when a newer turn asks for its own finishes first.
 func TestSupersededTurnsLayoutDoesNothing(t *testing.T) {
 	r := &runner{views: map[string]*viewGate{}}
+	var mu sync.Mutex
 	var calls []string
 	var busy atomic.Bool
+	started, release := make(chan struct{}), make(chan struct{})
 	a := &Agent{ID: "a", BeforeTurn: func(shown []coord.Answer) {
 		if busy.Swap(true) {
 			t.Error("two layouts of one agent at once")
 		}
+		if shown[0].Label == "first" {
+			close(started)
+			<-release
+		}
+		mu.Lock()
 		calls = append(calls, shown[0].Label)
+		mu.Unlock()
 		busy.Store(false)
 	}}
-	old := r.beforeTurn(a)
-	newer := r.beforeTurn(a)
-	newer([]coord.Answer{{Label: "new"}})
-	old([]coord.Answer{{Label: "old"}})
-	if strings.Join(calls, ",") != "new" {
-		t.Errorf("layouts %v, want only the newest", calls)
+	// The first turn's layout is under way when the second turn starts.
+	first := r.beforeTurn(a)
+	firstDone := make(chan struct{})
+	go func() {
+		defer close(firstDone)
+		first([]coord.Answer{{Label: "first"}})
+	}()
+	<-started
+	old, newer := r.beforeTurn(a), r.beforeTurn(a)
+	newerDone := make(chan struct{})
+	go func() {
+		defer close(newerDone)
+		newer([]coord.Answer{{Label: "new"}})
+	}()
+	// The newer layout has time to start beside the first: the gate must
+	// keep it waiting (without the gate, "two layouts at once" fails).
+	time.Sleep(100 * time.Millisecond)
+	close(release)
+	<-firstDone
+	<-newerDone
+	old([]coord.Answer{{Label: "old"}}) // superseded, and late
+	if got := strings.Join(calls, ","); got != "first,new" {
+		t.Errorf("layouts %s, want first,new", got)
 	}
+}
+
+// onAccepted calls fn with each AnswerAccepted event of a run on the
+// broker it returns; done closes once the broker is closed and drained.
+func onAccepted(fn func(event.AnswerAccepted)) (broker *event.Broker, done <-chan struct{}) {
+	broker = event.NewBroker()
+	sub := broker.Subscribe(event.Deltas...)
+	d := make(chan struct{})
+	go func() {
+		defer close(d)
+		for {
+			e, ok := sub.Next(nil)
+			if !ok {
+				return
+			}
+			if a, ok := e.(event.AnswerAccepted); ok {
+				fn(a)
+			}
+		}
+	}()
+	return broker, d
 }

@@ -69,9 +69,8 @@ func (s *Server) handleInputItems(w http.ResponseWriter, r *http.Request) {
 	list := map[string]any{"object": "list", "data": items, "has_more": more, "first_id": nil, "last_id": nil}
 	if len(items) > 0 {
 		list["first_id"], list["last_id"] = itemID(items[0]), itemID(items[len(items)-1])
-	}
-	if items == nil {
-		list["data"] = []json.RawMessage{}
+	} else {
+		list["data"] = []json.RawMessage{} // [], not null
 	}
 	writeJSON(w, http.StatusOK, list)
 }

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"os"
 	"regexp"
-	"slices"
 	"strings"
 
 	"github.com/moby/moby/api/types/container"
@@ -86,17 +85,18 @@ func (b *dockerBox) container(ctx context.Context) (string, error) {
 // installLocked installs the configured packages in the new container.
 func (b *dockerBox) installLocked(ctx context.Context) error {
 	p := b.cfg.Packages
-	steps := []struct{ key, cmd string }{
-		{"system", "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq"},
-		{"python", "pip install -q"},
-		{"npm", "npm install -g --silent"},
-	}
-	lists := [][]string{p.System, p.Python, p.NPM}
-	for i, s := range steps {
-		if len(lists[i]) == 0 {
+	for _, s := range []struct {
+		key, cmd string
+		pkgs     []string
+	}{
+		{"system", "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq", p.System},
+		{"python", "pip install -q", p.Python},
+		{"npm", "npm install -g --silent", p.NPM},
+	} {
+		if len(s.pkgs) == 0 {
 			continue
 		}
-		line := s.cmd + " " + shellQuote(lists[i])
+		line := s.cmd + " " + shellQuote(s.pkgs)
 		ctx, cancel := context.WithTimeout(ctx, installTimeout)
 		out := &capped{max: 4000}
 		exit, _, err := b.exec(ctx, b.id, "0:0", "/", []string{"/bin/sh", "-c", line}, out)
@@ -152,32 +152,31 @@ func (b *dockerBox) close() {
 // dockerMounts are the guard's mounts as the engine's, each at its own
 // path; the engine mounts outer paths first, as bubblewrap is given them.
 // The engine refuses two mounts at one path (a protected path may be
-// listed twice): the later one, which bubblewrap would lay on top, wins.
+// listed twice): the later one, which bubblewrap would lay on top, takes
+// the earlier's place (the engine orders mounts by their paths anyway).
 func dockerMounts(ms []workspace.Mount) []mount.Mount {
 	var out []mount.Mount
 	at := map[string]int{}
 	for _, m := range ms {
-		if i, ok := at[m.Path]; ok {
-			out = slices.Delete(out, i, i+1)
-			for p, j := range at {
-				if j > i {
-					at[p] = j - 1
-				}
-			}
-		}
-		at[m.Path] = len(out)
+		var mm mount.Mount
 		switch m.Access {
 		case workspace.Write:
-			out = append(out, mount.Mount{Type: mount.TypeBind, Source: m.Path, Target: m.Path})
+			mm = mount.Mount{Type: mount.TypeBind, Source: m.Path, Target: m.Path}
 		case workspace.Read:
-			out = append(out, mount.Mount{Type: mount.TypeBind, Source: m.Path, Target: m.Path, ReadOnly: true})
+			mm = mount.Mount{Type: mount.TypeBind, Source: m.Path, Target: m.Path, ReadOnly: true}
 		default:
 			if fi, err := os.Stat(m.Path); err == nil && fi.IsDir() {
-				out = append(out, mount.Mount{Type: mount.TypeTmpfs, Target: m.Path})
+				mm = mount.Mount{Type: mount.TypeTmpfs, Target: m.Path}
 			} else {
-				out = append(out, mount.Mount{Type: mount.TypeBind, Source: os.DevNull, Target: m.Path, ReadOnly: true})
+				mm = mount.Mount{Type: mount.TypeBind, Source: os.DevNull, Target: m.Path, ReadOnly: true}
 			}
 		}
+		if i, ok := at[m.Path]; ok {
+			out[i] = mm
+			continue
+		}
+		at[m.Path] = len(out)
+		out = append(out, mm)
 	}
 	return out
 }

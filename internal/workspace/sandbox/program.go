@@ -79,12 +79,7 @@ func isInterpreter(name string) bool {
 // places stay hidden.
 func programBinds(path string, args []string) []string {
 	files := []string{path, resolved(path)}
-	var roots []string
-	for _, f := range files {
-		if p := installPrefix(f); p != "" && !underSystem(p) && !slices.Contains(roots, p) {
-			roots = append(roots, p)
-		}
-	}
+	roots := installRoots(nil, path)
 	if isInterpreter(filepath.Base(resolved(path))) || isInterpreter(filepath.Base(path)) {
 		for _, a := range args {
 			if !filepath.IsAbs(a) {
@@ -149,12 +144,19 @@ func within(p, dir string) bool {
 }
 
 func underSystem(p string) bool {
-	for _, d := range systemDirs {
-		if p == d || strings.HasPrefix(p, d+"/") {
-			return true
+	return slices.ContainsFunc(systemDirs, func(d string) bool { return within(p, d) })
+}
+
+// installRoots adds to roots the Python installation (installPrefix) of
+// the executable exe and of what its link points to, where the sandbox
+// does not show it already.
+func installRoots(roots []string, exe string) []string {
+	for _, f := range []string{exe, resolved(exe)} {
+		if p := installPrefix(f); p != "" && !underSystem(p) && !slices.Contains(roots, p) {
+			roots = append(roots, p)
 		}
 	}
-	return false
+	return roots
 }
 
 // resolverBinds keep name resolution working for a server that is a client

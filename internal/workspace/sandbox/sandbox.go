@@ -73,10 +73,10 @@ type Runner struct {
 	cfg      Config
 	allowed  []*regexp.Regexp
 	blocked  []*regexp.Regexp
-	bwrap    string     // "" when commands run unsandboxed or in Docker
-	tc       toolchain  // the user's Python, shown in the sandbox (toolchain.go)
-	docker   *dockerBox // docker mode's container
-	disabled error      // why no command can run, or nil
+	bwrap    string           // "" when commands run unsandboxed or in Docker
+	tc       func() toolchain // the user's Python, shown in the sandbox (toolchain.go); nil unless bwrap
+	docker   *dockerBox       // docker mode's container
+	disabled error            // why no command can run, or nil
 	warnings []string
 }
 
@@ -102,7 +102,9 @@ func New(g *workspace.Guard, cfg Config) (*Runner, error) {
 	case "", "local":
 		r.bwrap, r.disabled = findBwrap(cfg.Bwrap)
 		if r.bwrap != "" {
-			r.tc = commandToolchain()
+			// Resolved at the first command, not as the run starts: it
+			// asks pyenv, and most agents never run Python.
+			r.tc = sync.OnceValue(commandToolchain)
 		}
 		if r.disabled != nil && cfg.Unsandboxed {
 			r.disabled = nil // the config accepted it; Sandboxed says so
@@ -278,11 +280,12 @@ func (r *Runner) env(cwd string) []string {
 	if path == "" {
 		path = "/usr/local/bin:/usr/bin:/bin"
 	}
-	env := []string{"PATH=" + r.tc.withPath(path), "HOME=/tmp", "TMPDIR=/tmp", "LANG=C.UTF-8", "PWD=" + cwd}
 	if r.bwrap == "" {
 		// Unsandboxed there is no private /tmp; the workspace is home.
-		env = []string{"PATH=" + path, "HOME=" + cwd, "LANG=C.UTF-8", "PWD=" + cwd}
+		env := []string{"PATH=" + path, "HOME=" + cwd, "LANG=C.UTF-8", "PWD=" + cwd}
+		return append(env, r.cfg.Env...)
 	}
+	env := []string{"PATH=" + r.tc().withPath(path), "HOME=/tmp", "TMPDIR=/tmp", "LANG=C.UTF-8", "PWD=" + cwd}
 	return append(env, r.cfg.Env...)
 }
 
@@ -329,7 +332,7 @@ func (r *Runner) bwrapArgs(cwd, command string) []string {
 	if r.cfg.Network {
 		args = append(args, "--share-net")
 	}
-	args = append(args, r.tc.binds...)
+	args = append(args, r.tc().binds...)
 	args = append(args, mountArgs(r.g.Mounts())...)
 	for _, kv := range r.env(cwd) {
 		k, v, _ := strings.Cut(kv, "=")

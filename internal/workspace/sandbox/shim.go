@@ -90,7 +90,7 @@ func withPathFirst(env []string, dir string) []string {
 	out := slices.Clone(env)
 	for i, kv := range out {
 		if rest, ok := strings.CutPrefix(kv, "PATH="); ok {
-			out[i] = "PATH=" + dir + string(os.PathListSeparator) + rest
+			out[i] = "PATH=" + pathFirst(rest, dir)
 			return out
 		}
 	}

@@ -49,15 +49,13 @@ func commandToolchain() toolchain {
 			continue
 		}
 		real := realProgram(p, "", nil)
-		for _, f := range []string{real, resolved(real)} {
-			if pre := installPrefix(f); pre != "" && !underSystem(pre) && !slices.Contains(roots, pre) {
-				roots = append(roots, pre)
-				tc.binds = append(tc.binds, "--ro-bind", pre, pre)
-			}
-		}
+		roots = installRoots(roots, real)
 		if dir := filepath.Dir(real); real != p && !slices.Contains(tc.pathFirst, dir) {
 			tc.pathFirst = append(tc.pathFirst, dir)
 		}
+	}
+	for _, r := range roots {
+		tc.binds = append(tc.binds, "--ro-bind", r, r)
 	}
 	if toolchains.byPath == nil {
 		toolchains.byPath = map[string]toolchain{}
@@ -67,9 +65,15 @@ func commandToolchain() toolchain {
 }
 
 // withPath is PATH with tc's directories first.
-func (tc toolchain) withPath(path string) string {
-	if len(tc.pathFirst) == 0 {
+func (tc toolchain) withPath(path string) string { return pathFirst(path, tc.pathFirst...) }
+
+// pathFirst is the search path path with dirs before it.
+func pathFirst(path string, dirs ...string) string {
+	if len(dirs) == 0 {
 		return path
 	}
-	return strings.Join(append(slices.Clone(tc.pathFirst), path), string(os.PathListSeparator))
+	if path == "" {
+		return strings.Join(dirs, string(os.PathListSeparator))
+	}
+	return strings.Join(append(slices.Clone(dirs), path), string(os.PathListSeparator))
 }

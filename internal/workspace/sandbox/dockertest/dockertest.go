@@ -35,12 +35,7 @@ exit 0
 // socket), or skips t.
 func Engine(t testing.TB) *client.Client {
 	t.Helper()
-	cli, err := client.New(client.FromEnv)
-	if err == nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_, err = cli.Ping(ctx, client.PingOptions{NegotiateAPIVersion: true})
-	}
+	cli, err := connect()
 	if err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("no Docker engine answers, and CI starts one (.ci/run): %v", err)
@@ -49,6 +44,30 @@ func Engine(t testing.TB) *client.Client {
 	}
 	t.Cleanup(func() { cli.Close() })
 	return cli
+}
+
+// Answers reports whether a Docker engine answers here.
+func Answers() bool {
+	cli, err := connect()
+	if err == nil {
+		cli.Close()
+	}
+	return err == nil
+}
+
+// connect is a client of the engine, once it has answered a ping.
+func connect() (*client.Client, error) {
+	cli, err := client.New(client.FromEnv)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := cli.Ping(ctx, client.PingOptions{NegotiateAPIVersion: true}); err != nil {
+		cli.Close()
+		return nil, err
+	}
+	return cli, nil
 }
 
 // Image makes (once per engine and content) and names the test image.
