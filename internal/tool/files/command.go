@@ -38,6 +38,9 @@ func Command(r *sandbox.Runner) tool.Tool {
 			if res.Truncated > 0 {
 				fmt.Fprintf(&b, "\n%s %d more bytes of output left out; redirect it to a file and read parts of it", noteTruncated, res.Truncated)
 			}
+			if res.Note != "" {
+				b.WriteString("\nnote: " + res.Note)
+			}
 			return b.String(), nil
 		})
 }

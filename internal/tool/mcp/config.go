@@ -73,8 +73,9 @@ type Options struct {
 	// RetryFailed tries it again, doubled for each further failure
 	// (default 10 seconds).
 	RetryBackoff time.Duration
-	// Environ is the environment stdio servers start from (default the
-	// process's); a server's env is set over it.
+	// Environ is the environment stdio servers start from (default: PATH,
+	// HOME, USER, LOGNAME, SHELL and TERM of the process's, as the MCP
+	// SDKs do); a server's env is set over it.
 	Environ []string
 	// Warn hears what a user should know that is not an error: a filter
 	// that matches no tool, a tool name that had to be changed.

@@ -221,7 +221,7 @@ func (s *server) command() (*exec.Cmd, *os.File, error) {
 	cmd.Dir = s.cfg.Cwd
 	env := s.opts.Environ
 	if env == nil {
-		env = os.Environ()
+		env = defaultEnviron()
 	}
 	for _, k := range slices.Sorted(maps.Keys(s.cfg.Env)) {
 		env = append(env, k+"="+s.cfg.Env[k])
@@ -237,6 +237,23 @@ func (s *server) command() (*exec.Cmd, *os.File, error) {
 	cmd.Stderr = f // an *os.File: the child writes it directly, no copying goroutine
 	isolate(cmd)
 	return cmd, f, nil
+}
+
+// inheritedVars are what a stdio server gets of massgen's environment
+// when the caller gives none: the official MCP SDKs' default set
+// (get_default_environment in the Python SDK), enough to find programs and
+// a home for caches. Everything else, API keys above all, reaches a server
+// only when its config names it in env.
+var inheritedVars = []string{"HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"}
+
+func defaultEnviron() []string {
+	var env []string
+	for _, k := range inheritedVars {
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	return env
 }
 
 // processErr explains a stdio server that failed to start: the command,

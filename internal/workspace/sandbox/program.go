@@ -39,7 +39,7 @@ func Program(bwrap string, g *workspace.Guard, cmd *exec.Cmd, env []string) {
 	}
 	args := systemBinds()
 	args = append(args, "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
-		"--unshare-all", "--share-net", "--die-with-parent", "--cap-drop", "ALL", "--clearenv")
+		"--unshare-all", "--share-net", "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--clearenv")
 	args = append(args, resolverBinds()...)
 	args = append(args, programBinds(prog, cmd.Args[1:])...)
 	args = append(args, mountArgs(g.Mounts())...)
@@ -52,7 +52,7 @@ func Program(bwrap string, g *workspace.Guard, cmd *exec.Cmd, env []string) {
 	args = append(args, cmd.Args[1:]...)
 	cmd.Path = bwrap
 	cmd.Args = append([]string{bwrap}, args...)
-	cmd.Env = nil
+	cmd.Env = []string{} // bwrap's own: its init is pid 1 in the sandbox, /proc/1/environ readable there
 	cmd.Dir = g.Workspace()
 }
 

@@ -29,7 +29,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -42,6 +41,12 @@ import (
 const (
 	DefaultTimeout   = 2 * time.Minute
 	DefaultMaxOutput = 50_000
+	// DefaultMaxProcesses bounds the processes and threads of one
+	// command: a build's workers fit, a fork bomb stops there and not at
+	// the host's limit.
+	DefaultMaxProcesses = 1024
+	// DefaultMaxWorkspace bounds what an agent's workspace may hold.
+	DefaultMaxWorkspace = 2 << 30
 )
 
 // Config is how one agent's commands run.
@@ -65,6 +70,14 @@ type Config struct {
 	Env []string
 	// Docker is the container of docker mode.
 	Docker Docker
+	// MaxProcesses bounds one command's processes and threads
+	// (command_line_max_processes; 0 = DefaultMaxProcesses).
+	MaxProcesses int
+	// MaxWorkspaceBytes bounds the workspace (workspace_max_size_mb;
+	// 0 = DefaultMaxWorkspace): no file a command writes may grow past
+	// what is left, and a command that leaves the workspace over the
+	// limit is told so.
+	MaxWorkspaceBytes int64
 }
 
 // Runner runs one agent's commands.
@@ -91,6 +104,12 @@ func New(g *workspace.Guard, cfg Config) (*Runner, error) {
 	if r.cfg.MaxOutput <= 0 {
 		r.cfg.MaxOutput = DefaultMaxOutput
 	}
+	if r.cfg.MaxProcesses <= 0 {
+		r.cfg.MaxProcesses = DefaultMaxProcesses
+	}
+	if r.cfg.MaxWorkspaceBytes <= 0 {
+		r.cfg.MaxWorkspaceBytes = DefaultMaxWorkspace
+	}
 	var err error
 	if r.allowed, err = compile("command_line_allowed_commands", cfg.Allowed, true); err != nil {
 		return nil, err
@@ -101,6 +120,10 @@ func New(g *workspace.Guard, cfg Config) (*Runner, error) {
 	switch cfg.Mode {
 	case "", "local":
 		r.bwrap, r.disabled = findBwrap(cfg.Bwrap)
+		if r.bwrap != "" && prlimitPath() == "" {
+			r.warnings = append(r.warnings, fmt.Sprintf("agent %s: util-linux's prlimit is not installed, so commands run without "+
+				"the process and file-size limits (command_line_max_processes, workspace_max_size_mb)", g.Agent()))
+		}
 		if r.bwrap != "" {
 			// Resolved at the first command, not as the run starts: it
 			// asks pyenv, and most agents never run Python.
@@ -219,6 +242,9 @@ type Result struct {
 	Output    string // stdout and stderr interleaved, capped
 	Truncated int    // bytes of output left out
 	TimedOut  bool
+	// Note is what the model must know beyond the output (the workspace
+	// is over its size limit), or "".
+	Note string
 }
 
 // Run runs command with sh -c in dir ("" = the workspace; otherwise a
@@ -246,7 +272,21 @@ func (r *Runner) Run(ctx context.Context, command, dir string) (Result, error) {
 	}
 	var cmd *exec.Cmd
 	if r.bwrap != "" {
-		cmd = exec.CommandContext(ctx, r.bwrap, r.bwrapArgs(cwd, command)...)
+		used := workspaceSize(r.g.Workspace())
+		var filter *os.File
+		if !r.cfg.Network {
+			if filter, err = seccompFile(); err != nil {
+				return Result{}, fmt.Errorf("execute_command: %w", err)
+			}
+			defer filter.Close()
+		}
+		cmd = exec.CommandContext(ctx, r.bwrap, r.bwrapArgs(cwd, command, filter != nil, r.cfg.MaxWorkspaceBytes-used)...)
+		if filter != nil {
+			cmd.ExtraFiles = []*os.File{filter} // fd 3: --seccomp 3
+		}
+		// bwrap itself gets no environment: its init is pid 1 in the
+		// sandbox, and /proc/1/environ is readable there.
+		cmd.Env = []string{}
 	} else {
 		cmd = exec.CommandContext(ctx, "/bin/sh", "-c", command)
 		cmd.Dir = cwd
@@ -260,6 +300,12 @@ func (r *Runner) Run(ctx context.Context, command, dir string) (Result, error) {
 	res := Result{Output: out.buf.String(), Truncated: out.dropped}
 	if cmd.ProcessState != nil {
 		res.ExitCode = cmd.ProcessState.ExitCode()
+	}
+	if r.bwrap != "" {
+		if used := workspaceSize(r.g.Workspace()); used >= r.cfg.MaxWorkspaceBytes {
+			res.Note = fmt.Sprintf("your workspace holds %s, at or over its limit of %s (workspace_max_size_mb): "+
+				"no file can grow until you delete some", mib(used), mib(r.cfg.MaxWorkspaceBytes))
+		}
 	}
 	if ctx.Err() != nil {
 		res.TimedOut = errors.Is(ctx.Err(), context.DeadlineExceeded)
@@ -306,25 +352,14 @@ func systemBinds() []string {
 		}
 	}
 	// /etc is needed (users, resolver, certificates, the loader cache) but
-	// holds a few secrets; a command runs as the same user as massgen
-	// (root in a container), so they are covered by empty files.
-	return append(args, secretMasks()...)
+	// holds secrets; a command runs as the same user as massgen (root in a
+	// container), so what only that user may read is masked (hostview.go).
+	return append(args, hostMasks()...)
 }
 
-// secretMasks cover the system's secrets with empty files.
-func secretMasks() []string {
-	var args []string
-	secrets, _ := filepath.Glob("/etc/ssh/ssh_host_*_key")
-	for _, f := range append([]string{"/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-", "/etc/sudoers"}, secrets...) {
-		if fi, err := os.Lstat(f); err == nil && fi.Mode().IsRegular() {
-			args = append(args, "--ro-bind", "/dev/null", f)
-		}
-	}
-	return args
-}
-
-// bwrapArgs builds the sandbox for one command.
-func (r *Runner) bwrapArgs(cwd, command string) []string {
+// bwrapArgs builds the sandbox for one command: seccomp says whether the
+// filter is on fd 3, room is how many bytes the workspace has left.
+func (r *Runner) bwrapArgs(cwd, command string, seccomp bool, room int64) []string {
 	args := systemBinds()
 	args = append(args,
 		"--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
@@ -332,13 +367,18 @@ func (r *Runner) bwrapArgs(cwd, command string) []string {
 	if r.cfg.Network {
 		args = append(args, "--share-net")
 	}
+	if seccomp {
+		args = append(args, "--seccomp", "3")
+	}
 	args = append(args, r.tc().binds...)
 	args = append(args, mountArgs(r.g.Mounts())...)
 	for _, kv := range r.env(cwd) {
 		k, v, _ := strings.Cut(kv, "=")
 		args = append(args, "--setenv", k, v)
 	}
-	return append(args, "--chdir", cwd, "/bin/sh", "-c", command)
+	args = append(args, "--chdir", cwd)
+	args = append(args, limits(r.cfg.MaxProcesses, room)...)
+	return append(args, "/bin/sh", "-c", command)
 }
 
 // capped keeps the first max bytes written and counts the rest.

@@ -1,0 +1,88 @@
+package sandbox
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+)
+
+// The sandbox shows the system directories read-only, but a command runs
+// as the user who started massgen (root in a container), so the kernel
+// would let it read whatever that user may read there: private keys in
+// /etc/ssl/private, a database's pg_hba.conf, the shadow files. The
+// promise is narrower: of the system, a command sees only what a fresh
+// unprivileged user could read. So every file and directory of the system
+// directories that others may not read is masked — a file by an empty
+// one, a directory by an empty read-only tmpfs — found by one walk of
+// those directories per process (about 150,000 entries, under a second),
+// plus identifiers of the machine that are world-readable but no
+// business of a model's.
+
+// machineIDs name this machine across runs; they are covered too.
+var machineIDs = []string{"/etc/machine-id", "/var/lib/dbus/machine-id"}
+
+// hostMasks are the bwrap arguments that cover them, computed once.
+var hostMasks = sync.OnceValue(func() []string {
+	var args []string
+	for _, p := range privateSystemPaths(systemDirs) {
+		if p.dir {
+			args = append(args, "--tmpfs", p.path, "--remount-ro", p.path)
+		} else {
+			args = append(args, "--ro-bind", "/dev/null", p.path)
+		}
+	}
+	for _, f := range machineIDs {
+		if fi, err := os.Lstat(f); err == nil && fi.Mode().IsRegular() && underSystem(f) {
+			args = append(args, "--ro-bind", "/dev/null", f)
+		}
+	}
+	return args
+})
+
+type privatePath struct {
+	path string
+	dir  bool
+}
+
+// privateSystemPaths walks roots (never following a link) for what others
+// may not read: a regular file without o+r, or a directory others may not
+// list or enter (without o+r or o+x), masked whole and not walked further.
+func privateSystemPaths(roots []string) []privatePath {
+	var out []privatePath
+	for _, root := range roots {
+		fi, err := os.Lstat(root)
+		if err != nil || !fi.IsDir() {
+			continue // a symlinked /bin is shown as a link to /usr/bin, walked there
+		}
+		filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				if d != nil && d.IsDir() && path != root {
+					// Unreadable even to us: nothing in it is shown either way,
+					// but mask it in case the sandbox's user could.
+					out = append(out, privatePath{path, true})
+					return fs.SkipDir
+				}
+				return nil
+			}
+			t := d.Type()
+			if t&fs.ModeSymlink != 0 || (!t.IsRegular() && !t.IsDir()) {
+				return nil
+			}
+			info, err := d.Info()
+			if err != nil {
+				return nil
+			}
+			perm := info.Mode().Perm()
+			switch {
+			case t.IsDir() && perm&0o005 != 0o005:
+				out = append(out, privatePath{path, true})
+				return fs.SkipDir
+			case t.IsRegular() && perm&0o004 == 0:
+				out = append(out, privatePath{path, false})
+			}
+			return nil
+		})
+	}
+	return out
+}

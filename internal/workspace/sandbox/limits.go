@@ -1,0 +1,56 @@
+package sandbox
+
+import (
+	"fmt"
+	"io/fs"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+)
+
+// Resource limits of a sandboxed command are set inside the sandbox, by
+// util-linux's prlimit just before the shell: bwrap has no option for
+// them, and set there they fall on the command's own user namespace. The
+// kernel counts RLIMIT_NPROC per user namespace (Linux 5.14 on) and holds
+// even root to it there, since the command has no capability in the
+// host's namespace, so a fork bomb stops at MaxProcesses tasks of its
+// own, not at the host's limit. RLIMIT_FSIZE keeps any one file within
+// what the workspace has left.
+
+// prlimitPath is util-linux's prlimit where the sandbox shows it, or "".
+var prlimitPath = sync.OnceValue(func() string {
+	for _, p := range []string{"/usr/bin/prlimit", "/bin/prlimit"} {
+		if _, err := exec.LookPath(p); err == nil {
+			return p
+		}
+	}
+	return ""
+})
+
+// limits are the arguments that run the command under them, or nothing
+// where prlimit is missing (Warnings says so).
+func limits(procs int, room int64) []string {
+	p := prlimitPath()
+	if p == "" {
+		return nil
+	}
+	return []string{p, "--nproc=" + strconv.Itoa(procs), "--fsize=" + strconv.FormatInt(max(room, 0), 10)}
+}
+
+// workspaceSize is the bytes of the regular files under dir, links not
+// followed.
+func workspaceSize(dir string) int64 {
+	var n int64
+	filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			if fi, err := d.Info(); err == nil {
+				n += fi.Size()
+			}
+		}
+		return nil
+	})
+	return n
+}
+
+func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
