@@ -1,0 +1,103 @@
+package inputlimit
+
+import (
+	"fmt"
+
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/lexer"
+	"github.com/goccy/go-yaml/parser"
+	"github.com/goccy/go-yaml/token"
+)
+
+// ParseYAML checks data against lim, then parses it with goccy/go-yaml.
+// Between lexing and parsing it counts the nesting again on goccy's own
+// tokens, so that a document the byte scan misjudged still never reaches
+// the parser (whose cost grows with the square of the depth) nested
+// deeper than lim.MaxDepth. Use it wherever YAML from outside is parsed;
+// yaml.NodeToValue decodes the result.
+func ParseYAML(data []byte, file string, lim Limits, opts ...parser.Option) (*ast.File, error) {
+	if err := CheckYAML(data, file, lim); err != nil {
+		return nil, err
+	}
+	tokens := lexer.Tokenize(string(data))
+	if err := checkTokens(tokens, file, lim); err != nil {
+		return nil, err
+	}
+	return parser.Parse(tokens, 0, opts...)
+}
+
+// tokenDepth is the deepest nesting checkTokens counts (for tests).
+func tokenDepth(tokens token.Tokens) int {
+	d, _ := walkTokens(tokens, 0)
+	return d
+}
+
+func checkTokens(tokens token.Tokens, file string, lim Limits) error {
+	if _, tk := walkTokens(tokens, lim.MaxDepth); tk != nil {
+		e := &Error{File: file, Limit: "depth", Message: fmt.Sprintf("%s nests deeper than %d levels", lim.what(), lim.MaxDepth), Hint: lim.Usual}
+		if tk.Position != nil {
+			e.Line, e.Col, e.Offset = tk.Position.Line, tk.Position.Column, tk.Position.Offset
+		}
+		return e
+	}
+	return nil
+}
+
+// walkTokens counts nesting as the byte scan does, on goccy's tokens: flow
+// collections by their brackets, block ones by the columns of keys and
+// '- '. It returns the deepest nesting and, when limit > 0, the token that
+// went past it.
+func walkTokens(tokens token.Tokens, limit int) (int, *token.Token) {
+	var block []blockLevel
+	bsum, flow, deepest := 0, 0, 0
+	structural := func(col int, seq bool) {
+		for n := len(block); n > 0 && block[n-1].col > col; n-- {
+			bsum -= block[n-1].weight()
+			block = block[:n-1]
+		}
+		if n := len(block); n > 0 && block[n-1].col == col {
+			w := block[n-1].weight()
+			block[n-1].seq = block[n-1].seq || seq
+			block[n-1].key = block[n-1].key || !seq
+			bsum += block[n-1].weight() - w
+			return
+		}
+		block = append(block, blockLevel{col: col, seq: seq, key: !seq})
+		bsum++
+	}
+	col := func(tk *token.Token) int {
+		if tk == nil || tk.Position == nil {
+			return 0
+		}
+		return tk.Position.Column
+	}
+	for i, tk := range tokens {
+		switch tk.Type {
+		case token.SequenceStartType, token.MappingStartType:
+			flow++
+		case token.SequenceEndType, token.MappingEndType:
+			flow = max(flow-1, 0)
+		case token.DocumentHeaderType:
+			block, bsum = block[:0], 0
+		case token.SequenceEntryType, token.MappingKeyType:
+			if flow == 0 {
+				structural(col(tk), tk.Type == token.SequenceEntryType)
+			}
+		case token.MappingValueType:
+			if flow == 0 {
+				key := tk
+				if i > 0 {
+					key = tokens[i-1]
+				}
+				structural(col(key), false)
+			}
+		default:
+			continue
+		}
+		deepest = max(deepest, bsum+flow)
+		if limit > 0 && bsum+flow > limit {
+			return deepest, tk
+		}
+	}
+	return deepest, nil
+}
