@@ -3,7 +3,10 @@
 package workspace
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -25,13 +28,32 @@ func (g *Guard) mounts(final bool) []Mount {
 			continue // nothing is bound but the shared file
 		case kindHidden:
 			m.Access = None
+		case kindProtected:
+			if _, err := os.Lstat(r.path); err != nil {
+				continue // nothing to bind; none can be made either (protected.go)
+			}
+			m.Access = Read
 		default:
 			m.Access = g.accessAt(r.path, final)
 		}
 		out = append(out, m)
 	}
+	if final {
+		// The protected entries there are, nested .git directories and
+		// placeholders included, each read-only over its writable
+		// context path; placed by depth, so a deeper rule (a workspace
+		// inside) still comes after.
+		for _, m := range g.protectedMounts() {
+			if !slices.ContainsFunc(out, func(o Mount) bool { return o.Path == m.Path }) {
+				out = append(out, m)
+			}
+		}
+		slices.SortStableFunc(out, func(a, b Mount) int { return depth(a.Path) - depth(b.Path) })
+	}
 	return out
 }
+
+func depth(p string) int { return strings.Count(p, string(filepath.Separator)) }
 
 // WorkDir resolves a directory inside the agent's own workspace, for a
 // command's working directory ("" is the workspace itself).

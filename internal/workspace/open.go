@@ -104,6 +104,8 @@ func (g *Guard) reason(real string, need Access) string {
 		return fmt.Sprintf("%s is not visible to %s (another agent's live workspace or massgen's own files)", r.path, g.agent)
 	case r.kind == kindProtected:
 		return fmt.Sprintf("%s is a protected path: never writable", r.path)
+	case r.kind == kindContextWrite && protectedName(r, real) && g.presenter.Load():
+		return fmt.Sprintf("%s is protected in the context path %s (version control, secrets and massgen's own files are never written)", real, r.path)
 	case r.kind == kindContextWrite:
 		return fmt.Sprintf("the context path %s is writable only by the winner during the final presentation; now it is read-only", r.path)
 	case r.kind == kindReadOnly || r.kind == kindContextRead:
@@ -126,22 +128,6 @@ func (g *Guard) openErr(op string, t target, err error) error {
 		return fmt.Errorf("%s %q: a component of the path is not a directory (%s)", op, t.asked, t.abs)
 	}
 	return fmt.Errorf("%s %q (%s): %w", op, t.asked, t.abs, err)
-}
-
-// resolveExisting resolves the symlinks of the deepest existing ancestor
-// of an absolute path and appends the rest: what the path would reach.
-// It is for messages and for aliases of allowed roots, never for access.
-func resolveExisting(abs string) string {
-	rest := ""
-	for p := abs; ; p = filepath.Dir(p) {
-		if r, err := filepath.EvalSymlinks(p); err == nil {
-			return filepath.Join(r, rest)
-		}
-		if p == filepath.Dir(p) {
-			return abs
-		}
-		rest = filepath.Join(filepath.Base(p), rest)
-	}
 }
 
 // openParent opens the directory that holds an asked path, creating the

@@ -39,8 +39,12 @@ type ContextPath struct {
 	Path  string
 	Write bool
 	// Protected paths (files or directories, inside Path) are never
-	// writable, whatever the phase.
+	// writable, whatever the phase, whether or not they exist yet.
 	Protected []string
+	// ProtectedNames are names (path.Match patterns: ".git", ".env*")
+	// never writable at any depth of a write context path, existing or
+	// not (protected.go).
+	ProtectedNames []string
 }
 
 // Access is what a guard allows at a path now.
@@ -77,9 +81,11 @@ const (
 
 // rule is one path of the policy, by its real path.
 type rule struct {
-	path string
-	kind kind
-	file bool // a file context path
+	path  string
+	kind  kind
+	file  bool     // a file context path
+	names []string // of a write context path: protected names
+	dir   bool     // of a protected path: a directory (it ends with a slash, or is one)
 }
 
 // isRoot says whether operations may start from this rule's directory.
@@ -95,6 +101,7 @@ type Guard struct {
 	mu      sync.Mutex
 	created map[fileID]bool // files this agent wrote into existence
 	read    map[fileID]bool // files this agent read
+	pres    presentation    // the protected entries of the open presentation
 }
 
 // fileID names a file independently of its path.
@@ -141,22 +148,25 @@ func New(p Policy) (*Guard, error) {
 		}
 		if !fi.IsDir() {
 			// Opened from its directory, which itself grants nothing.
-			g.rules = append(g.rules, rule{r, k, true}, rule{path: filepath.Dir(r), kind: kindFileParent})
+			g.rules = append(g.rules, rule{path: r, kind: k, file: true}, rule{path: filepath.Dir(r), kind: kindFileParent})
 			continue
 		}
-		g.rules = append(g.rules, rule{path: r, kind: k})
+		g.rules = append(g.rules, rule{path: r, kind: k, names: c.ProtectedNames})
 		for _, pp := range c.Protected {
+			dir := strings.HasSuffix(pp, "/")
 			if !filepath.IsAbs(pp) {
 				pp = filepath.Join(c.Path, pp)
 			}
-			rp, err := realPath(pp)
-			if err != nil {
-				return nil, fmt.Errorf("workspace: protected path %s: %w", pp, err)
+			// A protected path that does not exist yet is protected all
+			// the same: by what it would resolve to once made.
+			rp := resolveExisting(filepath.Clean(pp))
+			if fi, err := os.Lstat(rp); err == nil && fi.IsDir() {
+				dir = true
 			}
 			if !within(rp, r) {
 				return nil, fmt.Errorf("workspace: protected path %s is not inside its context path %s; move it under %s or drop it", pp, c.Path, c.Path)
 			}
-			g.rules = append(g.rules, rule{path: rp, kind: kindProtected})
+			g.rules = append(g.rules, rule{path: rp, kind: kindProtected, dir: dir})
 		}
 	}
 	for _, h := range p.Hidden {
@@ -186,7 +196,20 @@ func (g *Guard) Agent() string { return g.agent }
 // SetFinalPresentation opens (on) or closes the context paths with
 // permission write. The run turns it on for the winner only, for the
 // final presentation.
-func (g *Guard) SetFinalPresentation(on bool) { g.presenter.Store(on) }
+//
+// Opening it readies the protected names that do not exist yet (the
+// kernel must have something to bind read-only); closing it removes those
+// and anything protected the presentation's commands or servers made
+// (protected.go).
+func (g *Guard) SetFinalPresentation(on bool) {
+	if on {
+		g.openPresentation()
+		g.presenter.Store(true)
+		return
+	}
+	g.presenter.Store(false)
+	g.closePresentation()
+}
 
 // Access is what the agent may do at real (an absolute, symlink-free path)
 // now. It decides by the deepest rule containing real.
@@ -202,7 +225,7 @@ func (g *Guard) accessAt(real string, final bool) Access {
 	case kindWorkspace:
 		return Write
 	case kindContextWrite:
-		if final {
+		if final && !protectedName(r, real) {
 			return Write
 		}
 		return Read
@@ -290,6 +313,22 @@ func realDir(p, what string) (string, error) {
 		return "", fmt.Errorf("workspace: %s %s is a file, a directory is expected", what, p)
 	}
 	return r, nil
+}
+
+// resolveExisting resolves the symlinks of the deepest existing ancestor
+// of an absolute path and appends the rest: what the path would reach.
+// It is for messages and for aliases of allowed roots, never for access.
+func resolveExisting(abs string) string {
+	rest := ""
+	for p := abs; ; p = filepath.Dir(p) {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return filepath.Join(r, rest)
+		}
+		if p == filepath.Dir(p) {
+			return abs
+		}
+		rest = filepath.Join(filepath.Base(p), rest)
+	}
 }
 
 // realPath resolves an existing path to its real absolute path.

@@ -46,12 +46,11 @@ func fdPath(fd int) (string, error) {
 	return p, nil
 }
 
-const oNoFollow = unix.O_NOFOLLOW
-
-func isLoop(err error) bool { return errors.Is(err, unix.ELOOP) }
-
-// reflink makes dst share src's data blocks (FICLONE), where the file
-// system supports it.
-func reflink(dst, src *os.File) error {
-	return unix.IoctlFileClone(int(dst.Fd()), int(src.Fd()))
+// lstatID names the file at p (not what a link there points to).
+func lstatID(p string) (fileID, bool) {
+	var st unix.Stat_t
+	if err := unix.Lstat(p, &st); err != nil {
+		return fileID{}, false
+	}
+	return idOf(&st), true
 }

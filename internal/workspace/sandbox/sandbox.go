@@ -268,7 +268,11 @@ func (r *Runner) Run(ctx context.Context, command, dir string) (Result, error) {
 	out := &capped{max: r.cfg.MaxOutput}
 	if r.docker != nil {
 		exit, timedOut, err := r.docker.run(ctx, cwd, command, out)
-		return Result{ExitCode: exit, TimedOut: timedOut, Output: out.buf.String(), Truncated: out.dropped}, err
+		res := Result{ExitCode: exit, TimedOut: timedOut, Output: out.buf.String(), Truncated: out.dropped}
+		if gone := r.g.RevertProtected(); len(gone) > 0 {
+			res.Note = "refused and removed (protected in a context path): " + strings.Join(gone, ", ")
+		}
+		return res, err
 	}
 	var cmd *exec.Cmd
 	if r.bwrap != "" {
@@ -301,10 +305,14 @@ func (r *Runner) Run(ctx context.Context, command, dir string) (Result, error) {
 	if cmd.ProcessState != nil {
 		res.ExitCode = cmd.ProcessState.ExitCode()
 	}
+	if gone := r.g.RevertProtected(); len(gone) > 0 {
+		res.Note = joinNote(res.Note, fmt.Sprintf("refused and removed (protected: version control, secrets and massgen's files "+
+			"are never written in a context path): %s", strings.Join(gone, ", ")))
+	}
 	if r.bwrap != "" {
 		if used := workspaceSize(r.g.Workspace()); used >= r.cfg.MaxWorkspaceBytes {
-			res.Note = fmt.Sprintf("your workspace holds %s, at or over its limit of %s (workspace_max_size_mb): "+
-				"no file can grow until you delete some", mib(used), mib(r.cfg.MaxWorkspaceBytes))
+			res.Note = joinNote(res.Note, fmt.Sprintf("your workspace holds %s, at or over its limit of %s (workspace_max_size_mb): "+
+				"no file can grow until you delete some", mib(used), mib(r.cfg.MaxWorkspaceBytes)))
 		}
 	}
 	if ctx.Err() != nil {
@@ -317,6 +325,13 @@ func (r *Runner) Run(ctx context.Context, command, dir string) (Result, error) {
 		return res, fmt.Errorf("execute_command: %w", err)
 	}
 	return res, nil
+}
+
+func joinNote(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
 }
 
 // env is the whole environment of a command: nothing of massgen's own
