@@ -141,6 +141,11 @@ func withWorkspaces(cfg *config.Config, workDir string, now time.Time, agents []
 		if err != nil {
 			return nil, nil, usageErr("agent %s: %v", out[i].ID, err)
 		}
+		for _, w := range missingProtected(ctxPaths) {
+			if !slices.Contains(rw.warnings, w) { // once, not once per agent
+				rw.warnings = append(rw.warnings, w)
+			}
+		}
 		// All of .massgen is hidden (the others' workspaces, this run's
 		// logs and backups), should a context path contain it; the
 		// agent's own workspace inside stays its own.
@@ -237,8 +242,11 @@ func withWorkspaces(cfg *config.Config, workDir string, now time.Time, agents []
 	return out, rw, nil
 }
 
-// defaultProtected are protected in every write context path.
-var defaultProtected = []string{".git", ".env", ".massgen"}
+// protectedNames are protected at every depth of a write context path,
+// whether they exist or not: version control (a hook or core.fsmonitor
+// there runs at the user's next git command), secrets, and massgen's own
+// files (a planted .massgen/config.yaml would be the user's next run's).
+var protectedNames = []string{".git", ".env*", ".massgen"}
 
 // contextPaths resolves config context paths (relative to workDir) and
 // checks that each exists: a directory, or a file (then only that file is
@@ -262,27 +270,38 @@ func contextPaths(workDir string, cps []config.ContextPath) ([]workspace.Context
 		case !fi.IsDir() && strings.HasSuffix(cp.Path, "/"):
 			return nil, fmt.Errorf("context path %s is a file, but its slash says a directory is expected; drop the slash to share the file", cp.Path)
 		}
-		var prot []string
+		var prot, names []string
 		if cp.Permission == "write" {
-			// As upstream: version control and secrets at the top of a
-			// shared project are never written, listed or not.
-			for _, d := range defaultProtected {
-				if _, err := os.Lstat(filepath.Join(p, d)); err == nil {
-					prot = append(prot, filepath.Join(p, d))
-				}
-			}
+			names = protectedNames
 		}
 		for _, pp := range cp.ProtectedPaths {
-			if !filepath.IsAbs(pp) {
-				pp = filepath.Join(p, pp)
+			full := pp
+			if !filepath.IsAbs(full) {
+				full = filepath.Join(p, full)
 			}
-			if _, err := os.Lstat(pp); err == nil {
-				prot = append(prot, pp)
+			if strings.HasSuffix(pp, "/") {
+				full += "/" // the guard makes a directory to stand for it
 			}
+			prot = append(prot, full)
 		}
-		out = append(out, workspace.ContextPath{Path: p, Write: cp.Permission == "write", Protected: prot})
+		out = append(out, workspace.ContextPath{Path: p, Write: cp.Permission == "write", Protected: prot, ProtectedNames: names})
 	}
 	return out, nil
+}
+
+// missingProtected says which protected paths do not exist (a typo is
+// likely), and that they are protected all the same.
+func missingProtected(cps []workspace.ContextPath) []string {
+	var out []string
+	for _, cp := range cps {
+		for _, pp := range cp.Protected {
+			if _, err := os.Lstat(strings.TrimSuffix(pp, "/")); err != nil {
+				out = append(out, fmt.Sprintf("context path %s: protected path %s does not exist; it stays protected "+
+					"(nothing may create it), but check protected_paths for a typo", cp.Path, pp))
+			}
+		}
+	}
+	return out
 }
 
 // workspaceNote tells an agent where its workspace is and what else it sees.
