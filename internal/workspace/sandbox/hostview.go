@@ -27,7 +27,8 @@ var hostMasks = sync.OnceValue(func() []string {
 	var args []string
 	for _, p := range privateSystemPaths(systemDirs) {
 		if p.dir {
-			args = append(args, "--tmpfs", p.path, "--remount-ro", p.path)
+			// Writes into it vanish with the sandbox, as in a hidden place.
+			args = append(args, "--tmpfs", p.path)
 		} else {
 			args = append(args, "--ro-bind", "/dev/null", p.path)
 		}
