@@ -265,7 +265,8 @@ func sh(command string) call { return tc("execute_command", map[string]any{"comm
 // answers, votes, then makes present's calls in its final presentation.
 type team struct {
 	coord, present []call
-	answer         string // default "done"
+	presentSteps   [][]call // more presentation steps, after present's
+	answer         string   // default "done"
 	contexts       []map[string]any
 	mcp            map[string]any // mcp_servers
 	backend        map[string]any // more backend keys
@@ -281,6 +282,9 @@ func (s team) yaml() []byte {
 	steps = append(steps, map[string]any{"when": "coordination", "vote": "agent1", "reason": "mine"})
 	if len(s.present) > 0 {
 		steps = append(steps, map[string]any{"calls": s.present})
+	}
+	for _, cs := range s.presentSteps {
+		steps = append(steps, map[string]any{"calls": cs})
 	}
 	steps = append(steps, map[string]any{"text": cmpOr(s.final, "final")})
 	backend := map[string]any{
