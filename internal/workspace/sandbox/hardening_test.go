@@ -162,12 +162,6 @@ func TestCommandsHaveNoTerminal(t *testing.T) {
 // what the workspace has left, and the model is told the workspace is full.
 func TestForkBombStopsAtTheProcessLimit(t *testing.T) {
 	needBwrap(t)
-	if os.Geteuid() == 0 {
-		// The kernel exempts uid 0 from RLIMIT_NPROC even in a user
-		// namespace (copy_process: INIT_USER), so as root the limit needs
-		// the pids cgroup, which is not done yet.
-		t.Skip("RLIMIT_NPROC does not bind root; the process limit under root is not implemented yet")
-	}
 	w := newWorld(t)
 	r, _ := sandbox.New(w.g, sandbox.Config{MaxProcesses: 64, Timeout: 20 * time.Second})
 	res := mustRun(t, r, "python3 -c \"import os\nn=0\ntry:\n  while True:\n    if os.fork()==0:\n      import time; time.sleep(30)\n    n+=1\nexcept OSError as e: print('stopped after', n, e)\"; echo done")

@@ -91,6 +91,7 @@ type Runner struct {
 	docker   *dockerBox       // docker mode's container
 	disabled error            // why no command can run, or nil
 	warnings []string
+	noCgroup sync.Once
 }
 
 // New builds a runner for the agent g guards. A bad regular expression is
@@ -301,11 +302,27 @@ func (r *Runner) Run(ctx context.Context, command, dir string) (Result, error) {
 	cmd.Stdin = nil
 	isolate(cmd)
 	cmd.WaitDelay = 2 * time.Second
-	err = cmd.Run()
+	var limitNote string
+	if r.bwrap != "" && needPidsCgroup() {
+		cg, cerr := newPidsCgroup(r.cfg.MaxProcesses)
+		if cerr == nil {
+			defer cg.close()
+			if err = cg.start(cmd); err == nil {
+				err = cmd.Wait()
+			}
+		} else {
+			// Said once, to the model and so to the logs.
+			r.noCgroup.Do(func() { limitNote = "commands run without a process limit here: " + cerr.Error() })
+			err = cmd.Run()
+		}
+	} else {
+		err = cmd.Run()
+	}
 	res := Result{Output: out.buf.String(), Truncated: out.dropped}
 	if cmd.ProcessState != nil {
 		res.ExitCode = cmd.ProcessState.ExitCode()
 	}
+	res.Note = limitNote
 	if gone := r.g.RevertProtected(); len(gone) > 0 {
 		res.Note = joinNote(res.Note, fmt.Sprintf("refused and removed (protected: version control, secrets and massgen's files "+
 			"are never written in a context path): %s", strings.Join(gone, ", ")))
