@@ -462,3 +462,5 @@ func killMatching(s string) {
 		}
 	}
 }
+
+func writeFile(p, s string) error { return os.WriteFile(p, []byte(s), 0o644) }
