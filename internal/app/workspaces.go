@@ -156,14 +156,15 @@ func withWorkspaces(cfg *config.Config, workDir string, now time.Time, agents []
 		// The others' snapshots are read-only to it, by the guard and in
 		// the sandbox alike; the snapshot store itself stays hidden.
 		g, err := workspace.New(workspace.Policy{Agent: out[i].ID, Workspace: dir, Context: ctxPaths,
-			ReadOnly: []string{view}, Hidden: []string{filepath.Dir(root), rw.snaps.store, rw.snaps.temp}})
+			ReadOnly: []string{view}, Hidden: []string{filepath.Dir(root), rw.snaps.store, rw.snaps.temp},
+			MaxBytes: int64(ca.Backend.WorkspaceMaxMB) << 20})
 		if err != nil {
 			return nil, nil, usageErr("agent %s: %v", out[i].ID, err)
 		}
 		tools := files.Tools(g)
 		if cl := ca.Backend.CommandLine; cl != nil {
 			r, err := sandbox.New(g, sandbox.Config{Mode: cl.Mode, Allowed: cl.Allowed, Blocked: cl.Blocked,
-				Unsandboxed: cl.AllowUnsandboxed, Network: cl.AllowNetwork, Docker: dockerConfig(cl.Docker)})
+				Unsandboxed: cl.AllowUnsandboxed, Network: cl.AllowNetwork, Docker: dockerConfig(cl.Docker), MaxProcesses: cl.MaxProcesses})
 			if err != nil {
 				return nil, nil, usageErr("agent %s: %v", out[i].ID, err)
 			}

@@ -137,6 +137,10 @@ func (d *decoder) ownedKey(p *pair, key string) {
 		d.contextPaths(p, key)
 	case p.key == "cwd", p.key == "command_line_docker_image":
 		d.str(key, p)
+	case p.key == "command_line_max_processes", p.key == "workspace_max_size_mb":
+		if v, ok := d.integer(key, p, "a positive whole number"); ok && v <= 0 {
+			d.fail(p.val.pos, key, fmt.Sprintf("%s must be positive, not %d", p.key, v), "leave it out for the default")
+		}
 	case backendEnums[p.key] != nil:
 		if s, ok := d.str(key, p); ok && !slices.Contains(backendEnums[p.key], s) {
 			d.fail(p.val.pos, key, fmt.Sprintf("invalid %s '%s'", p.key, s), oneOf(s, backendEnums[p.key]))

@@ -41,6 +41,8 @@ var implementedKeys = []string{
 	// orchestrator: snapshots, the others' files, planning mode (workspace.go)
 	"snapshot_storage", "agent_temporary_workspace", "enable_planning_mode", "planning_mode_instruction",
 	"command_line_allow_unsandboxed", "command_line_allow_network",
+	// backend: the sandbox's limits (workspace.go)
+	"command_line_max_processes", "workspace_max_size_mb",
 	// backend: docker mode's container (docker.go)
 	"command_line_docker_image", "command_line_docker_memory_limit", "command_line_docker_cpu_limit",
 	"command_line_docker_network_mode", "command_line_docker_enable_sudo", "command_line_docker_credentials",

@@ -97,6 +97,7 @@ var backendOwnedKeys = []string{
 	"command_line_docker_image", "command_line_docker_memory_limit", "command_line_docker_cpu_limit",
 	"command_line_docker_network_mode", "command_line_docker_enable_sudo", "command_line_docker_credentials",
 	"command_line_docker_packages", "command_line_allow_unsandboxed", "command_line_allow_network",
+	"command_line_max_processes", "workspace_max_size_mb",
 	"enable_image_generation", "enable_audio_generation",
 	"enable_video_generation", "enable_file_generation",
 }

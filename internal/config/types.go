@@ -77,6 +77,9 @@ type Backend struct {
 	// Cwd is set when the agent has a workspace (`cwd:`). A run gives the
 	// agent a fresh directory of its own (internal/app), named after it.
 	Cwd string
+	// WorkspaceMaxMB (workspace_max_size_mb, massgen's own) bounds what
+	// the workspace may hold; 0 is the default.
+	WorkspaceMaxMB int
 	// ContextPaths are the backend's own context_paths: this agent's, on
 	// top of the orchestrator's.
 	ContextPaths []ContextPath

@@ -20,11 +20,17 @@ type CommandLine struct {
 	AllowNetwork bool
 	// Docker is docker mode's container (docker.go).
 	Docker Docker
+	// MaxProcesses (command_line_max_processes, massgen's own) bounds the
+	// processes and threads of one command; 0 is the sandbox's default.
+	MaxProcesses int
 }
 
 // workspaceKeys fills b's typed workspace fields from its checked Extra.
 func workspaceKeys(b *Backend) {
 	b.Cwd, _ = b.Extra["cwd"].(string)
+	if mb, ok := b.Extra["workspace_max_size_mb"].(int); ok {
+		b.WorkspaceMaxMB = mb
+	}
 	if on, _ := b.Extra["enable_mcp_command_line"].(bool); !on {
 		return
 	}
@@ -37,6 +43,7 @@ func workspaceKeys(b *Backend) {
 	cl.AllowUnsandboxed, _ = b.Extra["command_line_allow_unsandboxed"].(bool)
 	cl.AllowNetwork, _ = b.Extra["command_line_allow_network"].(bool)
 	cl.Docker = dockerOf(b.Extra)
+	cl.MaxProcesses, _ = b.Extra["command_line_max_processes"].(int)
 	b.CommandLine = cl
 }
 

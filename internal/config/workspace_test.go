@@ -104,3 +104,24 @@ func TestDockerKeyErrorsPointAtTheValue(t *testing.T) {
 		t.Errorf("unknown packages key: %s", dump(ds))
 	}
 }
+
+func TestSandboxLimitKeys(t *testing.T) {
+	cfg := parseOK(t, `agent:
+  backend:
+    type: sim
+    cwd: w
+    workspace_max_size_mb: 512
+    enable_mcp_command_line: true
+    command_line_max_processes: 256
+`, nil)
+	b := cfg.Agents[0].Backend
+	if len(cfg.Warnings) != 0 || b.WorkspaceMaxMB != 512 || b.CommandLine == nil || b.CommandLine.MaxProcesses != 256 {
+		t.Errorf("limits: %d %+v, warnings:%s", b.WorkspaceMaxMB, b.CommandLine, dump(cfg.Warnings))
+	}
+	for _, bad := range []string{"command_line_max_processes: many", "workspace_max_size_mb: -1"} {
+		_, err := Parse([]byte("agent:\n  backend:\n    type: sim\n    cwd: w\n    enable_mcp_command_line: true\n    "+bad+"\n"), "limits.yaml", func(string) string { return "" })
+		if err == nil || !strings.Contains(err.Error(), "limits.yaml:6") {
+			t.Errorf("%s: %v, want an error at limits.yaml:6", bad, err)
+		}
+	}
+}

@@ -116,6 +116,16 @@ func (g *Guard) writeFile(p string, data []byte, depth int) (string, bool, error
 			return "", false, g.refuse("write", p, real, "it is not a regular file")
 		}
 	}
+	if within(real, g.workspace) {
+		old := int64(0)
+		if exists && st.Mode&unix.S_IFMT == unix.S_IFREG {
+			old = st.Size
+		}
+		if after := g.Usage() - old + int64(len(data)); after > g.maxBytes {
+			return "", false, g.refuse("write", p, real, fmt.Sprintf("your workspace would hold %.1f MiB, over its limit of %.1f MiB "+
+				"(workspace_max_size_mb); delete files first", float64(after)/(1<<20), float64(g.maxBytes)/(1<<20)))
+		}
+	}
 	tmp := tempName()
 	fd, err := unix.Openat(dirfd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, mode)
 	if err != nil {

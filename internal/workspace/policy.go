@@ -1,8 +1,10 @@
 package workspace
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -30,7 +32,14 @@ type Policy struct {
 	// directory inside a hidden one (the agent's own workspace, a
 	// snapshot) still grants its access.
 	Hidden []string
+	// MaxBytes bounds what the workspace may hold (0 = DefaultMaxBytes):
+	// a file tool's write that would pass it is refused.
+	MaxBytes int64
 }
+
+// DefaultMaxBytes is a workspace's size limit unless the config sets one
+// (workspace_max_size_mb).
+const DefaultMaxBytes = 2 << 30
 
 // ContextPath is a directory (or a single file) of the user's the team may
 // read, and the winner may write during the final presentation when Write
@@ -95,6 +104,7 @@ func (r rule) isRoot() bool { return r.kind <= kindContextWrite && !r.file || r.
 type Guard struct {
 	agent     string
 	workspace string
+	maxBytes  int64
 	rules     []rule // longest path first, so the first match is the deepest
 	presenter atomic.Bool
 
@@ -125,6 +135,7 @@ func New(p Policy) (*Guard, error) {
 		return nil, err
 	}
 	g.workspace = ws
+	g.maxBytes = cmp.Or(p.MaxBytes, DefaultMaxBytes)
 	g.rules = append(g.rules, rule{path: ws, kind: kindWorkspace})
 	for _, d := range p.ReadOnly {
 		r, err := realDir(d, "read-only directory")
@@ -185,6 +196,24 @@ func New(p Policy) (*Guard, error) {
 		return int(b.kind) - int(a.kind)
 	})
 	return g, nil
+}
+
+// MaxBytes is what the workspace may hold.
+func (g *Guard) MaxBytes() int64 { return g.maxBytes }
+
+// Usage is the bytes of the regular files in the workspace (links not
+// followed).
+func (g *Guard) Usage() int64 {
+	var n int64
+	filepath.WalkDir(g.workspace, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			if fi, err := d.Info(); err == nil {
+				n += fi.Size()
+			}
+		}
+		return nil
+	})
+	return n
 }
 
 // Workspace is the real path of the agent's own directory.

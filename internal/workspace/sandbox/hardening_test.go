@@ -2,6 +2,7 @@ package sandbox_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/massgen/massgen/internal/workspace"
 	"github.com/massgen/massgen/internal/workspace/sandbox"
 )
 
@@ -192,7 +194,11 @@ func parseInt(s string) (int, error) {
 func TestWorkspaceSizeLimit(t *testing.T) {
 	needBwrap(t)
 	w := newWorld(t)
-	r, _ := sandbox.New(w.g, sandbox.Config{MaxWorkspaceBytes: 1 << 20})
+	g, err := workspace.New(workspace.Policy{Agent: "agent_a", Workspace: w.ws, MaxBytes: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _ := sandbox.New(g, sandbox.Config{})
 	res := mustRun(t, r, "head -c 5000000 /dev/zero > big; ls -l big")
 	if fi, err := os.Stat(filepath.Join(w.ws, "big")); err != nil || fi.Size() > 1<<20 {
 		t.Fatalf("a file grew past the workspace limit: %v (%s)", err, res.Output)
@@ -205,6 +211,11 @@ func TestWorkspaceSizeLimit(t *testing.T) {
 	res = mustRun(t, r, "for i in 1 2 3; do head -c 900000 /dev/zero > f$i; done")
 	if !strings.Contains(res.Note, "workspace_max_size_mb") {
 		t.Errorf("no note on a full workspace: %+v", res)
+	}
+	// The file tools refuse a write past the limit too.
+	var ref *workspace.Refusal
+	if _, _, err := g.WriteFile("more.txt", make([]byte, 10)); !errors.As(err, &ref) || !strings.Contains(err.Error(), "workspace_max_size_mb") {
+		t.Errorf("a file tool wrote into a full workspace: %v", err)
 	}
 	// Deleting still works, and the note goes.
 	if res = mustRun(t, r, "rm -f f1 f2 f3 big"); res.Note != "" || res.ExitCode != 0 {

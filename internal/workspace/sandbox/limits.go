@@ -2,9 +2,7 @@ package sandbox
 
 import (
 	"fmt"
-	"io/fs"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"sync"
 )
@@ -36,21 +34,6 @@ func limits(procs int, room int64) []string {
 		return nil
 	}
 	return []string{p, "--nproc=" + strconv.Itoa(procs), "--fsize=" + strconv.FormatInt(max(room, 0), 10)}
-}
-
-// workspaceSize is the bytes of the regular files under dir, links not
-// followed.
-func workspaceSize(dir string) int64 {
-	var n int64
-	filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
-		if err == nil && d.Type().IsRegular() {
-			if fi, err := d.Info(); err == nil {
-				n += fi.Size()
-			}
-		}
-		return nil
-	})
-	return n
 }
 
 func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }

@@ -45,8 +45,6 @@ const (
 	// command: a build's workers fit, a fork bomb stops there and not at
 	// the host's limit.
 	DefaultMaxProcesses = 1024
-	// DefaultMaxWorkspace bounds what an agent's workspace may hold.
-	DefaultMaxWorkspace = 2 << 30
 )
 
 // Config is how one agent's commands run.
@@ -73,11 +71,6 @@ type Config struct {
 	// MaxProcesses bounds one command's processes and threads
 	// (command_line_max_processes; 0 = DefaultMaxProcesses).
 	MaxProcesses int
-	// MaxWorkspaceBytes bounds the workspace (workspace_max_size_mb;
-	// 0 = DefaultMaxWorkspace): no file a command writes may grow past
-	// what is left, and a command that leaves the workspace over the
-	// limit is told so.
-	MaxWorkspaceBytes int64
 }
 
 // Runner runs one agent's commands.
@@ -107,9 +100,6 @@ func New(g *workspace.Guard, cfg Config) (*Runner, error) {
 	}
 	if r.cfg.MaxProcesses <= 0 {
 		r.cfg.MaxProcesses = DefaultMaxProcesses
-	}
-	if r.cfg.MaxWorkspaceBytes <= 0 {
-		r.cfg.MaxWorkspaceBytes = DefaultMaxWorkspace
 	}
 	var err error
 	if r.allowed, err = compile("command_line_allowed_commands", cfg.Allowed, true); err != nil {
@@ -278,7 +268,7 @@ func (r *Runner) Run(ctx context.Context, command, dir string) (Result, error) {
 	}
 	var cmd *exec.Cmd
 	if r.bwrap != "" {
-		used := workspaceSize(r.g.Workspace())
+		used := r.g.Usage()
 		var filter *os.File
 		if !r.cfg.Network {
 			if filter, err = seccompFile(); err != nil {
@@ -286,7 +276,7 @@ func (r *Runner) Run(ctx context.Context, command, dir string) (Result, error) {
 			}
 			defer filter.Close()
 		}
-		cmd = exec.CommandContext(ctx, r.bwrap, r.bwrapArgs(cwd, command, filter != nil, r.cfg.MaxWorkspaceBytes-used)...)
+		cmd = exec.CommandContext(ctx, r.bwrap, r.bwrapArgs(cwd, command, filter != nil, r.g.MaxBytes()-used)...)
 		if filter != nil {
 			cmd.ExtraFiles = []*os.File{filter} // fd 3: --seccomp 3
 		}
@@ -328,9 +318,9 @@ func (r *Runner) Run(ctx context.Context, command, dir string) (Result, error) {
 			"are never written in a context path): %s", strings.Join(gone, ", ")))
 	}
 	if r.bwrap != "" {
-		if used := workspaceSize(r.g.Workspace()); used >= r.cfg.MaxWorkspaceBytes {
+		if used := r.g.Usage(); used >= r.g.MaxBytes() {
 			res.Note = joinNote(res.Note, fmt.Sprintf("your workspace holds %s, at or over its limit of %s (workspace_max_size_mb): "+
-				"no file can grow until you delete some", mib(used), mib(r.cfg.MaxWorkspaceBytes)))
+				"no file can grow until you delete some", mib(used), mib(r.g.MaxBytes())))
 		}
 	}
 	if ctx.Err() != nil {
