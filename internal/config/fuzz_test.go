@@ -28,6 +28,14 @@ func FuzzParse(f *testing.F) {
 		"\t\x00\xff",
 		"agents:\n- id: a\n  backend:\n    type: sim\n   model: x\n",
 	}
+	// Past the pre-parse limits (inputlimit.Config): nesting, aliases.
+	seeds = append(seeds,
+		strings.Repeat("[", 5000),
+		"agents: "+strings.Repeat("{a: ", 1000),
+		strings.Repeat("- ", 100)+"x\n",
+		"a: x\n  - y: 'z\nb: "+strings.Repeat("[", 100)+"\n",
+		billionLaughs(),
+	)
 	for _, s := range seeds {
 		f.Add([]byte(s))
 	}

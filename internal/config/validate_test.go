@@ -102,12 +102,14 @@ func TestValidationRules(t *testing.T) {
 		{
 			name: "alias expansion is bounded",
 			src:  aliasBomb(),
-			key:  "", line: 6, col: 10, msg: "too large once aliases are expanded",
+			// Refused before parsing (inputlimit), at the alias that crosses the limit.
+			key: "", line: 5, col: 45, msg: "aliases expand to more than 100000 nodes",
 		},
 		{
 			name: "nesting is bounded",
 			src:  "agents: " + strings.Repeat("[", 300) + strings.Repeat("]", 300) + "\n",
-			key:  "", line: 1, col: 209, msg: "nested too deeply",
+			// Refused before parsing (inputlimit), at the 64th '['.
+			key: "", line: 1, col: 72, msg: "config nests deeper than 64 levels",
 		},
 		{
 			name: "non-string model",

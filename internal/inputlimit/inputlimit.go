@@ -99,15 +99,17 @@ func (lim Limits) what() string {
 	return lim.What
 }
 
-// sizeError reports a document over MaxBytes, located where it crosses it.
-func sizeError(data []byte, file string, lim Limits) *Error {
-	line, col := position(data, lim.MaxBytes)
+// TooLarge reports a document of size bytes, over lim.MaxBytes, located
+// where it crosses the limit; head holds at least its first MaxBytes bytes
+// (a reader need not read the rest).
+func TooLarge(head []byte, size int64, file string, lim Limits) *Error {
+	line, col := position(head, lim.MaxBytes)
 	return &Error{File: file, Line: line, Col: col, Offset: lim.MaxBytes, Limit: "size",
-		Message: fmt.Sprintf("%s is %s, larger than the %s limit, which it crosses", lim.what(), byteSize(len(data)), byteSize(lim.MaxBytes)),
+		Message: fmt.Sprintf("%s is %s, larger than the %s limit, which it crosses", lim.what(), byteSize(size), byteSize(int64(lim.MaxBytes))),
 		Hint:    fmt.Sprintf("a %s is a few kilobytes: check that this is the right file", lim.what())}
 }
 
-func byteSize(n int) string {
+func byteSize(n int64) string {
 	switch {
 	case n >= 1<<20 && n%(1<<20) == 0:
 		return fmt.Sprintf("%d MiB", n>>20)

@@ -26,10 +26,21 @@ func ParseYAML(data []byte, file string, lim Limits, opts ...parser.Option) (*as
 	return parser.Parse(tokens, 0, opts...)
 }
 
-// tokenDepth is the deepest nesting checkTokens counts (for tests).
-func tokenDepth(tokens token.Tokens) int {
+// tokenDepth is the deepest nesting checkTokens counts, and the deepest
+// flow nesting in goccy's tokens (for tests).
+func tokenDepth(tokens token.Tokens) (all, flow int) {
 	d, _ := walkTokens(tokens, 0)
-	return d
+	f := 0
+	for _, tk := range tokens {
+		switch tk.Type {
+		case token.SequenceStartType, token.MappingStartType:
+			f++
+			flow = max(flow, f)
+		case token.SequenceEndType, token.MappingEndType:
+			f = max(f-1, 0)
+		}
+	}
+	return d, flow
 }
 
 func checkTokens(tokens token.Tokens, file string, lim Limits) error {
@@ -85,8 +96,8 @@ func walkTokens(tokens token.Tokens, limit int) (int, *token.Token) {
 			}
 		case token.MappingValueType:
 			if flow == 0 {
-				key := tk
-				if i > 0 {
+				key := tk // `: v` with no key
+				if i > 0 && isKey(tokens[i-1]) {
 					key = tokens[i-1]
 				}
 				structural(col(key), false)
@@ -100,4 +111,14 @@ func walkTokens(tokens token.Tokens, limit int) (int, *token.Token) {
 		}
 	}
 	return deepest, nil
+}
+
+// isKey tells whether tk can be a key before a ':' (not an indicator).
+func isKey(tk *token.Token) bool {
+	switch tk.Type {
+	case token.MappingValueType, token.SequenceEntryType, token.MappingKeyType, token.CollectEntryType,
+		token.SequenceStartType, token.MappingStartType, token.DocumentHeaderType, token.CommentType:
+		return false
+	}
+	return true
 }

@@ -12,7 +12,7 @@ import (
 // the document's size.
 func CheckYAML(data []byte, file string, lim Limits) error {
 	if lim.MaxBytes > 0 && len(data) > lim.MaxBytes {
-		return sizeError(data, file, lim)
+		return TooLarge(data, int64(len(data)), file, lim)
 	}
 	s := &yscan{data: data, file: file, lim: lim, line: 1, delimCol: -1, colAt: -1, scalarCol: -1}
 	if err := s.run(); err != nil {
@@ -21,11 +21,12 @@ func CheckYAML(data []byte, file string, lim Limits) error {
 	return nil
 }
 
-// yamlDepth is the deepest nesting CheckYAML counts (for tests).
-func yamlDepth(data []byte) (int, error) {
+// yamlDepth is the deepest nesting CheckYAML counts, and the deepest flow
+// nesting (for tests).
+func yamlDepth(data []byte) (all, flow int, err error) {
 	s := &yscan{data: data, line: 1, delimCol: -1, colAt: -1, scalarCol: -1}
-	err := s.run()
-	return s.deepest, err
+	err = s.run()
+	return s.deepest, s.deepestFlow, err
 }
 
 // blockLevel is one open block collection: its column, and whether
@@ -73,7 +74,7 @@ type yscan struct {
 	block []blockLevel
 	bsum  int // block depth: the levels' weights
 
-	deepest int
+	deepest, deepestFlow int
 
 	plain     bool // a plain scalar is under way
 	prevSpace bool // the previous byte was a space, a tab or a line break
@@ -82,6 +83,8 @@ type yscan struct {
 	scalarOff int  // and its byte offset
 	delimCol  int  // 0-based column of the last key, '- ' or '? '; -1 for none
 	lineInd   int  // indentation of the current block-context line
+	ind       int  // indentation of the current line
+	directive bool // in a %directive: words are tokens, ':' is text
 
 	units      int // rough node count so far, aliases counted expanded
 	aliasUnits int // the part aliases add
@@ -152,6 +155,7 @@ func (s *yscan) depth() int { return s.bsum + len(s.flow) }
 func (s *yscan) checkDepth(at int) error {
 	d := s.depth()
 	s.deepest = max(s.deepest, d)
+	s.deepestFlow = max(s.deepestFlow, len(s.flow))
 	if s.lim.MaxDepth > 0 && d > s.lim.MaxDepth {
 		hint := s.lim.Usual
 		if hint != "" {
@@ -179,7 +183,7 @@ func (s *yscan) lineStart() error {
 		s.i++
 		ind++
 	}
-	s.prevSpace = true
+	s.prevSpace, s.directive, s.ind = true, false, ind
 	if s.i >= len(d) || isBreak(d[s.i]) {
 		return nil // blank lines change nothing, in goccy either
 	}
@@ -264,6 +268,9 @@ func (s *yscan) token() error {
 	c := d[s.i]
 	if c == ' ' || c == '\t' {
 		s.prevSpace = true
+		if s.directive {
+			s.plain = false // goccy cuts a directive into words
+		}
 		s.i++
 		return nil
 	}
@@ -299,25 +306,25 @@ func (s *yscan) token() error {
 			return nil
 		}
 	case ':':
+		if s.directive {
+			break
+		}
 		nc := s.next()
 		delim := nc == ' ' || nc == '\t' || isBreak(nc) || nc == 0
 		if s.maps > 0 {
 			delim = nc != '/' && !s.lastColon
 		}
 		if delim {
-			wasScalar := s.plain || s.scalarCol >= 0
 			s.plain, s.lastColon = false, inFlow
 			s.i++
-			if inFlow {
-				return nil
-			}
-			if wasScalar && s.scalarCol >= 0 {
-				s.delimCol = s.scalarCol
-				col := s.scalarCol
+			col, at := s.column(s.i-1), s.i-1 // `: v` with no key
+			if s.scalarCol >= 0 {
+				// goccy's lastDelimColumn is the key's, in flow collections too.
+				col, at = s.scalarCol, s.scalarOff
+				s.delimCol = col
 				s.scalarCol = -1
-				return s.structural(col, s.scalarOff, false)
 			}
-			return s.structural(s.column(s.i-1), s.i-1, false)
+			return s.structural(col, at, false)
 		}
 	}
 	if s.plain {
@@ -340,17 +347,22 @@ func (s *yscan) token() error {
 	case '*':
 		return s.alias()
 	case '!':
-		s.tag()
-		return nil
+		if !s.directive {
+			s.tag()
+			return nil
+		}
+	case '%':
+		if s.ind == 0 {
+			s.directive = true
+			s.i++
+			return nil
+		}
 	case '-', '?':
 		nc := s.next()
 		if nc == ' ' || nc == '\t' || (c == '-' && (isBreak(nc) || nc == 0)) {
 			col := s.column(s.i)
 			s.units++
 			s.i++
-			if inFlow {
-				return nil
-			}
 			s.delimCol = col
 			s.scalarCol = -1
 			return s.structural(col, s.i-1, c == '-')
