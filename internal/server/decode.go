@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/massgen/massgen/internal/inputlimit"
 	"github.com/massgen/massgen/internal/llm"
 )
 
@@ -118,8 +119,9 @@ func badRequest(param, code, format string, args ...any) *Error {
 	return &Error{Status: http.StatusBadRequest, Param: param, Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
-// readJSON reads the request body (at most limit bytes) into v, which
-// what names in errors.
+// readJSON reads the request body (at most limit bytes; 413 past it),
+// refuses one nested deeper than inputlimit.MaxJSONDepth, and decodes it
+// into v, which what names in errors.
 func readJSON(w http.ResponseWriter, r *http.Request, limit int64, v any, what string) *Error {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	if err != nil {
@@ -132,6 +134,12 @@ func readJSON(w http.ResponseWriter, r *http.Request, limit int64, v any, what s
 				Message: "The request body did not arrive in time; send it whole, at once."}
 		}
 		return badRequest("", "invalid_body", "Could not read the request body: %v", err)
+	}
+	// encoding/json stops at 10000 levels, but a body nested that deep
+	// still builds (and every agent copies) a tree of that depth in tool
+	// parameters; no client needs more than inputlimit.MaxJSONDepth.
+	if err := inputlimit.CheckJSON(body, inputlimit.MaxJSONDepth); err != nil {
+		return badRequest("", "invalid_json", "The request body is refused: %v. Requests need far fewer levels: flatten the tool parameters or response_format schema.", err)
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if err := dec.Decode(v); err != nil {
