@@ -41,6 +41,8 @@ func (rw *runWorkspaces) runMCP(cfg *config.Config, workDir string, ca config.Ag
 	bwrap, noSandbox := sandbox.Bwrap()
 	// The same consent as for commands; it may be given without them.
 	unsandboxed, _ := b.Extra["command_line_allow_unsandboxed"].(bool)
+	// And the same consent for unix sockets (Program).
+	network, _ := b.Extra["command_line_allow_network"].(bool)
 	dirs := toolDirs(cfg, workDir)
 	var servers []mcp.Server
 	for _, s := range b.MCPServers {
@@ -56,7 +58,7 @@ func (rw *runWorkspaces) runMCP(cfg *config.Config, workDir string, ca config.Ag
 				for k, v := range srv.Env {
 					env = append(env, k+"="+v)
 				}
-				srv.Wrap = func(cmd *exec.Cmd) { sandbox.Program(bwrap, g, cmd, env) }
+				srv.Wrap = func(cmd *exec.Cmd) { sandbox.Program(bwrap, g, cmd, env, network) }
 			case unsandboxed:
 				rw.warnings = append(rw.warnings, fmt.Sprintf("agent %s: MCP server %s runs WITHOUT a sandbox (command_line_allow_unsandboxed: true): "+
 					"only its path arguments are checked", ca.ID, s.Name))

@@ -38,8 +38,9 @@ type Policy struct {
 }
 
 // DefaultMaxBytes is a workspace's size limit unless the config sets one
-// (workspace_max_size_mb).
-const DefaultMaxBytes = 2 << 30
+// (workspace_max_size_mb): the snapshot cap, since a larger workspace
+// could not be shown to the others anyway.
+const DefaultMaxBytes = 1 << 30
 
 // ContextPath is a directory (or a single file) of the user's the team may
 // read, and the winner may write during the final presentation when Write

@@ -139,7 +139,10 @@ func TestHugeFiles(t *testing.T) {
 				t.Skipf("less than 20 GiB free in %s: not filling it", os.TempDir())
 			}
 			dir := tempDir(t)
-			s := team{coord: []call{sh(cmd)}}
+			// The limit is set, so that it is what is tested, not the
+			// default (1 GiB, which with a snapshot and the final copy
+			// could reach 3 GiB here).
+			s := team{coord: []call{sh(cmd)}, backend: map[string]any{"workspace_max_size_mb": 300}}
 			must(t, os.WriteFile(filepath.Join(dir, "c.yaml"), s.yaml(), 0o644))
 			r := massgenWrapped(t, dir, []string{"prlimit", "--fsize=4294967296", "--"}, "--display", "plain", "--log-dir", "logs", "--config", "c.yaml", "Do the task.")
 			used := diskUsage(dir)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os/exec"
 	"os"
 	"path/filepath"
 	"strings"
@@ -217,6 +218,17 @@ func TestWorkspaceSizeLimit(t *testing.T) {
 	if _, _, err := g.WriteFile("more.txt", make([]byte, 10)); !errors.As(err, &ref) || !strings.Contains(err.Error(), "workspace_max_size_mb") {
 		t.Errorf("a file tool wrote into a full workspace: %v", err)
 	}
+	mustRun(t, r, "rm -f f1 f2 f3")
+	// Many small files in one command, each within the file-size limit:
+	// the command is stopped once the workspace passes the limit.
+	res = mustRun(t, r, "for i in $(seq 200); do head -c 100000 /dev/zero > m$i; sleep 0.02; done; echo finished")
+	if strings.Contains(res.Output, "finished") || !strings.Contains(res.Note, "stopped") {
+		t.Errorf("a command filling the workspace ran to its end: %+v", res)
+	}
+	if used := g.Usage(); used > 4<<20 {
+		t.Errorf("the workspace holds %d bytes, far past its 1 MiB limit", used)
+	}
+	mustRun(t, r, "rm -f m*")
 	// Deleting still works, and the note goes.
 	if res = mustRun(t, r, "rm -f f1 f2 f3 big"); res.Note != "" || res.ExitCode != 0 {
 		t.Errorf("after deleting: %+v", res)
@@ -224,3 +236,51 @@ func TestWorkspaceSizeLimit(t *testing.T) {
 }
 
 var fmtSscan = fmt.Sscan
+
+// Finding 6 for MCP servers: they keep TCP, but a socket file in a context
+// path (or an abstract socket of the host, whose network namespace they
+// share) reaches a host service only with command_line_allow_network.
+func TestProgramsReachNoUnixSocketUnlessAllowed(t *testing.T) {
+	needBwrap(t)
+	w := newWorld(t)
+	sock := filepath.Join(w.proj, "svc.sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	abs, err := net.Listen("unix", "@massgen-test-"+filepath.Base(w.base))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer abs.Close()
+	for _, ln := range []net.Listener{l, abs} {
+		go func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				c.Write([]byte("HOST-ANSWER\n"))
+				c.Close()
+			}
+		}()
+	}
+	bwrap, err := sandbox.Bwrap()
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := "import socket\nfor a in ['" + sock + "', '\\0massgen-test-" + filepath.Base(w.base) + "']:\n" +
+		"  try:\n    s=socket.socket(socket.AF_UNIX); s.connect(a); print(s.recv(20))\n  except OSError as e: print('refused', e)\n"
+	for _, allowed := range []bool{false, true} {
+		cmd := exec.Command("/usr/bin/python3", "-c", script)
+		sandbox.Program(bwrap, w.g, cmd, []string{"PATH=/usr/bin:/bin"}, allowed)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%v: %s", err, out)
+		}
+		if got := strings.Count(string(out), "HOST-ANSWER"); allowed && got != 2 || !allowed && got != 0 {
+			t.Errorf("unix sockets allowed=%v: %d answers: %s", allowed, got, out)
+		}
+	}
+}

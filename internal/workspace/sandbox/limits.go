@@ -5,6 +5,8 @@ import (
 	"os/exec"
 	"strconv"
 	"sync"
+	"sync/atomic"
+	"time"
 )
 
 // Resource limits of a sandboxed command are set inside the sandbox, by
@@ -37,3 +39,35 @@ func limits(procs int, room int64) []string {
 }
 
 func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
+
+// watchSize stops cmd when the workspace passes its limit while it runs:
+// RLIMIT_FSIZE bounds each file by what was left when the command began,
+// not many files together. The workspace is measured every sizePoll, less
+// often when measuring it takes long (a large tree), so the walk never
+// costs more than a tenth of the command's time. stop ends the watch.
+func (r *Runner) watchSize(cmd *exec.Cmd, full *atomic.Bool) (stop func()) {
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		wait := sizePoll
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(wait):
+			}
+			start := time.Now()
+			used := r.g.Usage()
+			wait = max(sizePoll, 10*time.Since(start))
+			if used > r.g.MaxBytes() {
+				full.Store(true)
+				killGroup(cmd)
+				return
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
+}
+
+const sizePoll = 250 * time.Millisecond

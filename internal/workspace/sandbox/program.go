@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/massgen/massgen/internal/workspace"
@@ -32,7 +33,12 @@ func Bwrap() (string, error) { return findBwrap("") }
 //
 // A program that is a version manager's shim (python3 through pyenv) is
 // replaced by the interpreter the shim would run here (shim.go).
-func Program(bwrap string, g *workspace.Guard, cmd *exec.Cmd, env []string) {
+//
+// TCP and UDP are kept, unix sockets only with unixSockets (the config's
+// command_line_allow_network): a socket file in a directory the server
+// sees, or an abstract one of the host's network namespace it shares,
+// would be a host service (docker.sock, an agent's) the user did not give.
+func Program(bwrap string, g *workspace.Guard, cmd *exec.Cmd, env []string, unixSockets bool) {
 	prog := realProgram(cmd.Path, cmd.Dir, cmd.Env)
 	if prog != cmd.Path {
 		env = withPathFirst(env, filepath.Dir(prog))
@@ -40,6 +46,14 @@ func Program(bwrap string, g *workspace.Guard, cmd *exec.Cmd, env []string) {
 	args := systemBinds()
 	args = append(args, "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
 		"--unshare-all", "--share-net", "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--clearenv")
+	if !unixSockets {
+		// The memory file stays open in massgen until cmd is dropped (its
+		// finalizer closes it): it is read once, as bwrap starts.
+		if f, err := seccompFile(); err == nil {
+			cmd.ExtraFiles = append(cmd.ExtraFiles, f)
+			args = append(args, "--seccomp", strconv.Itoa(2+len(cmd.ExtraFiles)))
+		}
+	}
 	args = append(args, resolverBinds()...)
 	args = append(args, programBinds(prog, cmd.Args[1:])...)
 	args = append(args, mountArgs(g.Mounts())...)

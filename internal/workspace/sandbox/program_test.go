@@ -54,7 +54,7 @@ func TestProgramSeesTheAgentsView(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd := exec.Command("/bin/sh", "-c", script.String())
-	sandbox.Program(bwrap, g, cmd, []string{"PATH=/usr/bin:/bin"})
+	sandbox.Program(bwrap, g, cmd, []string{"PATH=/usr/bin:/bin"}, false)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("%v: %s", err, out)
@@ -108,7 +108,7 @@ func TestProgramSeesNothingElseAndWritesContextOnlyWhenPresenting(t *testing.T) 
 	run := func(script string) string {
 		t.Helper()
 		cmd := exec.Command("/bin/sh", "-c", script)
-		sandbox.Program(bwrap, w.g, cmd, []string{"PATH=/usr/bin:/bin"})
+		sandbox.Program(bwrap, w.g, cmd, []string{"PATH=/usr/bin:/bin"}, false)
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			t.Fatalf("%v: %s", err, out)

@@ -32,6 +32,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/massgen/massgen/internal/workspace"
@@ -293,26 +294,40 @@ func (r *Runner) Run(ctx context.Context, command, dir string) (Result, error) {
 	isolate(cmd)
 	cmd.WaitDelay = 2 * time.Second
 	var limitNote string
+	var cg *pidsCgroup
 	if r.bwrap != "" && needPidsCgroup() {
-		cg, cerr := newPidsCgroup(r.cfg.MaxProcesses)
-		if cerr == nil {
-			defer cg.close()
-			if err = cg.start(cmd); err == nil {
-				err = cmd.Wait()
-			}
-		} else {
+		var cerr error
+		if cg, cerr = newPidsCgroup(r.cfg.MaxProcesses); cerr != nil {
 			// Said once, to the model and so to the logs.
 			r.noCgroup.Do(func() { limitNote = "commands run without a process limit here: " + cerr.Error() })
-			err = cmd.Run()
+		} else {
+			defer cg.close()
 		}
+	}
+	if cg != nil {
+		err = cg.start(cmd)
 	} else {
-		err = cmd.Run()
+		err = cmd.Start()
+	}
+	var full atomic.Bool
+	if err == nil {
+		if r.bwrap != "" {
+			stop := r.watchSize(cmd, &full)
+			err = cmd.Wait()
+			stop()
+		} else {
+			err = cmd.Wait()
+		}
 	}
 	res := Result{Output: out.buf.String(), Truncated: out.dropped}
 	if cmd.ProcessState != nil {
 		res.ExitCode = cmd.ProcessState.ExitCode()
 	}
 	res.Note = limitNote
+	if full.Load() {
+		res.Note = joinNote(res.Note, fmt.Sprintf("the command was stopped: it filled your workspace past its limit of %s "+
+			"(workspace_max_size_mb); delete files before writing more", mib(r.g.MaxBytes())))
+	}
 	if gone := r.g.RevertProtected(); len(gone) > 0 {
 		res.Note = joinNote(res.Note, fmt.Sprintf("refused and removed (protected: version control, secrets and massgen's files "+
 			"are never written in a context path): %s", strings.Join(gone, ", ")))
