@@ -2,11 +2,8 @@ package workspace
 
 import (
 	"errors"
-	"fmt"
-	"io"
 	"io/fs"
-	"os"
-	"path/filepath"
+	"time"
 )
 
 // CopyMode is how CopyTree makes each file of the copy.
@@ -30,88 +27,72 @@ const (
 // the limit; the copy then holds what was copied before.
 var ErrTooLarge = errors.New("larger than the size cap")
 
+// errTooDeep is returned for a tree nested deeper than maxDepth
+// directories: each level walked holds a directory descriptor open.
+var errTooDeep = errors.New("nested deeper than 128 directories")
+
+// maxDepth bounds how deep a tree is walked.
+const maxDepth = 128
+
 // CopyStats is what CopyTree did.
 type CopyStats struct {
 	Files, Linked, Cloned int
 	Bytes                 int64
+	// Skipped counts the entries left out: symbolic links, devices,
+	// sockets, pipes, mount points, and entries that changed type (a
+	// directory swapped for a link, say) while the copy ran.
+	Skipped int
+}
+
+// CopyOptions are CopyTreeWith's.
+type CopyOptions struct {
+	Mode CopyMode
+	// Limit > 0 caps the bytes copied (ErrTooLarge).
+	Limit int64
+	// Skip, when set, is asked about each directory and regular file by
+	// its path relative to the source (OS separators); true leaves it out,
+	// a directory with all it holds.
+	Skip func(rel string, dir bool) bool
 }
 
 // CopyTree copies the directories and regular files under src to dst,
 // which must not exist yet. Symbolic links, devices, sockets and pipes are
 // left out: a snapshot must not carry a link an agent planted towards a
-// place it may not read. Files are opened with O_NOFOLLOW, so one swapped
-// for a link while the copy runs is skipped, not followed. limit > 0 caps
-// the bytes copied (ErrTooLarge).
+// place it may not read. limit > 0 caps the bytes copied (ErrTooLarge).
+//
+// The copy cannot be redirected, even by a process that changes the
+// source while it runs (a command's child that outlived its call, a
+// container): on Linux it walks by directory descriptors, opening each
+// entry from its already-open parent with openat2(RESOLVE_NO_SYMLINKS|
+// RESOLVE_NO_XDEV), so no component is ever followed through a symbolic
+// link or across a mount, and each opened descriptor is checked (fstat) to
+// be of the type listed and on the source's file system; anything else is
+// left out (CopyStats.Skipped). The destination is built the same way, from
+// descriptors of the directories the copy itself made, with O_EXCL and
+// O_NOFOLLOW, so nothing planted there redirects a write. A file is copied
+// as long as it was when opened: one growing meanwhile is cut at that size.
 func CopyTree(src, dst string, mode CopyMode, limit int64) (CopyStats, error) {
-	var st CopyStats
-	if err := os.Mkdir(dst, 0o755); err != nil {
-		return st, err
-	}
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if p == src {
-			return nil
-		}
-		rel, err := filepath.Rel(src, p)
-		if err != nil {
-			return err
-		}
-		target := filepath.Join(dst, rel)
-		switch {
-		case d.IsDir():
-			return os.Mkdir(target, 0o755)
-		case !d.Type().IsRegular():
-			return nil
-		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		if st.Bytes += info.Size(); limit > 0 && st.Bytes > limit {
-			return fmt.Errorf("%s holds more than %d bytes: %w", src, limit, ErrTooLarge)
-		}
-		st.Files++
-		if mode == Link {
-			if err := os.Link(p, target); err == nil {
-				st.Linked++
-				return nil
-			}
-		}
-		cloned, err := copyRegular(p, target, info.Mode().Perm(), mode == Clone)
-		if cloned {
-			st.Cloned++
-		}
-		return err
-	})
-	return st, err
+	return CopyTreeWith(src, dst, CopyOptions{Mode: mode, Limit: limit})
 }
 
-// copyRegular copies one regular file without following a symbolic link,
-// trying a reflink first when clone is set.
-func copyRegular(src, dst string, perm fs.FileMode, clone bool) (cloned bool, err error) {
-	in, err := os.OpenFile(src, os.O_RDONLY|oNoFollow, 0)
-	if err != nil {
-		if isLoop(err) {
-			return false, nil // became a symbolic link meanwhile: left out
-		}
-		return false, err
-	}
-	defer in.Close()
-	if fi, err := in.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return false, err
-	}
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
-	if err != nil {
-		return false, err
-	}
-	if clone && reflink(out, in) == nil {
-		return true, out.Close()
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return false, err
-	}
-	return false, out.Close()
+// TreeEntry is one entry WalkTree found, as lstat describes it: a symbolic
+// link is described, never followed.
+type TreeEntry struct {
+	Mode    fs.FileMode // type and permission bits (setuid, setgid, sticky included)
+	Size    int64
+	ModTime time.Time
+	Target  string // a symbolic link's target
+	// Mount is set for a directory that is a mount point (another file
+	// system, or a bind mount of the same one): it is not entered.
+	Mount bool
+
+	// where it was found, for Open: valid during the WalkTree callback
+	dirfd    int
+	name     string
+	path     string
+	dev, ino uint64
 }
+
+// errChanged is returned by TreeEntry.Open for an entry replaced since it
+// was listed.
+var errChanged = errors.New("changed while the tree was walked")
