@@ -44,14 +44,16 @@ func billionLaughs() string {
 func TestParseRefusesHostileNesting(t *testing.T) {
 	cases := []struct{ name, src, want string }{
 		{"100 KB of [", strings.Repeat("[", 100_000), "x.yaml:1:65: config nests deeper than 64 levels — MassGen configs need fewer than 10"},
-		{"400 KB of [", strings.Repeat("[", 400_000), "x.yaml:1:65: config nests deeper than 64 levels"},
 		{"100 KB of {a:", strings.Repeat("{a: ", 25_000), "x.yaml:1:257: config nests deeper than 64 levels"},
-		{"400 KB of {a:", strings.Repeat("{a: ", 100_000), "x.yaml:1:257: config nests deeper than 64 levels"},
-		{"400 KB of - - -", strings.Repeat("- ", 200_000), "x.yaml:1:129: config nests deeper than 64 levels"},
-		{"block indentation", indentNest(400_000), "x.yaml:65:65: config nests deeper than 64 levels"},
+		{"100 KB of - - -", strings.Repeat("- ", 50_000), "x.yaml:1:129: config nests deeper than 64 levels"},
+		{"100 KB of block indentation", indentNest(100_000), "x.yaml:65:65: config nests deeper than 64 levels"},
+		// 400 KB is over the size limit, which is checked first.
+		{"400 KB of [", strings.Repeat("[", 400_000), "x.yaml:1:262145: config is 390.6 KiB, larger than the 256 KiB limit"},
+		{"400 KB of {a:", strings.Repeat("{a: ", 100_000), "x.yaml:1:262145: config is 390.6 KiB"},
+		{"400 KB of block indentation", indentNest(400_000), "x.yaml:722:"},
 		{"nesting after a valid start", oneAgent + "orchestrator: " + strings.Repeat("[", 100_000), "x.yaml:4:"},
 		{"billion laughs", billionLaughs(), "config's aliases expand to more than 100000 nodes"},
-		{"2 MiB", "agents: []\n# " + strings.Repeat("x", 2<<20), "x.yaml:2:1048566: config is 2.0 MiB, larger than the 1 MiB limit"},
+		{"2 MiB", "agents: []\n# " + strings.Repeat("x", 2<<20), "x.yaml:2:262134: config is 2.0 MiB, larger than the 256 KiB limit"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -92,7 +94,7 @@ func TestLoadRefusesLargeFileUnread(t *testing.T) {
 	f.Close()
 	var lerr error
 	n := allocated(func() { _, lerr = Load(path, envOf(nil)) })
-	if lerr == nil || !strings.Contains(lerr.Error(), path+":4:") || !strings.Contains(lerr.Error(), "config is 64 MiB, larger than the 1 MiB limit") {
+	if lerr == nil || !strings.Contains(lerr.Error(), path+":4:") || !strings.Contains(lerr.Error(), "config is 64 MiB, larger than the 256 KiB limit") {
 		t.Errorf("got %v", lerr)
 	}
 	if n > 8<<20 {

@@ -38,15 +38,15 @@ func Load(path string, getenv func(string) string) (*Config, error) {
 	case err != nil:
 		return nil, &fileError{msg: fmt.Sprintf("cannot read config file %s: %v", path, unwrapPathError(err)), err: err}
 	case size > int64(Limits.MaxBytes):
-		// Not read whole: a config larger than the limit is refused anyway.
+		// Read no further: a config larger than the limit is refused anyway.
 		return nil, Diagnostics{limitDiagnostic(inputlimit.TooLarge(data, size, path, Limits))}
 	}
 	return Parse(data, path, getenv)
 }
 
-// Limits bound every config before it is parsed (inputlimit.Config: 1 MiB,
-// 64 levels of nesting, 1000 aliases); the largest upstream example is
-// 13 KB and nests 8 levels.
+// Limits bound every config before it is parsed (inputlimit.Config: 256
+// KiB, 64 levels of nesting, 1000 aliases); the largest upstream example
+// is 13 KB and nests 9 levels.
 var Limits = inputlimit.Config
 
 // readLimited reads at most limit+1 bytes of the file at path, and

@@ -68,7 +68,7 @@ type yscan struct {
 	i, line, ls int // current byte, its 1-based line, that line's start
 	colAt, col  int // cache for column(): byte offset and its column
 
-	flow  []byte // open flow collections, '[' or '{'
+	flow  []byte // open flow collections, '[' or '{', and 'p' for a one-pair map in a '['
 	maps  int    // open '{'
 	seqs  int    // open '['
 	block []blockLevel
@@ -190,6 +190,7 @@ func (s *yscan) lineStart() error {
 	if len(s.flow) > 0 {
 		if d[s.i] == '#' {
 			s.skipLine()
+			s.plain = false
 		}
 		return nil
 	}
@@ -201,12 +202,13 @@ func (s *yscan) lineStart() error {
 		return nil
 	}
 	// A plain scalar continues onto a line indented more than the last key
-	// or '- '; any other line ends it, comment lines included.
+	// or '- '; any other line ends it, as does a comment.
 	if s.plain && ind <= s.delimCol {
 		s.plain = false
 	}
 	if d[s.i] == '#' {
 		s.skipLine()
+		s.plain = false
 		return nil
 	}
 	if s.plain {
@@ -276,6 +278,7 @@ func (s *yscan) token() error {
 	}
 	if c == '#' && (!s.plain || s.prevSpace) {
 		s.skipLine()
+		s.plain = false // goccy cuts the scalar at a comment
 		return nil
 	}
 	s.prevSpace = false
@@ -300,6 +303,9 @@ func (s *yscan) token() error {
 	case ',':
 		if inFlow {
 			s.plain, s.lastColon = false, false
+			if n := len(s.flow); s.flow[n-1] == 'p' {
+				s.flow = s.flow[:n-1]
+			}
 			f := len(s.flow)
 			s.closeAnchors(func(a anchor) bool { return a.flow >= f })
 			s.i++
@@ -316,6 +322,13 @@ func (s *yscan) token() error {
 		}
 		if delim {
 			s.plain, s.lastColon = false, inFlow
+			if n := len(s.flow); n > 0 && s.flow[n-1] == '[' {
+				// `[a: b]` holds a one-pair map: a level, to the next ',' or ']'.
+				s.flow = append(s.flow, 'p')
+				if err := s.checkDepth(s.i); err != nil {
+					return err
+				}
+			}
 			s.i++
 			col, at := s.column(s.i-1), s.i-1 // `: v` with no key
 			if s.scalarCol >= 0 {
@@ -399,9 +412,10 @@ func (s *yscan) closeFlow(c byte) error {
 	for n > 0 {
 		n--
 		k := s.flow[n]
-		if k == '[' {
+		switch k {
+		case '[':
 			s.seqs--
-		} else {
+		case '{':
 			s.maps--
 		}
 		if k == c {
@@ -533,10 +547,26 @@ func (s *yscan) rawFolded(ind int) error {
 }
 
 // name reads an anchor's or alias's name: up to a space or line break, or
-// in a flow collection a flow indicator.
+// in a flow collection a flow indicator. goccy starts the name with an
+// empty buffer, so a first byte that is an indicator acts as one: `&[a]`
+// is an empty name and a sequence.
 func (s *yscan) name() []byte {
 	d := s.data
 	start := s.i
+	if s.i < len(d) {
+		switch c := d[s.i]; c {
+		case '[', ']', '{', '"', '\'', '|', '>', '!', '&', '*', '#', '%':
+			return nil
+		case ',', '}':
+			if len(s.flow) > 0 {
+				return nil
+			}
+		case '-', '?':
+			if nc := s.next(); nc == ' ' || nc == '\t' || nc == 0 || isBreak(nc) {
+				return nil
+			}
+		}
+	}
 	inFlow := len(s.flow) > 0
 	for s.i < len(d) {
 		c := d[s.i]
