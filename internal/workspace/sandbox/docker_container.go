@@ -58,6 +58,13 @@ func (b *dockerBox) container(ctx context.Context) (string, error) {
 		host.CapDrop = []string{"ALL"}
 		host.SecurityOpt = []string{"no-new-privileges"}
 	}
+	if b.cfg.Network == "none" {
+		profile, err := offlineProfile()
+		if err != nil {
+			return "", fmt.Errorf("docker mode: the seccomp profile without unix sockets: %w", err)
+		}
+		host.SecurityOpt = append(host.SecurityOpt, "seccomp="+profile)
+	}
 	made, err := b.cli.ContainerCreate(ctx, client.ContainerCreateOptions{Config: cfg, HostConfig: host,
 		Name: "massgen-" + containerName(b.g.Agent()) + "-" + hex.EncodeToString(name[:])})
 	if err != nil {

@@ -423,3 +423,54 @@ func TestDockerPullRunsInTheBackground(t *testing.T) {
 	}
 	r.Close() // must not wait for the registry
 }
+
+// Finding 6 in docker mode: with network mode none, a socket file in a
+// context path the container sees read-only must not reach the host's
+// service. The client is a static Go program dropped in the workspace
+// (the test image has no language runtime).
+func TestDockerNoUnixSocketToTheHostWithoutNetwork(t *testing.T) {
+	w := newWorld(t)
+	sock := filepath.Join(w.proj, "svc.sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	os.Chmod(sock, 0o777)
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Write([]byte("HOST-ANSWER\n"))
+			c.Close()
+		}
+	}()
+	src := filepath.Join(t.TempDir(), "dial.go")
+	os.WriteFile(src, []byte(`package main
+
+import ("fmt"; "net"; "os")
+
+func main() {
+	c, err := net.Dial("unix", os.Args[1])
+	if err != nil { fmt.Println("refused:", err); return }
+	b := make([]byte, 20); n, _ := c.Read(b); fmt.Printf("%s", b[:n])
+}
+`), 0o644)
+	build := exec.Command("go", "build", "-o", filepath.Join(w.ws, "dial"), src)
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building the client: %v: %s", err, out)
+	}
+	r := w.dockerRunner(t, sandbox.Config{})
+	if res := run(t, r, "./dial "+sock); strings.Contains(res.Output, "HOST-ANSWER") || !strings.Contains(res.Output, "refused") {
+		t.Errorf("the container reached the host's socket: %+v", res)
+	}
+	// With a network the user allowed, the socket answers (the profile is
+	// what refused it, not the mount).
+	rn := w.dockerRunner(t, sandbox.Config{Docker: sandbox.Docker{Network: "bridge"}})
+	if res := run(t, rn, "./dial "+sock); !strings.Contains(res.Output, "HOST-ANSWER") {
+		t.Errorf("with network mode bridge the socket should answer: %+v", res)
+	}
+}
