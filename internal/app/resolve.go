@@ -12,6 +12,7 @@ import (
 	"github.com/massgen/massgen/examples"
 	"github.com/massgen/massgen/internal/config"
 	"github.com/massgen/massgen/internal/provider"
+	"github.com/massgen/massgen/internal/redact"
 )
 
 // LoadEnv returns a getenv that sees the real environment first, then the
@@ -27,6 +28,9 @@ func LoadEnv(env *Env) (func(string) string, error) {
 	files, err := config.LoadDotEnv(paths...)
 	if err != nil {
 		return nil, usageErr("%v", err)
+	}
+	for k, v := range files {
+		redact.SecretVar(k, v) // masked in every error text (see package redact)
 	}
 	return config.Getenv(files, env.Getenv), nil
 }

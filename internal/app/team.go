@@ -15,6 +15,7 @@ import (
 	"github.com/massgen/massgen/internal/llmsim"
 	"github.com/massgen/massgen/internal/orchestrator"
 	"github.com/massgen/massgen/internal/provider"
+	"github.com/massgen/massgen/internal/redact"
 	"github.com/massgen/massgen/internal/tool/custom"
 	"github.com/massgen/massgen/internal/tool/mcp"
 )
@@ -169,11 +170,26 @@ func buildModel(a config.Agent, getenv func(string) string, sims map[string]stri
 			lb.APIKey = getenv(v)
 		}
 	}
+	registerSecrets(lb.APIKey, getenv)
 	if lb.APIKey == "" && len(vars) > 0 && !isLocal(lb.BaseURL) {
 		return nil, nil, "", usageErr("agent %s: backend %s needs an API key: set %s (in the environment or a .env file), or api_key in the config",
 			a.ID, b.Type, strings.Join(vars, " or "))
 	}
 	return p.New(lb), lb.Params, lb.BaseURL, nil
+}
+
+// registerSecrets makes the key an agent resolved, and every key variable
+// of the provider catalogue that is set, masked in all error text of this
+// process (see package redact): a provider that echoes a key, its own or
+// another agent's, must not put it in a log, an event or a server response.
+func registerSecrets(key string, getenv func(string) string) {
+	redact.Secret(key)
+	for _, typ := range provider.Names() {
+		s, _ := provider.Lookup(typ)
+		for _, v := range s.KeyEnv {
+			redact.Secret(getenv(v))
+		}
+	}
 }
 
 // baseURLOverride reads MASSGEN_<TYPE>_BASE_URL, so a whole config can be

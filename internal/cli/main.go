@@ -8,6 +8,7 @@ import (
 	"syscall"
 
 	"github.com/massgen/massgen/internal/orchestrator"
+	"github.com/massgen/massgen/internal/redact"
 )
 
 // Main runs the command line of this process and returns its exit code.
@@ -24,5 +25,8 @@ func Main() int {
 		<-ctx.Done()
 		stop() // restore the default handlers: the next signal terminates
 	}()
+	// The process's secrets (API keys, tokens, passwords by their
+	// variables' names) are masked in every error it writes or serves.
+	redact.Environ(os.Environ())
 	return Run(ctx, os.Args[1:], Env{Getenv: os.Getenv, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr})
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/massgen/massgen/internal/event"
 	"github.com/massgen/massgen/internal/orchestrator"
 	"github.com/massgen/massgen/internal/provider"
+	"github.com/massgen/massgen/internal/redact"
 	"github.com/massgen/massgen/internal/server"
 	"github.com/massgen/massgen/internal/store"
 )
@@ -309,6 +310,7 @@ func serve(cmd *cobra.Command, env *Env, f serveFlags) error {
 	fromEnv("config", &f.config, "MASSGEN_SERVER_DEFAULT_CONFIG")
 	fromEnv("default-model", &f.defaultModel, "MASSGEN_SERVER_DEFAULT_MODEL")
 	fromEnv("api-key", &f.apiKey, "MASSGEN_SERVER_API_KEY")
+	redact.Secret(f.apiKey) // never echoed back, in an error or a log line
 	fromEnv("cors-origins", &f.cors, "MASSGEN_SERVER_CORS_ORIGINS")
 	fromEnv("allowed-hosts", &f.allowedHosts, "MASSGEN_SERVER_ALLOWED_HOSTS")
 	if v := getenv("MASSGEN_SERVER_DEBUG"); v != "" && !cmd.Flags().Changed("debug") {

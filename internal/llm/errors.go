@@ -3,6 +3,8 @@ package llm
 import (
 	"fmt"
 	"time"
+
+	"github.com/massgen/massgen/internal/redact"
 )
 
 // Error is a provider failure, typed so that callers can decide what to do
@@ -18,6 +20,10 @@ type Error struct {
 	Err     error
 }
 
+// Error is the one place a provider failure becomes text, so it is where
+// secrets are masked (see package redact): a 401 body that echoes the
+// bearer key, a proxy page that prints the request headers. Every log,
+// event, file and server response downstream gets this text.
 func (e *Error) Error() string {
 	s := e.Provider
 	if e.Model != "" {
@@ -31,7 +37,7 @@ func (e *Error) Error() string {
 	} else if e.Err != nil {
 		s += ": " + e.Err.Error()
 	}
-	return s
+	return redact.String(s)
 }
 
 func (e *Error) Unwrap() error { return e.Err }

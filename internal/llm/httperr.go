@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/massgen/massgen/internal/redact"
 )
 
 // This file holds what the provider adapters share when they turn an HTTP
@@ -22,9 +24,12 @@ import (
 // body, so a proxy's HTML error page does not flood the log.
 const MaxMessageLen = 500
 
-// ClipMessage cuts s to MaxMessageLen bytes (without splitting a UTF-8
-// sequence) and marks the cut with "…".
+// ClipMessage masks secrets in s (see package redact: a body may echo the
+// key it was sent), then cuts it to MaxMessageLen bytes (without splitting
+// a UTF-8 sequence) and marks the cut with "…". Masking comes first so a
+// cut cannot leave half a key that no longer matches.
 func ClipMessage(s string) string {
+	s = redact.String(s)
 	if len(s) <= MaxMessageLen {
 		return s
 	}

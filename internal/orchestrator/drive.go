@@ -10,6 +10,7 @@ import (
 	"github.com/massgen/massgen/internal/coord"
 	"github.com/massgen/massgen/internal/event"
 	"github.com/massgen/massgen/internal/llm"
+	"github.com/massgen/massgen/internal/redact"
 )
 
 // drive is the run's loop: it feeds the machine one input at a time and
@@ -125,12 +126,15 @@ func (r *runner) handle(msg inboxMsg) []coord.Command {
 		if err == nil || !live {
 			return cmds // accepted or superseded: the machine already moved on
 		}
-		var e event.Event = event.TurnFailed{Agent: msg.agent, Err: err.Error()}
+		// The failure's text goes to events, logs and the machine: masked
+		// (a provider's error is already; a tool's or a wrapper's may not be).
+		why := redact.Error(err)
+		var e event.Event = event.TurnFailed{Agent: msg.agent, Err: why}
 		if errors.Is(err, context.DeadlineExceeded) {
-			e = event.Timeout{Agent: msg.agent, Err: err.Error()}
+			e = event.Timeout{Agent: msg.agent, Err: why}
 		}
 		r.publish(e)
-		return append(cmds, r.step(coord.TurnFailed{Agent: msg.agent, Turn: msg.turn, Err: err.Error(),
+		return append(cmds, r.step(coord.TurnFailed{Agent: msg.agent, Turn: msg.turn, Err: why,
 			CircuitOpen: errors.Is(err, llm.ErrCircuitOpen)})...)
 	case msg.call != nil:
 		r.call, r.lastCall = nil, nil

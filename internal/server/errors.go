@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/massgen/massgen/internal/redact"
 )
 
 // Error is an HTTP error in OpenAI's JSON shape:
@@ -32,11 +34,15 @@ type Error struct {
 	Err        error // the underlying error, if any
 }
 
+// Error is the text a client gets (the body's message, a stream's last
+// progress line), with secrets masked (see package redact) as defence in
+// depth: a provider's error is masked where it becomes text already, but a
+// runner's error may wrap text from elsewhere.
 func (e *Error) Error() string {
 	if e.Err != nil && e.Message == "" {
-		return e.Err.Error()
+		return redact.Error(e.Err)
 	}
-	return e.Message
+	return redact.String(e.Message)
 }
 
 func (e *Error) Unwrap() error { return e.Err }

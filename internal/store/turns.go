@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"time"
+
+	"github.com/massgen/massgen/internal/redact"
 )
 
 // Turn statuses: running while a process works on it, then the run's own
@@ -110,10 +112,12 @@ func (s *Store) AddVote(ctx context.Context, session string, turn int, v Vote) e
 }
 
 // FinishTurn records how a turn ended, with its usage, in one transaction.
+// The error is stored with secrets masked (see package redact), as defence
+// in depth: the text is masked where it was made already.
 func (s *Store) FinishTurn(ctx context.Context, session string, turn int, e TurnEnd) error {
 	return s.tx(ctx, func(t *sql.Tx) error {
 		if _, err := t.ExecContext(ctx, `UPDATE turns SET status = ?, ended_at = ?, winner = ?, winner_label = ?, final_answer = ?, error = ?
-			WHERE session_id = ? AND n = ?`, e.Status, stamp(e.At), e.Winner, e.WinnerLabel, e.Final, e.Err, session, turn); err != nil {
+			WHERE session_id = ? AND n = ?`, e.Status, stamp(e.At), e.Winner, e.WinnerLabel, e.Final, redact.String(e.Err), session, turn); err != nil {
 			return err
 		}
 		for _, u := range e.Usage {
