@@ -14,6 +14,7 @@ import (
 	"github.com/massgen/massgen/internal/app"
 	"github.com/massgen/massgen/internal/event"
 	"github.com/massgen/massgen/internal/orchestrator"
+	"github.com/massgen/massgen/internal/termsafe"
 )
 
 // runQuestion is the CLI's main job: run the question as a session turn
@@ -87,7 +88,13 @@ func finish(env *Env, automation bool, outputFile string, out *app.Outcome) erro
 		}
 	} else {
 		if res.Status == orchestrator.Completed {
-			fmt.Fprintln(env.Stdout, res.Final)
+			// Byte for byte into a pipe or a file; on a terminal, with its
+			// control characters shown rather than obeyed (see termsafe).
+			final := res.Final
+			if isTerminal(env.Stdout) {
+				final = termsafe.String(final)
+			}
+			fmt.Fprintln(env.Stdout, final)
 		}
 		if res.Fallback != "" {
 			fmt.Fprintf(env.Stderr, "note: %s\n", oneLine(res.Fallback))

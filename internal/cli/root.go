@@ -11,6 +11,7 @@ import (
 
 	"github.com/massgen/massgen/internal/app"
 	"github.com/massgen/massgen/internal/config"
+	"github.com/massgen/massgen/internal/termsafe"
 )
 
 // Env is the process environment as the CLI sees it; tests pass their own.
@@ -38,6 +39,11 @@ func Run(ctx context.Context, args []string, env Env) int {
 	if env.Now == nil {
 		env.Now = time.Now
 	}
+	// Everything massgen prints on stderr (progress lines, notes, errors)
+	// carries text from outside: a question, an answer, a provider's error,
+	// an agent's name. Its control characters are shown, not obeyed, so
+	// that an answer cannot retitle the window or clear the screen.
+	env.Stderr = termsafe.Writer(env.Stderr)
 	args = upstreamCommand(args)
 	root := newRoot(ctx, &env, args)
 	root.SetArgs(args)
