@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -58,7 +59,7 @@ func TestMCPOverStdio(t *testing.T) {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	logs := filepath.Join(work, "logs")
-	wait, stderr := startMCP(t, inR, outW, "--config", "@examples/sim_three_agents", "--log-dir", logs)
+	wait, stderr := startMCP(t, inR, outW, "--config", "@examples/sim_three_agents", "--log-dir", logs, "--config-dir", work)
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, &mcp.IOTransport{Reader: outR, Writer: inW}, nil)
@@ -81,7 +82,7 @@ func TestMCPOverStdio(t *testing.T) {
 	}
 
 	go func() {
-		_, _ = cs.CallTool(ctx, &mcp.CallToolParams{Name: "massgen_run", Arguments: map[string]any{"question": "q", "config": hang}})
+		_, _ = cs.CallTool(ctx, &mcp.CallToolParams{Name: "massgen_run", Arguments: map[string]any{"question": "q", "config": "hang.yaml"}})
 	}()
 	if err := sim.WaitFor(ctx, func(rs []llmsim.Record) bool { return len(rs) == 1 }); err != nil {
 		t.Fatal(err)
@@ -104,20 +105,19 @@ func TestMCPOverStdio(t *testing.T) {
 
 var listening = regexp.MustCompile(`listening on (http://\S+/mcp)`)
 
-// massgen mcp --http: streamable HTTP on loopback, refusing requests
-// addressed to another host name (DNS rebinding) and cross-origin
-// browser requests; it stops on cancel.
-func TestMCPOverHTTP(t *testing.T) {
+// mcpHTTP starts `massgen mcp --http 127.0.0.1:0 args…` until the test ends,
+// and returns its URL and stderr; stop ends it and returns its exit code.
+func mcpHTTP(t *testing.T, getenv func(string) string, dir string, args ...string) (url string, stderr *syncBuffer, stop func() int) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	dir := t.TempDir()
-	stderr := &syncBuffer{}
+	stderr = &syncBuffer{}
 	code := make(chan int, 1)
 	go func() {
-		code <- Run(ctx, []string{"mcp", "--http", "127.0.0.1:0", "--no-logs"}, Env{Getenv: func(string) string { return "" },
+		code <- Run(ctx, append([]string{"mcp", "--http", "127.0.0.1:0", "--no-logs"}, args...), Env{Getenv: getenv,
 			Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: stderr, WorkDir: dir})
 	}()
-	var url string
+	stop = sync.OnceValue(func() int { cancel(); return <-code })
+	t.Cleanup(func() { stop() })
 	for i := 0; i < 500 && url == ""; i++ {
 		if m := listening.FindStringSubmatch(stderr.String()); m != nil {
 			url = m[1]
@@ -127,9 +127,52 @@ func TestMCPOverHTTP(t *testing.T) {
 	if url == "" {
 		t.Fatalf("massgen mcp --http did not start:\n%s", stderr)
 	}
-	cctx, ccancel := context.WithTimeout(ctx, 30*time.Second)
+	return url, stderr, stop
+}
+
+// keyed is an http.Client sending "Authorization: Bearer key".
+func keyed(key string) *http.Client {
+	return &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		r = r.Clone(r.Context())
+		r.Header.Set("Authorization", "Bearer "+key)
+		return http.DefaultTransport.RoundTrip(r)
+	})}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// massgen mcp --http: streamable HTTP on loopback behind an API key made
+// at the first start (0600, printed once, kept for the next start),
+// refusing requests without it, addressed to another host name (DNS
+// rebinding) or cross-origin from a browser; it stops on cancel.
+func TestMCPOverHTTP(t *testing.T) {
+	dir := t.TempDir()
+	keyFile := filepath.Join(dir, "state", "massgen", "mcp_api_key")
+	getenv := func(k string) string {
+		if k == "XDG_STATE_HOME" {
+			return filepath.Join(dir, "state")
+		}
+		return ""
+	}
+	url, stderr, stop := mcpHTTP(t, getenv, dir)
+	st, err := os.Stat(keyFile)
+	if err != nil {
+		t.Fatalf("no key file at $XDG_STATE_HOME/massgen/mcp_api_key: %v\n%s", err, stderr)
+	}
+	if st.Mode().Perm() != 0o600 {
+		t.Errorf("key file mode %v, want 0600", st.Mode().Perm())
+	}
+	data, _ := os.ReadFile(keyFile)
+	key := strings.TrimSpace(string(data))
+	if len(key) < 32 || !strings.Contains(stderr.String(), "Authorization: Bearer "+key) || !strings.Contains(stderr.String(), keyFile) {
+		t.Errorf("key %q; stderr does not print its header and file:\n%s", key, stderr)
+	}
+	cctx, ccancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer ccancel()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(cctx, &mcp.StreamableClientTransport{Endpoint: url}, nil)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(cctx,
+		&mcp.StreamableClientTransport{Endpoint: url, HTTPClient: keyed(key)}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,13 +188,18 @@ func TestMCPOverHTTP(t *testing.T) {
 		headers map[string]string
 		status  int
 	}{
+		{"a request without the key", map[string]string{"Authorization": ""}, http.StatusUnauthorized},
+		{"a request with another key", map[string]string{"Authorization": "Bearer " + key[1:]}, http.StatusUnauthorized},
 		{"a request for another host name", map[string]string{"Host": "evil.example"}, http.StatusForbidden},
+		{"a request for another host name, without the key", map[string]string{"Host": "evil.example", "Authorization": ""}, http.StatusForbidden},
 		{"a cross-origin browser request", map[string]string{"Origin": "https://evil.example", "Sec-Fetch-Site": "cross-site"}, http.StatusForbidden},
 		{"a local client", nil, http.StatusOK},
+		{"a local client calling it localhost", map[string]string{"Host": "localhost"}, http.StatusOK},
 	} {
 		req, _ := http.NewRequestWithContext(cctx, http.MethodPost, url, strings.NewReader(initialize))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", "Bearer "+key)
 		for k, v := range tt.headers {
 			req.Header.Set(k, v)
 		}
@@ -166,19 +214,102 @@ func TestMCPOverHTTP(t *testing.T) {
 		if resp.StatusCode != tt.status {
 			t.Errorf("%s: status %d, want %d", tt.name, resp.StatusCode, tt.status)
 		}
+		if tt.status == http.StatusUnauthorized && !strings.HasPrefix(resp.Header.Get("WWW-Authenticate"), "Bearer ") {
+			t.Errorf("%s: WWW-Authenticate %q", tt.name, resp.Header.Get("WWW-Authenticate"))
+		}
 	}
 	http.DefaultClient.CloseIdleConnections()
-	cancel()
-	if c := <-code; c != 0 {
+	if c := stop(); c != 0 {
 		t.Errorf("exit %d on cancel:\n%s", c, stderr)
 	}
+
+	// The next start keeps the key, and does not print it again.
+	url, stderr, _ = mcpHTTP(t, getenv, dir)
+	if data2, _ := os.ReadFile(keyFile); string(data2) != string(data) || strings.Contains(stderr.String(), key) {
+		t.Errorf("restart: key file %q (was %q); stderr:\n%s", data2, data, stderr)
+	}
+	cs, err = mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(cctx,
+		&mcp.StreamableClientTransport{Endpoint: url, HTTPClient: keyed(key)}, nil)
+	if err != nil {
+		t.Fatalf("the kept key after a restart: %v", err)
+	}
+	_ = cs.Close()
 }
 
-func TestMCPRefusesANonLoopbackAddressAndABadConfig(t *testing.T) {
-	for _, args := range [][]string{{"--http", "0.0.0.0:0"}, {"--config", "nope.yaml"}} {
-		r := massgen(t, t.Context(), nil, nil, append([]string{"mcp"}, args...)...)
-		if r.code != 1 {
-			t.Errorf("%v: exit %d, want 1: %s", args, r.code, r.stderr)
+// --api-key (or MASSGEN_MCP_API_KEY) is the key, and no file is made;
+// --no-auth serves without one, on loopback only.
+func TestMCPKeyFromTheFlagOrTheEnvironmentOrNone(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		args []string
+		env  string
+	}{{"flag", []string{"--api-key", "flag-key"}, ""}, {"environment", nil, "env-key"}} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			getenv := func(k string) string {
+				switch k {
+				case "HOME":
+					return dir
+				case "MASSGEN_MCP_API_KEY":
+					return tt.env
+				}
+				return ""
+			}
+			url, stderr, _ := mcpHTTP(t, getenv, dir, tt.args...)
+			key := "flag-key"
+			if tt.env != "" {
+				key = tt.env
+			}
+			if strings.Contains(stderr.String(), key) || exists(filepath.Join(dir, ".local", "state", "massgen", "mcp_api_key")) {
+				t.Errorf("a given key is printed or kept in a file:\n%s", stderr)
+			}
+			for k, want := range map[string]bool{key: true, "other": false} {
+				cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(t.Context(),
+					&mcp.StreamableClientTransport{Endpoint: url, HTTPClient: keyed(k), MaxRetries: -1}, nil)
+				if (err == nil) != want {
+					t.Errorf("key %q: connect error %v", k, err)
+				}
+				if err == nil {
+					_ = cs.Close()
+				}
+			}
+		})
+	}
+	t.Run("no-auth", func(t *testing.T) {
+		dir := t.TempDir()
+		url, _, _ := mcpHTTP(t, func(string) string { return "" }, dir, "--no-auth")
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(t.Context(),
+			&mcp.StreamableClientTransport{Endpoint: url}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = cs.Close()
+	})
+}
+
+func exists(p string) bool { _, err := os.Lstat(p); return err == nil }
+
+func TestMCPRefusesBadFlags(t *testing.T) {
+	dir := t.TempDir()
+	open := filepath.Join(dir, "open_key")
+	if err := os.WriteFile(open, []byte("k\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		args []string
+		code int
+		says string
+	}{
+		{[]string{"--http", "0.0.0.0:0", "--no-auth"}, 1, "loopback address only"},
+		{[]string{"--config", "nope.yaml"}, 1, "not found"},
+		{[]string{"--api-key", "k"}, 1, "is for --http"},
+		{[]string{"--config-dir", filepath.Join(dir, "nope")}, 1, "not a directory"},
+		{[]string{"--http", "127.0.0.1:0", "--no-auth", "--api-key", "k"}, 1, "contradict"},
+		{[]string{"--http", "127.0.0.1:0", "--api-key-file", open}, 2, "can be read or written by other users"},
+	} {
+		r := massgen(t, t.Context(), nil, nil, append([]string{"mcp"}, tt.args...)...)
+		if r.code != tt.code || !strings.Contains(r.stderr, tt.says) {
+			t.Errorf("%v: exit %d, want %d saying %q: %s", tt.args, r.code, tt.code, tt.says, r.stderr)
 		}
 	}
 }

@@ -26,13 +26,13 @@ func TestCancellingTheCallStopsTheTeamsRequests(t *testing.T) {
 			sim, base := simtest.Start(t, hangScenario)
 			dir := t.TempDir()
 			write(t, dir, "hang.yaml", team(base, "m-a", "m-b"))
-			c := connect(t, tr.connect(t, newServer(t, mcpserver.Options{NoLogs: true})))
+			c := connect(t, tr.connect(t, newServer(t, mcpserver.Options{NoLogs: true, ConfigDir: dir})))
 
 			ctx, cancel := context.WithCancel(ctx30(t))
 			defer cancel()
 			done := make(chan error, 1)
 			go func() {
-				p := &mcp.CallToolParams{Name: "massgen_run", Arguments: map[string]any{"question": "hang", "config": filepath.Join(dir, "hang.yaml")}}
+				p := &mcp.CallToolParams{Name: "massgen_run", Arguments: map[string]any{"question": "hang", "config": "hang"}}
 				_, err := c.CallTool(ctx, p)
 				done <- err
 			}()
@@ -68,11 +68,11 @@ func TestClosingTheServerStopsItsRuns(t *testing.T) {
 	sim, base := simtest.Start(t, hangScenario)
 	dir := t.TempDir()
 	write(t, dir, "hang.yaml", team(base, "m-a"))
-	s := newServer(t, mcpserver.Options{NoLogs: true})
+	s := newServer(t, mcpserver.Options{NoLogs: true, ConfigDir: dir})
 	c := connect(t, transports[0].connect(t, s))
 	done := make(chan error, 1)
 	go func() {
-		_, err := c.CallTool(ctx30(t), &mcp.CallToolParams{Name: "massgen_run", Arguments: map[string]any{"question": "hang", "config": filepath.Join(dir, "hang.yaml")}})
+		_, err := c.CallTool(ctx30(t), &mcp.CallToolParams{Name: "massgen_run", Arguments: map[string]any{"question": "hang", "config": filepath.Join(dir, "hang.yaml")}}) // absolute, inside the config dir
 		done <- err
 	}()
 	waitRequests(t, sim, func(rs []llmsim.Record) bool { return len(rs) == 1 })

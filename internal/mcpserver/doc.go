@@ -5,7 +5,12 @@
 //
 //	s := mcpserver.New(env, mcpserver.Options{Config: "@examples/sim_three_agents"})
 //	defer s.Close()
-//	err := s.ServeStdio(ctx, os.Stdin, os.Stdout) // or http.Handle("/mcp", s.Handler())
+//	err := s.ServeStdio(ctx, os.Stdin, os.Stdout) // or http.Handle("/mcp", s.Handler(HTTPOptions{APIKey: key}))
+//
+// Whoever calls massgen_run chooses its config, and a config can run
+// commands: a call may name only an example, a file of Options.ConfigDir
+// or an inline team of models, unless Options.AllowConfigPaths
+// (configs.go). Over HTTP every request needs the API key (http.go).
 //
 // A call runs the team through app.Execute, the same path as the command
 // line and massgen serve, with the same logs. While it runs, every

@@ -5,14 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/massgen/massgen/examples"
 	"github.com/massgen/massgen/internal/app"
 	"github.com/massgen/massgen/internal/event"
 	"github.com/massgen/massgen/internal/llm"
@@ -22,7 +19,7 @@ import (
 // RunInput is massgen_run's arguments.
 type RunInput struct {
 	Question string   `json:"question" jsonschema:"the question or task for the team"`
-	Config   string   `json:"config,omitempty" jsonschema:"the team: a MassGen config file, @examples/NAME or an example name (massgen_examples lists them); default: the server's --config"`
+	Config   string   `json:"config,omitempty" jsonschema:"the team: @examples/NAME or an example's name (massgen_examples lists them), the name of a config file in the server's config directory, or a MassGen config written as YAML text (a team of models only); default: the server's --config"`
 	Models   []string `json:"models,omitempty" jsonschema:"instead of config: a team of these models, one agent each (backend inferred from the name, e.g. gpt-4o-mini, claude-sonnet-4-5, gemini-2.5-flash)"`
 	// A pointer tells an absent timeout from a zero one, which is refused.
 	TimeoutSeconds *float64 `json:"timeout_seconds,omitempty" jsonschema:"whole-run timeout in seconds (default: the config's)"`
@@ -56,7 +53,7 @@ func ptr[T any](v T) *T { return &v }
 
 // run is massgen_run's handler.
 func (s *Server) run(ctx context.Context, req *mcp.CallToolRequest, in RunInput) (*mcp.CallToolResult, *RunOutput, error) {
-	rq, err := s.request(in)
+	rq, shown, err := s.request(in)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -74,6 +71,9 @@ func (s *Server) run(ctx context.Context, req *mcp.CallToolRequest, in RunInput)
 	env := s.env
 	out, err := app.Execute(ctx, &env, rq)
 	if err != nil {
+		if !shown {
+			err = withhold(err, cmp.Or(rq.Config, inlineName))
+		}
 		return nil, nil, err // a tool error: the config or the request must change
 	}
 	r := out.Result
@@ -94,48 +94,40 @@ func (s *Server) run(ctx context.Context, req *mcp.CallToolRequest, in RunInput)
 	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}}, res, nil
 }
 
-// request turns a call's arguments into a run.
-func (s *Server) request(in RunInput) (app.Request, error) {
-	rq := app.Request{Question: in.Question, NoLogs: s.o.NoLogs, LogDir: s.o.LogDir, Args: []string{"mcp"}, Teams: s.teams}
+// request turns a call's arguments into a run. shown is false when the
+// run's config errors must be withheld (configs.go).
+func (s *Server) request(in RunInput) (rq app.Request, shown bool, err error) {
+	rq = app.Request{Question: in.Question, NoLogs: s.o.NoLogs, LogDir: s.o.LogDir, Args: []string{"mcp"}, Teams: s.teams}
 	if strings.TrimSpace(in.Question) == "" {
-		return rq, errors.New("question is empty: ask the team something")
+		return rq, true, errors.New("question is empty: ask the team something")
 	}
 	if in.TimeoutSeconds != nil {
 		if *in.TimeoutSeconds <= 0 {
-			return rq, fmt.Errorf("timeout_seconds must be a positive number of seconds, not %g", *in.TimeoutSeconds)
+			return rq, true, fmt.Errorf("timeout_seconds must be a positive number of seconds, not %g", *in.TimeoutSeconds)
 		}
 		rq.Timeout = *in.TimeoutSeconds
 	}
+	shown = true
 	switch {
 	case in.Config != "" && len(in.Models) > 0:
-		return rq, errors.New("config and models both choose the team: give one")
+		return rq, true, errors.New("config and models both choose the team: give one")
 	case len(in.Models) > 0:
 		agents, err := app.ModelAgents(in.Models, s.env.Getenv)
 		if err != nil {
-			return rq, err
+			return rq, true, err
 		}
 		rq.Agents = agents
 	default:
-		rq.Config = s.configArg(cmp.Or(in.Config, s.o.Config))
+		src, err := s.source(in.Config)
+		if err != nil {
+			return rq, true, err
+		}
+		rq.Config, rq.ConfigYAML, shown = src.config, src.yaml, src.shown
+		if src.yaml != nil {
+			rq.ConfigName = inlineName
+		}
 	}
-	return rq, nil
-}
-
-// configArg accepts an example's bare name as well as what --config takes:
-// "sim_three_agents" is @examples/sim_three_agents unless a file of that
-// name exists.
-func (s *Server) configArg(c string) string {
-	if c == "" || strings.HasPrefix(c, "@") || !slices.Contains(examples.Names(), strings.TrimSuffix(c, ".yaml")) {
-		return c
-	}
-	p := c
-	if !filepath.IsAbs(p) {
-		p = filepath.Join(s.env.WorkDir, p)
-	}
-	if _, err := os.Stat(p); err == nil {
-		return c
-	}
-	return "@examples/" + c
+	return rq, shown, nil
 }
 
 // notifyProgress sends each coordination step of a run as a progress

@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"net/http"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -17,8 +16,17 @@ type Options struct {
 	// @examples/NAME; "" = the command line's discovery
 	// (./.massgen/config.yaml, ~/.config/massgen/config.yaml, the keys set).
 	Config string
-	NoLogs bool   // write no log directory per run
-	LogDir string // root of the log directories; default .massgen/massgen_logs
+	// ConfigDir is the directory whose *.yaml and *.yml files a call may
+	// name (--config-dir); "" = none.
+	ConfigDir string
+	// AllowConfigPaths lets a call name any config file and write any
+	// config inline (--allow-config-paths): whoever can call the tool can
+	// then run commands as this process's user. By default a call may name
+	// only an example, a file of ConfigDir or an inline team of models
+	// (configs.go).
+	AllowConfigPaths bool
+	NoLogs           bool   // write no log directory per run
+	LogDir           string // root of the log directories; default .massgen/massgen_logs
 	// Logger receives the SDK's own diagnostics (nil: none). In stdio mode
 	// stdout is the protocol: nothing else may be written there.
 	Logger *slog.Logger
@@ -82,13 +90,3 @@ func (s *Server) Close() {
 type nopCloser struct{ io.Writer }
 
 func (nopCloser) Close() error { return nil }
-
-// Handler serves the streamable HTTP transport. It only answers requests
-// addressed to a loopback name when it listens on loopback (the SDK's
-// DNS-rebinding protection: a web page that re-points its own name at this
-// machine gets 403) and refuses cross-origin browser requests, so a web
-// page cannot start runs on the user's keys.
-func (s *Server) Handler() http.Handler {
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{Logger: s.o.Logger})
-	return http.NewCrossOriginProtection().Handler(h)
-}

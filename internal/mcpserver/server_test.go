@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -55,11 +56,30 @@ var transports = []struct {
 		return ct
 	}},
 	{"streamable-http", func(t *testing.T, s *mcpserver.Server) mcp.Transport {
-		hs := httptest.NewServer(s.Handler()) // 127.0.0.1
+		hs := httptest.NewServer(s.Handler(mcpserver.HTTPOptions{APIKey: testKey})) // 127.0.0.1
 		t.Cleanup(hs.Close)
-		return &mcp.StreamableClientTransport{Endpoint: hs.URL, HTTPClient: hs.Client()}
+		return &mcp.StreamableClientTransport{Endpoint: hs.URL, HTTPClient: withKey(hs.Client(), testKey)}
 	}},
 }
+
+const testKey = "test-key-0123456789"
+
+// withKey is c sending "Authorization: Bearer key" with every request.
+func withKey(c *http.Client, key string) *http.Client {
+	base := c.Transport
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	return &http.Client{Transport: roundTripper(func(r *http.Request) (*http.Response, error) {
+		r = r.Clone(r.Context())
+		r.Header.Set("Authorization", "Bearer "+key)
+		return base.RoundTrip(r)
+	})}
+}
+
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 // newServer is a server whose runs see no API key and no config but the
 // test's, and log under a directory of the test's.
@@ -243,13 +263,15 @@ func TestABadCallIsAToolErrorThatSaysWhy(t *testing.T) {
 	}
 	for _, tr := range transports {
 		t.Run(tr.name, func(t *testing.T) {
-			c := connect(t, tr.connect(t, newServer(t, mcpserver.Options{NoLogs: true})))
+			c := connect(t, tr.connect(t, newServer(t, mcpserver.Options{NoLogs: true, ConfigDir: work})))
 			for _, tt := range []struct {
 				args map[string]any
 				says string
 			}{
+				{map[string]any{"config": "bad.yaml"}, "did you mean 'openai'"},
 				{map[string]any{"config": bad}, "did you mean 'openai'"},
-				{map[string]any{"config": "no_such_file.yaml"}, "config file not found"},
+				{map[string]any{"config": "no_such_file.yaml"}, "is refused"},
+				{map[string]any{"config": "agent: {id: a, backend: {type: opena}}\n"}, "did you mean 'openai'"},
 				{map[string]any{"config": "@examples/nope"}, "no example config matches"},
 				{map[string]any{"models": []string{"no-such-model-xyz"}}, `unknown model "no-such-model-xyz"`},
 				{map[string]any{"config": "@examples/sim_single_agent", "models": []string{"sim-a"}}, "give one"},
@@ -274,8 +296,8 @@ func TestAFailedRunIsAToolErrorNamingItsStatus(t *testing.T) {
 	dir := t.TempDir()
 	write(t, dir, "s.yaml", "models:\n  m1: {always: {fault: \"401\"}}\n")
 	write(t, dir, "c.yaml", "agent: {id: a, backend: {type: sim, model: m1, scenario: s.yaml}}\n")
-	c := connect(t, transports[0].connect(t, newServer(t, mcpserver.Options{})))
-	res, out := call(ctx30(t), t, c, map[string]any{"question": "q", "config": filepath.Join(dir, "c.yaml")})
+	c := connect(t, transports[0].connect(t, newServer(t, mcpserver.Options{ConfigDir: dir})))
+	res, out := call(ctx30(t), t, c, map[string]any{"question": "q", "config": "c"})
 	if !res.IsError || !strings.HasPrefix(text(res), "massgen run failed: ") || !strings.Contains(text(res), "401") {
 		t.Fatalf("error %v: %q", res.IsError, text(res))
 	}
