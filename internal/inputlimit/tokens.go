@@ -60,11 +60,19 @@ func checkTokens(tokens token.Tokens, file string, lim Limits) error {
 // went past it.
 func walkTokens(tokens token.Tokens, limit int) (int, *token.Token) {
 	var block []blockLevel
-	bsum, flow, deepest := 0, 0, 0
+	bsum, flow, deepest, emptyDash := 0, 0, 0, -1
 	structural := func(col int, seq bool) {
+		ed := emptyDash
+		emptyDash = -1
 		for n := len(block); n > 0 && block[n-1].col > col; n-- {
 			bsum -= block[n-1].weight()
 			block = block[:n-1]
+		}
+		if n := len(block); !seq && ed == col && n > 0 && block[n-1].col == col {
+			// A key under an empty '- ' in its column nests (see yscan.structural).
+			block = append(block, blockLevel{col: col, key: true})
+			bsum++
+			return
 		}
 		if n := len(block); n > 0 && block[n-1].col == col {
 			w := block[n-1].weight()
@@ -93,6 +101,10 @@ func walkTokens(tokens token.Tokens, limit int) (int, *token.Token) {
 		case token.SequenceEntryType, token.MappingKeyType:
 			if flow == 0 {
 				structural(col(tk), tk.Type == token.SequenceEntryType)
+				if next := nextNonComment(tokens, i); tk.Type == token.SequenceEntryType &&
+					(next == nil || next.Position == nil || tk.Position == nil || next.Position.Line > tk.Position.Line) {
+					emptyDash = col(tk)
+				}
 			}
 		case token.MappingValueType:
 			if flow == 0 {
@@ -121,4 +133,13 @@ func isKey(tk *token.Token) bool {
 		return false
 	}
 	return true
+}
+
+func nextNonComment(tokens token.Tokens, i int) *token.Token {
+	for _, tk := range tokens[i+1:] {
+		if tk.Type != token.CommentType {
+			return tk
+		}
+	}
+	return nil
 }

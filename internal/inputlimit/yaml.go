@@ -14,7 +14,7 @@ func CheckYAML(data []byte, file string, lim Limits) error {
 	if lim.MaxBytes > 0 && len(data) > lim.MaxBytes {
 		return TooLarge(data, int64(len(data)), file, lim)
 	}
-	s := &yscan{data: data, file: file, lim: lim, line: 1, delimCol: -1, colAt: -1, scalarCol: -1}
+	s := &yscan{data: data, file: file, lim: lim, line: 1, delimCol: -1, colAt: -1, scalarCol: -1, emptyDash: -1}
 	if err := s.run(); err != nil {
 		return err
 	}
@@ -24,7 +24,7 @@ func CheckYAML(data []byte, file string, lim Limits) error {
 // yamlDepth is the deepest nesting CheckYAML counts, and the deepest flow
 // nesting (for tests).
 func yamlDepth(data []byte) (all, flow int, err error) {
-	s := &yscan{data: data, line: 1, delimCol: -1, colAt: -1, scalarCol: -1}
+	s := &yscan{data: data, line: 1, delimCol: -1, colAt: -1, scalarCol: -1, emptyDash: -1}
 	err = s.run()
 	return s.deepest, s.deepestFlow, err
 }
@@ -82,6 +82,7 @@ type yscan struct {
 	scalarCol int  // column where the last scalar began (a key, if ':' follows)
 	scalarOff int  // and its byte offset
 	delimCol  int  // 0-based column of the last key, '- ' or '? '; -1 for none
+	emptyDash int  // column of a '- ' with nothing after it on its line, until the next key or '- '; -1 for none
 	lineInd   int  // indentation of the current block-context line
 	ind       int  // indentation of the current line
 	directive bool // in a %directive: words are tokens, ':' is text
@@ -183,6 +184,9 @@ func (s *yscan) lineStart() error {
 		s.i++
 		ind++
 	}
+	if s.directive {
+		s.plain = false // goccy ends a directive's last word at the line break
+	}
 	s.prevSpace, s.directive, s.ind = true, false, ind
 	if s.i >= len(d) || isBreak(d[s.i]) {
 		return nil // blank lines change nothing, in goccy either
@@ -241,9 +245,16 @@ func (s *yscan) structural(col, at int, seq bool) error {
 	if len(s.flow) > 0 {
 		return nil
 	}
+	emptyDash := s.emptyDash
+	s.emptyDash = -1
 	s.popTo(col)
 	n := len(s.block)
-	if n > 0 && s.block[n-1].col == col {
+	if !seq && emptyDash == col && n > 0 && s.block[n-1].col == col {
+		// goccy nests a key under the empty '- ' above it, in the same
+		// column: "- \nk:\n- \nk:" is four levels, not two.
+		s.block = append(s.block, blockLevel{col: col, key: true})
+		s.bsum++
+	} else if n > 0 && s.block[n-1].col == col {
 		l := &s.block[n-1]
 		w := l.weight()
 		l.seq = l.seq || seq
@@ -254,6 +265,21 @@ func (s *yscan) structural(col, at int, seq bool) error {
 		s.bsum++
 	}
 	return s.checkDepth(at)
+}
+
+// restIsEmpty tells whether the line holds only spaces and a comment from
+// s.i on.
+func (s *yscan) restIsEmpty() bool {
+	for j := s.i; j < len(s.data) && !isBreak(s.data[j]); j++ {
+		switch s.data[j] {
+		case ' ', '\t':
+		case '#':
+			return true
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 func (s *yscan) next() byte {
@@ -378,7 +404,11 @@ func (s *yscan) token() error {
 			s.i++
 			s.delimCol = col
 			s.scalarCol = -1
-			return s.structural(col, s.i-1, c == '-')
+			err := s.structural(col, s.i-1, c == '-')
+			if c == '-' && s.restIsEmpty() {
+				s.emptyDash = col
+			}
+			return err
 		}
 	}
 	s.plain = true

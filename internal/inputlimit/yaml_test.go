@@ -123,6 +123,8 @@ func boundOK(data []byte) error {
 }
 
 var depthSeeds = []string{
+	"- \n0:\n- \n0:\n- \n0:\n",
+	"a:\n  - \n  b:\n  - # c\n  c: 1\n",
 	"a: b\n",
 	"a:\n  b:\n    c: [1, {d: e}]\n",
 	"- - - x\n",
@@ -152,6 +154,8 @@ var depthSeeds = []string{
 	"[a, b]: [[c]]\n",
 	"- k: v\n  'x': [[y]]\n",
 	"a: \"x\\\"[\"\nb: [[c]]\n",
+	"- \n0:\n- \n0:\n- \n0:\n",
+	"a:\n  - \n  b:\n  - # c\n  c: 1\n",
 }
 
 func TestDepthBoundSeeds(t *testing.T) {
@@ -231,6 +235,7 @@ func TestHostileYAMLRefusedCheaply(t *testing.T) {
 		{"100KB of - ", []byte(strings.Repeat("- ", 50_000)), "depth", "x.yaml:1:129"},
 		{"400KB of - ", []byte(strings.Repeat("- ", 200_000)), "depth", "x.yaml:1:129"},
 		{"100KB of block nesting", blockNest(100_000), "depth", "x.yaml:65:65"},
+		{"100KB of empty entries and keys in one column", []byte(strings.Repeat("- \na:\n", 20_000)), "depth", "x.yaml:65:1"},
 		{"400KB of block nesting", blockNest(400_000), "depth", "x.yaml:65:65"},
 		{"billion laughs", laughs(9, 10), "aliases", "x.yaml:6:"},
 		{"too many aliases", []byte("a: &a x\nb: [" + strings.Repeat("*a, ", 2000) + "]\n"), "aliases", "x.yaml:2:"},
