@@ -60,7 +60,7 @@ func checkTokens(tokens token.Tokens, file string, lim Limits) error {
 // went past it.
 func walkTokens(tokens token.Tokens, limit int) (int, *token.Token) {
 	var block []blockLevel
-	bsum, flow, deepest, emptyDash := 0, 0, 0, -1
+	bsum, flow, deepest, emptyDash, lastDelim := 0, 0, 0, -1, -1
 	structural := func(col int, seq bool) {
 		ed := emptyDash
 		emptyDash = -1
@@ -101,11 +101,22 @@ func walkTokens(tokens token.Tokens, limit int) (int, *token.Token) {
 		case token.SequenceEntryType, token.MappingKeyType:
 			if flow == 0 {
 				structural(col(tk), tk.Type == token.SequenceEntryType)
-				if next := nextNonComment(tokens, i); tk.Type == token.SequenceEntryType &&
-					(next == nil || next.Position == nil || tk.Position == nil || next.Position.Line > tk.Position.Line) {
+				lastDelim = col(tk)
+				if tk.Type == token.SequenceEntryType && endsLine(tokens, i) {
 					emptyDash = col(tk)
 				}
 			}
+		case token.TagType, token.AnchorType:
+			// A property ending its line nests what follows (see
+			// yscan.nestAfterProperty); an anchor's name is the next token.
+			j := i
+			if tk.Type == token.AnchorType && i+1 < len(tokens) {
+				j = i + 1
+			}
+			if flow == 0 && lastDelim >= 0 && endsLine(tokens, j) {
+				emptyDash = lastDelim
+			}
+			continue
 		case token.MappingValueType:
 			if flow == 0 {
 				key := tk // `: v` with no key
@@ -113,6 +124,7 @@ func walkTokens(tokens token.Tokens, limit int) (int, *token.Token) {
 					key = tokens[i-1]
 				}
 				structural(col(key), false)
+				lastDelim = col(key)
 			}
 		default:
 			continue
@@ -135,11 +147,13 @@ func isKey(tk *token.Token) bool {
 	return true
 }
 
-func nextNonComment(tokens token.Tokens, i int) *token.Token {
+// endsLine tells whether tokens[i] is the last on its line, comments aside.
+func endsLine(tokens token.Tokens, i int) bool {
 	for _, tk := range tokens[i+1:] {
-		if tk.Type != token.CommentType {
-			return tk
+		if tk.Type == token.CommentType {
+			continue
 		}
+		return tk.Position == nil || tokens[i].Position == nil || tk.Position.Line > tokens[i].Position.Line
 	}
-	return nil
+	return true
 }

@@ -388,6 +388,7 @@ func (s *yscan) token() error {
 	case '!':
 		if !s.directive {
 			s.tag()
+			s.nestAfterProperty()
 			return nil
 		}
 	case '%':
@@ -643,7 +644,17 @@ func (s *yscan) anchor() error {
 	s.anchors = append(s.anchors, a)
 	s.open = append(s.open, len(s.anchors)-1)
 	s.plain = false
+	s.nestAfterProperty()
 	return nil
+}
+
+// nestAfterProperty: a tag or anchor that ends its line applies to what
+// follows, and goccy nests a key that follows in the column of the key or
+// '- ' before the property ("a: !t\nb: 1" is two levels).
+func (s *yscan) nestAfterProperty() {
+	if len(s.flow) == 0 && s.delimCol >= 0 && s.restIsEmpty() {
+		s.emptyDash = s.delimCol
+	}
 }
 
 func (s *yscan) alias() error {

@@ -123,6 +123,8 @@ func boundOK(data []byte) error {
 }
 
 var depthSeeds = []string{
+	"0: !0\n0:\n",
+	"a: &x\nb: &y\nc: 1\n",
 	"- \n0:\n- \n0:\n- \n0:\n",
 	"a:\n  - \n  b:\n  - # c\n  c: 1\n",
 	"a: b\n",
