@@ -123,6 +123,10 @@ func walkTokens(tokens token.Tokens, limit int) (int, *token.Token) {
 				if i > 0 && isKey(tokens[i-1]) {
 					key = tokens[i-1]
 				}
+				if key.Position != nil && tk.Position != nil && key.Position.Line < tk.Position.Line || key == tk {
+					emptyDash = col(tk) // a key from a line above nests (see yscan)
+					key = tk
+				}
 				structural(col(key), false)
 				lastDelim = col(key)
 			}

@@ -216,9 +216,10 @@ func (s *yscan) lineStart() error {
 		return nil
 	}
 	if s.plain {
-		if d[s.i] == '-' {
+		if d[s.i] == '-' && s.delimCol >= 0 {
 			// goccy reads a continuation line that starts with '-' as the
-			// start of a folded block ("raw folded"): text to its end.
+			// start of a folded block ("raw folded"): text to its end
+			// (once there is a key or '- ' to be indented from).
 			return s.rawFolded(ind)
 		}
 		return nil
@@ -356,7 +357,12 @@ func (s *yscan) token() error {
 				}
 			}
 			s.i++
-			col, at := s.column(s.i-1), s.i-1 // `: v` with no key
+			col, at := s.column(s.i-1), s.i-1
+			if s.scalarCol < 0 && !inFlow {
+				// No key on this line: goccy takes one from a line above,
+				// and nests it ("0:\n0\n:" is two levels).
+				s.emptyDash = col
+			}
 			if s.scalarCol >= 0 {
 				// goccy's lastDelimColumn is the key's, in flow collections too.
 				col, at = s.scalarCol, s.scalarOff
