@@ -2,7 +2,9 @@
 # Runs test.mjs (the official MCP TypeScript client, @modelcontextprotocol/sdk)
 # against `massgen mcp` over stdio and streamable HTTP. Usage:
 # bash run.sh [MASSGEN_BINARY] (default: builds one). Installs the pinned
-# client with `npm ci` first.
+# client with `npm ci` first. The hanging team is in a directory of its own,
+# massgen mcp's --config-dir (massgen_run names it by file name); over HTTP
+# test.mjs sends the API key massgen mcp made at its start.
 set -euo pipefail
 source "$(dirname "$0")/../prelude.sh"
 
@@ -23,14 +25,15 @@ done
 if [ -z "$base" ]; then
   echo "massgen sim serve did not start:"; cat "$work/sim.log"; exit 1
 fi
-cat > "$work/hang.yaml" <<YAML
+mkdir "$work/teams"
+cat > "$work/teams/hang.yaml" <<YAML
 agents:
   - {id: a, backend: {type: chatcompletion, model: m-a, base_url: "$base"}}
   - {id: b, backend: {type: chatcompletion, model: m-b, base_url: "$base"}}
 YAML
 
 status=0
-(cd "$here" && MASSGEN_BIN="$bin" HANG_CONFIG="$work/hang.yaml" SIM_LOG="$work/sim.log" timeout 300 node --test) || status=$?
+(cd "$here" && MASSGEN_BIN="$bin" HANG_CONFIG="$work/teams/hang.yaml" SIM_LOG="$work/sim.log" timeout 300 node --test) || status=$?
 if [ "$status" -ne 0 ]; then
   echo "simulator log:"; cat "$work/sim.log"
 fi
