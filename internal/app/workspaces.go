@@ -6,8 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,6 +16,7 @@ import (
 	"github.com/massgen/massgen/internal/config"
 	"github.com/massgen/massgen/internal/coord"
 	"github.com/massgen/massgen/internal/orchestrator"
+	"github.com/massgen/massgen/internal/store"
 	"github.com/massgen/massgen/internal/tool"
 	"github.com/massgen/massgen/internal/tool/files"
 	"github.com/massgen/massgen/internal/tool/mcp"
@@ -203,7 +202,10 @@ func withWorkspaces(cfg *config.Config, workDir string, now time.Time, agents []
 		}
 		out[i].Tools, out[i].PresentTools = set, present
 		out[i].OnPresent = g.SetFinalPresentation
-		if w := newContextWatch(ctxPaths); len(w.paths) > 0 {
+		// The run's own files, written while the presenter works, stay out
+		// of the report of its changes (the log directory is added later).
+		db := store.DefaultPath(workDir)
+		if w := newContextWatch(ctxPaths, rw.dir, rw.snaps.store, rw.snaps.temp, db, db+"-wal", db+"-shm", db+"-journal"); len(w.paths) > 0 {
 			id := out[i].ID
 			rw.watches[id] = w
 			out[i].OnPresent = func(on bool) {
@@ -358,30 +360,14 @@ func (rw *runWorkspaces) copyFinal(logDir, winner string) (string, error) {
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return "", err
 	}
-	// As a snapshot is copied: no symbolic link followed, even one swapped
-	// in while the copy runs.
+	// As a snapshot is copied: walked by directory descriptors, no
+	// symbolic link followed nor mount crossed, even one swapped in while
+	// the copy runs.
 	_, err := workspace.CopyTree(src, dst, workspace.Clone, maxFinalCopy)
 	if errors.Is(err, workspace.ErrTooLarge) {
 		err = fmt.Errorf("the workspace is larger than %d bytes; the copy in the logs is partial", maxFinalCopy)
 	}
 	return dst, err
-}
-
-func copyFile(src, dst string, mode fs.FileMode) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, mode)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
 }
 
 // runName names a run's directories of workspaces, snapshots and views:
