@@ -60,15 +60,15 @@ func checkTokens(tokens token.Tokens, file string, lim Limits) error {
 // went past it.
 func walkTokens(tokens token.Tokens, limit int) (int, *token.Token) {
 	var block []blockLevel
-	bsum, flow, deepest, emptyDash, lastDelim := 0, 0, 0, -1, -1
+	bsum, flow, deepest, emptyDash, lastDelim, nestAny := 0, 0, 0, -1, -1, false
 	structural := func(col int, seq bool) {
-		ed := emptyDash
-		emptyDash = -1
+		ed, nest := emptyDash, nestAny
+		emptyDash, nestAny = -1, false
 		for n := len(block); n > 0 && block[n-1].col > col; n-- {
 			bsum -= block[n-1].weight()
 			block = block[:n-1]
 		}
-		if n := len(block); !seq && ed == col && n > 0 && block[n-1].col == col {
+		if n := len(block); (!seq || nest) && ed == col && n > 0 && block[n-1].col == col {
 			// A key under an empty '- ' in its column nests (see yscan.structural).
 			block = append(block, blockLevel{col: col, key: true})
 			bsum++
@@ -114,7 +114,7 @@ func walkTokens(tokens token.Tokens, limit int) (int, *token.Token) {
 				j = i + 1
 			}
 			if flow == 0 && lastDelim >= 0 && endsLine(tokens, j) {
-				emptyDash = lastDelim
+				emptyDash, nestAny = lastDelim, true
 			}
 			continue
 		case token.MappingValueType:

@@ -83,6 +83,7 @@ type yscan struct {
 	scalarOff int  // and its byte offset
 	delimCol  int  // 0-based column of the last key, '- ' or '? '; -1 for none
 	emptyDash int  // column of a '- ' with nothing after it on its line, until the next key or '- '; -1 for none
+	nestAny   bool // at emptyDash a '- ' nests too (after a tag or anchor), not only a key
 	lineInd   int  // indentation of the current block-context line
 	ind       int  // indentation of the current line
 	directive bool // in a %directive: words are tokens, ':' is text
@@ -246,11 +247,11 @@ func (s *yscan) structural(col, at int, seq bool) error {
 	if len(s.flow) > 0 {
 		return nil
 	}
-	emptyDash := s.emptyDash
-	s.emptyDash = -1
+	emptyDash, nestAny := s.emptyDash, s.nestAny
+	s.emptyDash, s.nestAny = -1, false
 	s.popTo(col)
 	n := len(s.block)
-	if !seq && emptyDash == col && n > 0 && s.block[n-1].col == col {
+	if (!seq || nestAny) && emptyDash == col && n > 0 && s.block[n-1].col == col {
 		// goccy nests a key under the empty '- ' above it, in the same
 		// column: "- \nk:\n- \nk:" is four levels, not two.
 		s.block = append(s.block, blockLevel{col: col, key: true})
@@ -659,7 +660,7 @@ func (s *yscan) anchor() error {
 // '- ' before the property ("a: !t\nb: 1" is two levels).
 func (s *yscan) nestAfterProperty() {
 	if len(s.flow) == 0 && s.delimCol >= 0 && s.restIsEmpty() {
-		s.emptyDash = s.delimCol
+		s.emptyDash, s.nestAny = s.delimCol, true // "- !\n- 0" nests too
 	}
 }
 
