@@ -236,6 +236,9 @@ func mcpKey(file string) (key string, made bool, err error) {
 		}
 		key = rand.Text() + rand.Text() // 2×26 base32 characters: 260 bits
 		fh, err := os.OpenFile(file, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if errors.Is(err, fs.ErrExist) {
+			return mcpKey(file) // another massgen mcp made it first
+		}
 		if err != nil {
 			return "", false, fmt.Errorf("cannot keep the API key: %w", err)
 		}

@@ -81,6 +81,12 @@ func TestMCPOverStdio(t *testing.T) {
 		t.Errorf("text %q, structured %s", runText(t, res), data)
 	}
 
+	// A path beyond --config-dir is refused, quoting nothing of the file.
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "massgen_run", Arguments: map[string]any{"question": "q", "config": "/proc/self/environ"}})
+	if err != nil || !res.IsError || !strings.Contains(runText(t, res), "--allow-config-paths") || strings.Contains(runText(t, res), "PATH=") {
+		t.Errorf("/proc/self/environ over stdio: %v %+v", err, res)
+	}
+
 	go func() {
 		_, _ = cs.CallTool(ctx, &mcp.CallToolParams{Name: "massgen_run", Arguments: map[string]any{"question": "q", "config": "hang.yaml"}})
 	}()

@@ -324,6 +324,10 @@ func withhold(err error, name string) error {
 			what += " at " + strings.Join(at, ", ")
 		}
 	}
+	if name == inlineName {
+		return fmt.Errorf("invalid config text: %s; the details are not sent to MCP clients, since they could quote "+
+			"the environment variables it reads", what)
+	}
 	return fmt.Errorf("invalid config %s: %s; the details are not sent to MCP clients, since they could quote the file. "+
 		"The user can see them with `massgen --validate --config %s`", name, what, name)
 }

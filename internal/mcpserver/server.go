@@ -58,7 +58,7 @@ func New(env *app.Env, o Options) *Server {
 		Logger: o.Logger,
 	})
 	mcp.AddTool(s.mcp, runTool, s.run)
-	mcp.AddTool(s.mcp, examplesTool, listExamples)
+	mcp.AddTool(s.mcp, examplesTool, s.listExamples)
 	return s
 }
 

@@ -307,7 +307,13 @@ func TestAFailedRunIsAToolErrorNamingItsStatus(t *testing.T) {
 }
 
 func TestListsTheExamples(t *testing.T) {
-	c := connect(t, transports[0].connect(t, newServer(t, mcpserver.Options{})))
+	dir, outside := t.TempDir(), t.TempDir()
+	write(t, dir, "mine.yaml", "# My own team\nagent: {id: a, backend: {type: sim}}\n")
+	write(t, outside, "theirs.yaml", "# "+secret+"\nagent: {id: a, backend: {type: sim}}\n")
+	if err := os.Symlink(filepath.Join(outside, "theirs.yaml"), filepath.Join(dir, "theirs.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	c := connect(t, transports[0].connect(t, newServer(t, mcpserver.Options{ConfigDir: dir})))
 	res, err := c.CallTool(ctx30(t), &mcp.CallToolParams{Name: "massgen_examples"})
 	if err != nil || res.IsError {
 		t.Fatalf("%v %v", err, res)
@@ -324,6 +330,11 @@ func TestListsTheExamples(t *testing.T) {
 	}
 	if !slices.Contains(names, "sim_three_agents") || !strings.Contains(text(res), "sim_three_agents: ") {
 		t.Errorf("examples %v, text %q", names, text(res))
+	}
+	// The config directory's files, but not a link out of it.
+	if !slices.Contains(names, "mine") || !out.Examples[0].Dir || !strings.Contains(text(res), "mine (config directory): My own team") ||
+		slices.Contains(names, "theirs") || strings.Contains(text(res), secret) {
+		t.Errorf("config directory: %v, text %q", names, text(res))
 	}
 }
 
