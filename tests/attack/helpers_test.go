@@ -385,6 +385,9 @@ func noSecret(t testing.TB, secret string, r result, roots ...string) {
 			continue
 		}
 		for _, h := range grepTree(root, secret) {
+			if h == filepath.Join(r.dir, "c.yaml") {
+				continue // the user's own config, written by the test: a literal api_key is there by design
+			}
 			b, _ := os.ReadFile(h)
 			t.Errorf("the secret %q is in %s:\n%s", secret, h, excerpt(string(b), secret))
 		}

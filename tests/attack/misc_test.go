@@ -107,13 +107,16 @@ func TestForkBomb(t *testing.T) {
 	})
 }
 
-// diskUsage is the bytes dir's files take on disk.
+// diskUsage is the bytes dir's files take on disk, each file once
+// however many hard links it has (a snapshot and its views are links).
 func diskUsage(dir string) int64 {
 	var n int64
+	seen := map[[2]uint64]bool{}
 	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err == nil && d.Type().IsRegular() {
 			if info, err := d.Info(); err == nil {
-				if st, ok := info.Sys().(*syscall.Stat_t); ok {
+				if st, ok := info.Sys().(*syscall.Stat_t); ok && !seen[[2]uint64{uint64(st.Dev), st.Ino}] {
+					seen[[2]uint64{uint64(st.Dev), st.Ino}] = true
 					n += st.Blocks * 512
 				}
 			}
