@@ -32,7 +32,11 @@
 // file system from package sandbox (bubblewrap), built from the same Policy.
 //
 // CopyTree makes the snapshots of workspaces: reflinks (Clone) from a live
-// workspace, hard links (Link) from a snapshot, never a symbolic link.
+// workspace, hard links (Link) from a snapshot, never a symbolic link. It
+// walks by directory descriptors (each entry opened from its open parent,
+// no symbolic link followed, no mount crossed, in any component), so a
+// process swapping a directory for a link while it runs cannot redirect
+// it; WalkTree walks the same way for whoever fingerprints a tree.
 //
 // This package imports only the standard library and golang.org/x/sys.
 package workspace
