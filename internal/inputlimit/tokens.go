@@ -127,6 +127,21 @@ func walkTokens(tokens token.Tokens, limit int) (int, *token.Token) {
 					emptyDash = col(tk) // a key from a line above nests (see yscan)
 					key = tk
 				}
+				// A tag or anchor before the key, on its line, starts the map.
+				for j := i - 2; j >= 0 && key != tk; j-- {
+					p := tokens[j]
+					if p.Position == nil || key.Position == nil || p.Position.Line != key.Position.Line {
+						break
+					}
+					if p.Type == token.TagType || p.Type == token.AnchorType {
+						key = p
+						continue
+					}
+					if j > 0 && tokens[j-1].Type == token.AnchorType {
+						continue // the anchor's name
+					}
+					break
+				}
 				structural(col(key), false)
 				lastDelim = col(key)
 			}

@@ -14,7 +14,7 @@ func CheckYAML(data []byte, file string, lim Limits) error {
 	if lim.MaxBytes > 0 && len(data) > lim.MaxBytes {
 		return TooLarge(data, int64(len(data)), file, lim)
 	}
-	s := &yscan{data: data, file: file, lim: lim, line: 1, delimCol: -1, colAt: -1, scalarCol: -1, emptyDash: -1}
+	s := &yscan{data: data, file: file, lim: lim, line: 1, delimCol: -1, colAt: -1, scalarCol: -1, emptyDash: -1, propCol: -1}
 	if err := s.run(); err != nil {
 		return err
 	}
@@ -24,7 +24,7 @@ func CheckYAML(data []byte, file string, lim Limits) error {
 // yamlDepth is the deepest nesting CheckYAML counts, and the deepest flow
 // nesting (for tests).
 func yamlDepth(data []byte) (all, flow int, err error) {
-	s := &yscan{data: data, line: 1, delimCol: -1, colAt: -1, scalarCol: -1, emptyDash: -1}
+	s := &yscan{data: data, line: 1, delimCol: -1, colAt: -1, scalarCol: -1, emptyDash: -1, propCol: -1}
 	err = s.run()
 	return s.deepest, s.deepestFlow, err
 }
@@ -84,6 +84,8 @@ type yscan struct {
 	delimCol  int  // 0-based column of the last key, '- ' or '? '; -1 for none
 	emptyDash int  // column of a '- ' with nothing after it on its line, until the next key or '- '; -1 for none
 	nestAny   bool // at emptyDash a '- ' nests too (after a tag or anchor), not only a key
+	propCol   int  // column of a tag or anchor before a key on line propLine; -1 for none
+	propLine  int
 	lineInd   int  // indentation of the current block-context line
 	ind       int  // indentation of the current line
 	directive bool // in a %directive: words are tokens, ':' is text
@@ -226,7 +228,7 @@ func (s *yscan) lineStart() error {
 		return nil
 	}
 	s.lineInd = ind
-	s.scalarCol = -1
+	s.scalarCol, s.propCol = -1, -1
 	// Block levels close at the next key or '- ' left of them, as goccy's
 	// parser closes them, not at the indentation of any line.
 	s.closeAnchors(func(a anchor) bool { return a.flow > 0 || a.col >= ind })
@@ -370,6 +372,11 @@ func (s *yscan) token() error {
 				s.delimCol = col
 				s.scalarCol = -1
 			}
+			if s.propCol >= 0 && s.propCol < col {
+				// goccy's map starts at a tag or anchor before its first key.
+				col = s.propCol
+			}
+			s.propCol = -1
 			return s.structural(col, at, false)
 		}
 	}
@@ -394,6 +401,7 @@ func (s *yscan) token() error {
 		return s.alias()
 	case '!':
 		if !s.directive {
+			s.markProperty()
 			s.tag()
 			s.nestAfterProperty()
 			return nil
@@ -411,7 +419,7 @@ func (s *yscan) token() error {
 			s.units++
 			s.i++
 			s.delimCol = col
-			s.scalarCol = -1
+			s.scalarCol, s.propCol = -1, -1
 			err := s.structural(col, s.i-1, c == '-')
 			if c == '-' && s.restIsEmpty() {
 				s.emptyDash = col
@@ -631,7 +639,16 @@ func (s *yscan) tag() {
 	}
 }
 
+// markProperty notes where a tag or anchor begins, for the key it may
+// precede on its line.
+func (s *yscan) markProperty() {
+	if s.propCol < 0 || s.propLine != s.line {
+		s.propCol, s.propLine = s.column(s.i), s.line
+	}
+}
+
 func (s *yscan) anchor() error {
+	s.markProperty()
 	at := s.i
 	s.i++
 	name := s.name()

@@ -123,6 +123,8 @@ func boundOK(data []byte) error {
 }
 
 var depthSeeds = []string{
+	"! 0:\n 00:\n",
+	"- !\n- 0\n",
 	"0:\n0 \n:\n",
 	"0: !0\n0:\n",
 	"a: &x\nb: &y\nc: 1\n",
