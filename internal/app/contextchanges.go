@@ -144,6 +144,18 @@ func (w *contextWatch) stop(agent string) {
 	}
 }
 
+// refused adds the protected entries the guard removed during the
+// presentation (a command or server made them): they are gone from the
+// tree, so the comparison cannot show them, and the user should know
+// they were tried.
+func (w *contextWatch) refused(gone []string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, p := range gone {
+		w.notes = append(w.notes, "refused  "+p+" (protected: made during the presentation and removed)")
+	}
+}
+
 // changes are the notes gathered so far.
 func (w *contextWatch) changes() []string {
 	w.mu.Lock()

@@ -216,6 +216,7 @@ func withWorkspaces(cfg *config.Config, workDir string, now time.Time, agents []
 				}
 				g.SetFinalPresentation(false)
 				w.stop(id)
+				w.refused(g.Reverted())
 			}
 		}
 		if on := out[i].OnPresent; presentMCP != nil {
