@@ -38,7 +38,7 @@ func newMCPCmd(env *Env) *cobra.Command {
                     the final answer (text), with structured content {final_answer, winner,
                     status, votes, log_dir, usage, cost}. Each coordination step is sent as
                     a progress notification; cancelling the call stops the team's requests.
-  massgen_examples  lists the example configs massgen_run's config accepts.
+  massgen_examples  lists the configs massgen_run's config may name (examples, --config-dir).
 
 By default it speaks MCP over stdin and stdout (the client starts it). With --http it
 serves streamable HTTP at http://ADDR/mcp instead.
