@@ -74,14 +74,31 @@ func TestChangeReport(t *testing.T) {
 				}
 				for _, p := range c.paths {
 					abs := filepath.Join(proj, p)
-					if !strings.Contains(report, abs+"\n") && !strings.HasSuffix(report, abs) {
+					if !listed(report, abs) {
 						t.Errorf("context_changes.txt does not list %s:\n%s", abs, report)
 					}
-					if !strings.Contains(printed+"\n", abs+"\n") {
+					if !listed(printed, abs) {
 						t.Errorf("the printed report does not list %s:\n%s", abs, printed)
 					}
 				}
 			})
 		}
 	}
+}
+
+// listed reports whether a line of report names abs as a whole path: the
+// path, then the line's end, a space (a mode, a link's target) or a slash
+// (a directory), never a longer name that starts the same.
+func listed(report, abs string) bool {
+	for _, l := range strings.Split(report, "\n") {
+		i := strings.Index(l, " "+abs)
+		if i < 0 {
+			continue
+		}
+		rest := l[i+1+len(abs):]
+		if rest == "" || rest[0] == ' ' || rest[0] == '/' {
+			return true
+		}
+	}
+	return false
 }
