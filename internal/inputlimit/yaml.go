@@ -195,9 +195,16 @@ func (s *yscan) lineStart() error {
 		return nil // blank lines change nothing, in goccy either
 	}
 	if len(s.flow) > 0 {
-		if d[s.i] == '#' {
+		// goccy applies its line rules (below) inside flow collections too.
+		if s.plain && ind <= s.delimCol {
+			s.plain = false
+		}
+		switch {
+		case d[s.i] == '#':
 			s.skipLine()
 			s.plain = false
+		case s.plain && d[s.i] == '-' && s.delimCol >= 0:
+			return s.rawFolded(ind)
 		}
 		return nil
 	}
