@@ -178,6 +178,12 @@ func isDocMarker(d []byte, i int) bool {
 	return i+3 == len(d) || d[i+3] == ' ' || d[i+3] == '\t' || isBreak(d[i+3])
 }
 
+// isDocEnd: goccy ends a document at three dots in the first column,
+// whatever follows them ("...[" is an end and a '[').
+func isDocEnd(d []byte, i int) bool {
+	return bytes.HasPrefix(d[i:], []byte("...")) && (i+3 == len(d) || d[i+3] != '.')
+}
+
 // lineStart reads a line's indentation and, outside flow collections,
 // closes the block levels and anchors the line ends.
 func (s *yscan) lineStart() error {
@@ -208,7 +214,7 @@ func (s *yscan) lineStart() error {
 		}
 		return nil
 	}
-	if ind == 0 && isDocMarker(d, s.i) {
+	if ind == 0 && (isDocMarker(d, s.i) || isDocEnd(d, s.i)) {
 		s.block, s.bsum = s.block[:0], 0
 		s.plain, s.delimCol = false, -1
 		s.closeAnchors(func(anchor) bool { return true })

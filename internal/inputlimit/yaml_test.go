@@ -123,6 +123,7 @@ func boundOK(data []byte) error {
 }
 
 var depthSeeds = []string{
+	"...[[\n",
 	"0: [00\n -, \"\n00[[\n",
 	"! 0:\n 00:\n",
 	"- !\n- 0\n",
