@@ -28,13 +28,6 @@ func BenchmarkSandboxOverhead(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	// The first command waits for the one walk of the system directories
-	// a process makes (hostview.go); a run overlaps it with the model's
-	// first turn, so it is left out here.
-	if _, err := boxed.Run(context.Background(), "true", ""); err != nil {
-		b.Fatal(err)
-	}
-	b.ResetTimer()
 	var tBoxed, tDirect time.Duration
 	for range b.N {
 		for _, c := range []struct {

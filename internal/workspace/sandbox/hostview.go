@@ -4,6 +4,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 )
 
@@ -12,12 +13,18 @@ import (
 // would let it read whatever that user may read there: private keys in
 // /etc/ssl/private, a database's pg_hba.conf, the shadow files. The
 // promise is narrower: of the system, a command sees only what a fresh
-// unprivileged user could read. So every file and directory of the system
-// directories that others may not read is masked — a file by an empty
-// one, a directory by an empty read-only tmpfs — found by one walk of
-// those directories per process (about 150,000 entries, under a second),
-// plus identifiers of the machine that are world-readable but no
-// business of a model's.
+// unprivileged user could read. So what others may not read is masked —
+// a file by an empty one, a directory by an empty tmpfs: in /etc and /opt
+// (configuration and local software, where secrets live) every file and
+// directory, in the distribution's trees (/usr, /lib…, /bin, /sbin:
+// packaged files, world-readable by convention) every directory. One walk
+// per process, made as the first Runner is (/etc and /opt take
+// milliseconds, the directories of /usr a few hundred), plus identifiers
+// of the machine that are world-readable but no business of a model's.
+
+// fullyWalked are the system directories whose files are checked one by
+// one; in the others only directories are.
+var fullyWalked = []string{"/etc", "/opt"}
 
 // machineIDs name this machine across runs; they are covered too.
 var machineIDs = []string{"/etc/machine-id", "/var/lib/dbus/machine-id"}
@@ -25,7 +32,7 @@ var machineIDs = []string{"/etc/machine-id", "/var/lib/dbus/machine-id"}
 // hostMasks are the bwrap arguments that cover them, computed once.
 var hostMasks = sync.OnceValue(func() []string {
 	var args []string
-	for _, p := range privateSystemPaths(systemDirs) {
+	for _, p := range privateSystemPaths(systemDirs, fullyWalked) {
 		if p.dir {
 			// Writes into it vanish with the sandbox, as in a hidden place.
 			args = append(args, "--tmpfs", p.path)
@@ -47,11 +54,13 @@ type privatePath struct {
 }
 
 // privateSystemPaths walks roots (never following a link) for what others
-// may not read: a regular file without o+r, or a directory others may not
-// list or enter (without o+r or o+x), masked whole and not walked further.
-func privateSystemPaths(roots []string) []privatePath {
+// may not read: a directory others may not list or enter (without o+r or
+// o+x), masked whole and not walked further, and, under the full roots, a
+// regular file without o+r.
+func privateSystemPaths(roots, full []string) []privatePath {
 	var out []privatePath
 	for _, root := range roots {
+		files := slices.Contains(full, root)
 		fi, err := os.Lstat(root)
 		if err != nil || !fi.IsDir() {
 			continue // a symlinked /bin is shown as a link to /usr/bin, walked there
@@ -67,7 +76,7 @@ func privateSystemPaths(roots []string) []privatePath {
 				return nil
 			}
 			t := d.Type()
-			if t&fs.ModeSymlink != 0 || (!t.IsRegular() && !t.IsDir()) {
+			if t&fs.ModeSymlink != 0 || (!t.IsRegular() && !t.IsDir()) || (t.IsRegular() && !files) {
 				return nil
 			}
 			info, err := d.Info()

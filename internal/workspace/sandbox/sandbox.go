@@ -117,7 +117,7 @@ func New(g *workspace.Guard, cfg Config) (*Runner, error) {
 				"the process and file-size limits (command_line_max_processes, workspace_max_size_mb)", g.Agent()))
 		}
 		if r.bwrap != "" {
-			go hostMasks() // the walk of the system directories, ahead of the first command
+			hostMasks() // the walk of the system directories, once, before any command (hostview.go)
 			// Resolved at the first command, not as the run starts: it
 			// asks pyenv, and most agents never run Python.
 			r.tc = sync.OnceValue(commandToolchain)
