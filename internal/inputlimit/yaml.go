@@ -359,7 +359,7 @@ func (s *yscan) token() error {
 			break
 		}
 		nc := s.next()
-		delim := nc == ' ' || nc == '\t' || isBreak(nc) || nc == 0
+		delim := nc == ' ' || nc == '\t' || isBreak(nc) || s.i+1 == len(s.data) // not a NUL, for goccy
 		if s.maps > 0 {
 			delim = nc != '/' && !s.lastColon
 		}

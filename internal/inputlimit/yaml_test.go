@@ -123,6 +123,7 @@ func boundOK(data []byte) error {
 }
 
 var depthSeeds = []string{
+	"0:\x00: 0\n \": [[\n",
 	"...[[\n",
 	"0: [00\n -, \"\n00[[\n",
 	"! 0:\n 00:\n",
