@@ -60,15 +60,20 @@ func checkTokens(tokens token.Tokens, file string, lim Limits) error {
 // went past it.
 func walkTokens(tokens token.Tokens, limit int) (int, *token.Token) {
 	var block []blockLevel
-	bsum, flow, deepest, emptyDash, lastDelim, nestAny := 0, 0, 0, -1, -1, false
+	bsum, flow, deepest, emptyDash, nestAny := 0, 0, 0, -1, false
 	structural := func(col int, seq bool) {
 		ed, nest := emptyDash, nestAny
 		emptyDash, nestAny = -1, false
+		if nest { // after a property ending its line (see yscan.structural)
+			block = append(block, blockLevel{col: col, seq: seq, key: !seq})
+			bsum++
+			return
+		}
 		for n := len(block); n > 0 && block[n-1].col > col; n-- {
 			bsum -= block[n-1].weight()
 			block = block[:n-1]
 		}
-		if n := len(block); (!seq || nest) && ed == col && n > 0 && block[n-1].col == col {
+		if n := len(block); !seq && ed == col && n > 0 && block[n-1].col == col {
 			// A key under an empty '- ' in its column nests (see yscan.structural).
 			block = append(block, blockLevel{col: col, key: true})
 			bsum++
@@ -101,7 +106,6 @@ func walkTokens(tokens token.Tokens, limit int) (int, *token.Token) {
 		case token.SequenceEntryType, token.MappingKeyType:
 			if flow == 0 {
 				structural(col(tk), tk.Type == token.SequenceEntryType)
-				lastDelim = col(tk)
 				if tk.Type == token.SequenceEntryType && endsLine(tokens, i) {
 					emptyDash = col(tk)
 				}
@@ -113,8 +117,8 @@ func walkTokens(tokens token.Tokens, limit int) (int, *token.Token) {
 			if tk.Type == token.AnchorType && i+1 < len(tokens) {
 				j = i + 1
 			}
-			if flow == 0 && lastDelim >= 0 && endsLine(tokens, j) {
-				emptyDash, nestAny = lastDelim, true
+			if flow == 0 && endsLine(tokens, j) {
+				nestAny = true
 			}
 			continue
 		case token.MappingValueType:
@@ -143,7 +147,6 @@ func walkTokens(tokens token.Tokens, limit int) (int, *token.Token) {
 					break
 				}
 				structural(col(key), false)
-				lastDelim = col(key)
 			}
 		default:
 			continue

@@ -83,7 +83,7 @@ type yscan struct {
 	scalarOff int  // and its byte offset
 	delimCol  int  // 0-based column of the last key, '- ' or '? '; -1 for none
 	emptyDash int  // column of a '- ' with nothing after it on its line, until the next key or '- '; -1 for none
-	nestAny   bool // at emptyDash a '- ' nests too (after a tag or anchor), not only a key
+	nestAny   bool // after a tag or anchor ending its line: the next key or '- ' nests, in any column
 	propCol   int  // column of a tag or anchor before a key on line propLine; -1 for none
 	propLine  int
 	lineInd   int  // indentation of the current block-context line
@@ -264,9 +264,17 @@ func (s *yscan) structural(col, at int, seq bool) error {
 	}
 	emptyDash, nestAny := s.emptyDash, s.nestAny
 	s.emptyDash, s.nestAny = -1, false
+	if nestAny {
+		// After a tag or anchor that ended its line goccy nests the next
+		// key or '- ' in the property's node, whatever its column:
+		// "- - !t\n" repeated nests two levels a line. Nothing closes.
+		s.block = append(s.block, blockLevel{col: col, seq: seq, key: !seq})
+		s.bsum++
+		return s.checkDepth(at)
+	}
 	s.popTo(col)
 	n := len(s.block)
-	if (!seq || nestAny) && emptyDash == col && n > 0 && s.block[n-1].col == col {
+	if !seq && emptyDash == col && n > 0 && s.block[n-1].col == col {
 		// goccy nests a key under the empty '- ' above it, in the same
 		// column: "- \nk:\n- \nk:" is four levels, not two.
 		s.block = append(s.block, blockLevel{col: col, key: true})
@@ -686,11 +694,11 @@ func (s *yscan) anchor() error {
 }
 
 // nestAfterProperty: a tag or anchor that ends its line applies to what
-// follows, and goccy nests a key that follows in the column of the key or
-// '- ' before the property ("a: !t\nb: 1" is two levels).
+// follows, and goccy nests the next key or '- ' in it ("a: !t\nb: 1" is
+// two levels, "- !t\n- x" too).
 func (s *yscan) nestAfterProperty() {
-	if len(s.flow) == 0 && s.delimCol >= 0 && s.restIsEmpty() {
-		s.emptyDash, s.nestAny = s.delimCol, true // "- !\n- 0" nests too
+	if len(s.flow) == 0 && s.restIsEmpty() {
+		s.nestAny = true
 	}
 }
 

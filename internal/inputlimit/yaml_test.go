@@ -123,6 +123,8 @@ func boundOK(data []byte) error {
 }
 
 var depthSeeds = []string{
+	"- - !0000\n-\n",
+	"- - !0\n- - !0\n- - !0\n- x\n",
 	"0:\x00: 0\n \": [[\n",
 	"...[[\n",
 	"0: [00\n -, \"\n00[[\n",
@@ -243,6 +245,7 @@ func TestHostileYAMLRefusedCheaply(t *testing.T) {
 		{"100KB of - ", []byte(strings.Repeat("- ", 50_000)), "depth", "x.yaml:1:129"},
 		{"400KB of - ", []byte(strings.Repeat("- ", 200_000)), "depth", "x.yaml:1:129"},
 		{"100KB of block nesting", blockNest(100_000), "depth", "x.yaml:65:65"},
+		{"100KB of tags ending lines", []byte(strings.Repeat("- - !t\n", 15_000)), "depth", "x.yaml:33:1"},
 		{"100KB of empty entries and keys in one column", []byte(strings.Repeat("- \na:\n", 20_000)), "depth", "x.yaml:65:1"},
 		{"400KB of block nesting", blockNest(400_000), "depth", "x.yaml:65:65"},
 		{"billion laughs", laughs(9, 10), "aliases", "x.yaml:6:"},
