@@ -472,10 +472,22 @@ func (s *yscan) openFlow(c byte) error {
 	return nil
 }
 
-// closeFlow closes the innermost open collection of that kind, and any
-// opened inside it that a mismatched closer leaves behind.
+// closeFlow closes the innermost open collection, which must be of that
+// kind: goccy counts '[' and '{' apart, so after a mismatched closer its
+// nesting and ours would differ (and the document is wrong anyway).
 func (s *yscan) closeFlow(c byte) error {
 	n := len(s.flow)
+	for n > 0 && s.flow[n-1] == 'p' {
+		n--
+	}
+	if n > 0 && s.flow[n-1] != c {
+		open, close := "'['", "'}'"
+		if c == '[' {
+			open, close = "'{'", "']'"
+		}
+		return s.errorAt(s.i, "syntax", fmt.Sprintf("%s closes a %s", close, open), "match each '[' with ']' and each '{' with '}'")
+	}
+	n = len(s.flow)
 	for n > 0 {
 		n--
 		k := s.flow[n]

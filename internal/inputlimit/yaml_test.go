@@ -123,6 +123,7 @@ func boundOK(data []byte) error {
 }
 
 var depthSeeds = []string{
+	"[{][{\n",
 	"- - !0000\n-\n",
 	"- - !0\n- - !0\n- - !0\n- x\n",
 	"0:\x00: 0\n \": [[\n",
