@@ -155,8 +155,8 @@ func TestMCPServer(t *testing.T) {
 			cmd.Stderr = &stderr
 			s, err := cl.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
 			must(t, err)
-			defer s.Close()
 			r, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "massgen_run", Arguments: map[string]any{"question": "q", "config": cfg}})
+			s.Close() // the server exits: its stderr is complete before it is read
 			text := ""
 			if err != nil {
 				text = err.Error()

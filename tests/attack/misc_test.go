@@ -265,6 +265,15 @@ func TestTerminalInjection(t *testing.T) {
 			}
 			pending, _ := unix.IoctlGetInt(int(sl.Fd()), unix.TIOCINQ)
 			time.Sleep(200 * time.Millisecond)
+			// The terminal's last words, then its end: the copy of the
+			// screen is complete before it is read.
+			sl.Close()
+			select {
+			case <-done:
+			case <-time.After(5 * time.Second):
+				m.Close()
+				<-done
+			}
 			out, _ := wsFile(dir, "out.txt")
 			t.Logf("in the sandbox: %s; input pending on the terminal: %d", strings.TrimSpace(out), pending)
 			if strings.Contains(out, "injected") {

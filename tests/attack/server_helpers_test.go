@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -18,7 +19,36 @@ type daemon struct {
 	cmd    *exec.Cmd
 	addr   string // host:port it listens on
 	token  string // a bearer token it printed, if any
-	stderr *strings.Builder
+	stderr *syncBuilder
+}
+
+// syncBuilder is a daemon's output, written by its reader goroutine while
+// a test reads it, and the first token seen in it.
+type syncBuilder struct {
+	mu    sync.Mutex
+	b     strings.Builder
+	token string
+}
+
+func (s *syncBuilder) WriteString(l string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.b.WriteString(l)
+	if m := tokenRE.FindStringSubmatch(l); m != nil && s.token == "" {
+		s.token = m[1]
+	}
+}
+
+func (s *syncBuilder) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func (s *syncBuilder) firstToken() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.token
 }
 
 var listenRE = regexp.MustCompile(`listening on http://([0-9.:\[\]a-z]+)`)
@@ -36,7 +66,7 @@ func startDaemon(t *testing.T, dir string, env []string, args ...string) *daemon
 	cmd.Stderr = pw
 	cmd.Stdout = pw
 	must(t, cmd.Start())
-	d := &daemon{cmd: cmd, stderr: &strings.Builder{}}
+	d := &daemon{cmd: cmd, stderr: &syncBuilder{}}
 	found := make(chan struct{})
 	go func() {
 		sc := bufio.NewScanner(pr)
@@ -44,9 +74,6 @@ func startDaemon(t *testing.T, dir string, env []string, args ...string) *daemon
 		for sc.Scan() {
 			l := sc.Text()
 			d.stderr.WriteString(l + "\n")
-			if m := tokenRE.FindStringSubmatch(l); m != nil && d.token == "" {
-				d.token = m[1]
-			}
 			if m := listenRE.FindStringSubmatch(l); m != nil && !once {
 				once = true
 				d.addr = strings.TrimSuffix(m[1], "/mcp")
@@ -72,6 +99,7 @@ func startDaemon(t *testing.T, dir string, env []string, args ...string) *daemon
 		t.Fatalf("massgen %v did not start listening:\n%s", args, d.stderr)
 	}
 	time.Sleep(100 * time.Millisecond) // a token printed after the address
+	d.token = d.stderr.firstToken()
 	return d
 }
 
