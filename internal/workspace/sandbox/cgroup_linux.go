@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -144,6 +145,9 @@ func (cg *pidsCgroup) start(cmd *exec.Cmd) error {
 // close kills what is left in the cgroup and removes it; a thread of
 // massgen's that was made there while the command started goes back.
 func (cg *pidsCgroup) close() {
+	// The sandbox's processes are reaped a moment after bwrap exits: the
+	// first tries come quickly, then up to a second in all.
+	wait := 100 * time.Microsecond
 	for range 50 {
 		if err := os.Remove(cg.dir); err == nil || errors.Is(err, os.ErrNotExist) {
 			return
@@ -157,7 +161,8 @@ func (cg *pidsCgroup) close() {
 				unix.Kill(pid, unix.SIGKILL)
 			}
 		}
-		unix.Nanosleep(&unix.Timespec{Nsec: 20e6}, nil)
+		time.Sleep(wait)
+		wait = min(2*wait, 20*time.Millisecond)
 	}
 }
 
