@@ -12,6 +12,8 @@ import (
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
+
+	"github.com/massgen/massgen/internal/inputlimit"
 )
 
 // Scenario scripts the simulator. It is usually loaded from a YAML file (see
@@ -105,7 +107,20 @@ func ParseScenario(data []byte) (*Scenario, error) {
 	return parseScenario("scenario", data)
 }
 
+// scenarioLimits are a config's but for size: scripted answers can be long.
+var scenarioLimits = func() inputlimit.Limits {
+	l := inputlimit.Config
+	l.What, l.MaxBytes, l.Usual = "scenario", 4<<20, "scenarios need fewer than 10"
+	return l
+}()
+
 func parseScenario(name string, data []byte) (*Scenario, error) {
+	// Bounded before goccy sees it, as a config is: a scenario file is the
+	// user's, but a deep or aliased one ("billion laughs") must cost an
+	// error, not the machine's memory.
+	if err := inputlimit.CheckYAML(data, name, scenarioLimits); err != nil {
+		return nil, err
+	}
 	sc := new(Scenario)
 	// Unknown keys are errors: a typo such as "tft_ms" would otherwise be a
 	// silently ignored setting and a confusing test.

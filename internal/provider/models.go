@@ -11,6 +11,7 @@ import (
 
 	"github.com/goccy/go-yaml"
 
+	"github.com/massgen/massgen/internal/inputlimit"
 	"github.com/massgen/massgen/internal/llm"
 	"github.com/massgen/massgen/internal/suggest"
 )
@@ -88,6 +89,11 @@ func loadCatalogue(getenv func(string) string) (map[string]ModelInfo, error) {
 
 func parseCatalogue(data []byte, name string) (map[string]ModelInfo, error) {
 	var f catalogueFile
+	lim := inputlimit.Config
+	lim.What, lim.MaxBytes, lim.Usual = "model catalogue", 1<<20, "catalogues need fewer than 5"
+	if err := inputlimit.CheckYAML(data, name, lim); err != nil {
+		return nil, err
+	}
 	if err := yaml.Unmarshal(data, &f); err != nil {
 		return nil, fmt.Errorf("model catalogue %s: %s", name, yaml.FormatError(err, false, false))
 	}
