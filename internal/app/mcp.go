@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/massgen/massgen/internal/config"
+	"github.com/massgen/massgen/internal/redact"
 	"github.com/massgen/massgen/internal/tool/mcp"
 )
 
@@ -54,6 +55,16 @@ func mcpServer(s config.MCPServer, dirs []string) mcp.Server {
 	out := mcp.Server{Name: s.Name, Type: s.Type, Command: s.Command, Args: s.Args, Env: s.Env, Cwd: s.Cwd,
 		URL: s.URL, Headers: s.Headers, UnsetVars: s.UnsetVars, Allowed: s.AllowedTools, Exclude: s.ExcludeTools,
 		CallTimeout: time.Duration(s.TimeoutSeconds * float64(time.Second))}
+	// A server's credentials (a token in env, an Authorization header) are
+	// masked wherever an error about it becomes text, as API keys are.
+	for k, v := range s.Env {
+		redact.SecretVar(k, v)
+	}
+	for k, v := range s.Headers {
+		if strings.EqualFold(k, "authorization") || redactName(k) {
+			redact.Secret(v, strings.TrimSpace(strings.TrimPrefix(v, "Bearer ")))
+		}
+	}
 	if out.Cwd != "" && !filepath.IsAbs(out.Cwd) {
 		out.Cwd = filepath.Join(dirs[0], out.Cwd)
 	}
@@ -63,6 +74,13 @@ func mcpServer(s config.MCPServer, dirs []string) mcp.Server {
 		}
 	}
 	return out
+}
+
+// redactName reports whether a header's name says it carries a secret
+// (X-Api-Key, X-Auth-Token).
+func redactName(k string) bool {
+	k = strings.ToLower(k)
+	return strings.Contains(k, "key") || strings.Contains(k, "token") || strings.Contains(k, "secret")
 }
 
 // mcpWarn reports a warning of the pool (a server left out, a filter

@@ -18,6 +18,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/massgen/massgen/internal/redact"
 	"github.com/massgen/massgen/internal/tool"
 )
 
@@ -290,7 +291,9 @@ func (s *server) stderrNote() string {
 	if t == "" {
 		return ""
 	}
-	return fmt.Sprintf("; its stderr (%s) ends with:\n%s", s.logPath, t)
+	// A server may print its own credentials (a token from its env) as it
+	// fails; they are masked as API keys are.
+	return fmt.Sprintf("; its stderr (%s) ends with:\n%s", s.logPath, redact.String(t))
 }
 
 // tailOf is the last n bytes of a file, trimmed.
