@@ -23,6 +23,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -200,14 +201,49 @@ func massgen(t testing.TB, dir string, o runOpts, args ...string) result {
 	if o.started != nil {
 		o.started(cmd.Process)
 	}
+	// The peak memory of massgen itself: wait4's ru_maxrss would not do,
+	// since a child started by vfork inherits its parent's high-water mark
+	// at exec (the test binary's, large under -race). VmHWM is the new
+	// image's own and only grows, so the last reading before exit holds
+	// the peak, but for its final millisecond.
+	hwm := make(chan int64)
+	stop := make(chan struct{})
+	go func() {
+		var peak int64
+		for {
+			if v := vmHWM(cmd.Process.Pid); v > peak {
+				peak = v
+			}
+			select {
+			case <-stop:
+				hwm <- peak
+				return
+			case <-time.After(time.Millisecond):
+			}
+		}
+	}()
 	err := cmd.Wait()
+	close(stop)
 	r := result{dir: dir, stdout: stdout.String(), stderr: stderr.String(), dur: time.Since(start), timedOut: ctx.Err() != nil}
 	r.code = cmd.ProcessState.ExitCode()
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		r.maxRSSKiB = ru.Maxrss
-	}
+	r.maxRSSKiB = <-hwm
 	_ = err
 	return r
+}
+
+// vmHWM is the peak resident set of process pid in KiB, or 0.
+func vmHWM(pid int) int64 {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+			n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return n
+		}
+	}
+	return 0
 }
 
 func (r result) String() string {
