@@ -17,6 +17,7 @@ import (
 
 	"github.com/moby/moby/client"
 
+	"github.com/massgen/massgen/internal/workspace"
 	"github.com/massgen/massgen/internal/workspace/sandbox"
 	"github.com/massgen/massgen/internal/workspace/sandbox/dockertest"
 	"github.com/massgen/massgen/internal/workspace/wstest"
@@ -472,5 +473,31 @@ func main() {
 	rn := w.dockerRunner(t, sandbox.Config{Docker: sandbox.Docker{Network: "bridge"}})
 	if res := run(t, rn, "./dial "+sock); !strings.Contains(res.Output, "HOST-ANSWER") {
 		t.Errorf("with network mode bridge the socket should answer: %+v", res)
+	}
+}
+
+// The workspace size limit in docker mode: the workspace is the host's
+// directory, watched while the command runs; one that fills it is
+// stopped with its container.
+func TestDockerCommandFillingTheWorkspaceIsStopped(t *testing.T) {
+	w := newWorld(t)
+	g, err := workspace.New(workspace.Policy{Agent: "agent_a", Workspace: w.ws, MaxBytes: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := sandbox.New(g, sandbox.Config{Mode: "docker", Docker: sandbox.Docker{Image: dockertest.Image(t)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Disabled(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r.Close)
+	res := run(t, r, "i=0; while [ $i -lt 200 ]; do head -c 100000 /dev/zero > m$i; i=$((i+1)); sleep 0.02; done; echo finished")
+	if strings.Contains(res.Output, "finished") || !strings.Contains(res.Note, "workspace_max_size_mb") {
+		t.Errorf("a command filling the workspace ran to its end: %+v", res)
+	}
+	if used := g.Usage(); used > 4<<20 {
+		t.Errorf("the workspace holds %d bytes, far past its 1 MiB limit", used)
 	}
 }

@@ -40,12 +40,18 @@ func limits(procs int, room int64) []string {
 
 func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
 
-// watchSize stops cmd when the workspace passes its limit while it runs:
+// fullNote tells the model why its command was stopped.
+func (r *Runner) fullNote() string {
+	return fmt.Sprintf("the command was stopped: it filled your workspace past its limit of %s "+
+		"(workspace_max_size_mb); delete files before writing more", mib(r.g.MaxBytes()))
+}
+
+// watchSize stops a command (kill) when the workspace passes its limit while it runs:
 // RLIMIT_FSIZE bounds each file by what was left when the command began,
 // not many files together. The workspace is measured every sizePoll, less
 // often when measuring it takes long (a large tree), so the walk never
 // costs more than a tenth of the command's time. stop ends the watch.
-func (r *Runner) watchSize(cmd *exec.Cmd, full *atomic.Bool) (stop func()) {
+func (r *Runner) watchSize(kill func(), full *atomic.Bool) (stop func()) {
 	done := make(chan struct{})
 	finished := make(chan struct{})
 	go func() {
@@ -62,7 +68,7 @@ func (r *Runner) watchSize(cmd *exec.Cmd, full *atomic.Bool) (stop func()) {
 			wait = max(sizePoll, 10*time.Since(start))
 			if used > r.g.MaxBytes() {
 				full.Store(true)
-				killGroup(cmd)
+				kill()
 				return
 			}
 		}

@@ -260,10 +260,21 @@ func (r *Runner) Run(ctx context.Context, command, dir string) (Result, error) {
 	defer cancel()
 	out := &capped{max: r.cfg.MaxOutput}
 	if r.docker != nil {
-		exit, timedOut, err := r.docker.run(ctx, cwd, command, out)
+		// The container's workspace is the host's directory: watched the
+		// same way, and a command that fills it is stopped with its
+		// container, as one past its timeout is.
+		dctx, stopCmd := context.WithCancel(ctx)
+		defer stopCmd()
+		var full atomic.Bool
+		stop := r.watchSize(stopCmd, &full)
+		exit, timedOut, err := r.docker.run(dctx, cwd, command, out)
+		stop()
 		res := Result{ExitCode: exit, TimedOut: timedOut, Output: out.buf.String(), Truncated: out.dropped}
+		if full.Load() {
+			res.Note = r.fullNote()
+		}
 		if gone := r.g.RevertProtected(); len(gone) > 0 {
-			res.Note = "refused and removed (protected in a context path): " + strings.Join(gone, ", ")
+			res.Note = joinNote(res.Note, "refused and removed (protected in a context path): "+strings.Join(gone, ", "))
 		}
 		return res, err
 	}
@@ -312,7 +323,7 @@ func (r *Runner) Run(ctx context.Context, command, dir string) (Result, error) {
 	var full atomic.Bool
 	if err == nil {
 		if r.bwrap != "" {
-			stop := r.watchSize(cmd, &full)
+			stop := r.watchSize(func() { killGroup(cmd) }, &full)
 			err = cmd.Wait()
 			stop()
 		} else {
@@ -325,8 +336,7 @@ func (r *Runner) Run(ctx context.Context, command, dir string) (Result, error) {
 	}
 	res.Note = limitNote
 	if full.Load() {
-		res.Note = joinNote(res.Note, fmt.Sprintf("the command was stopped: it filled your workspace past its limit of %s "+
-			"(workspace_max_size_mb); delete files before writing more", mib(r.g.MaxBytes())))
+		res.Note = joinNote(res.Note, r.fullNote())
 	}
 	if gone := r.g.RevertProtected(); len(gone) > 0 {
 		res.Note = joinNote(res.Note, fmt.Sprintf("refused and removed (protected: version control, secrets and massgen's files "+
