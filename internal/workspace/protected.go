@@ -131,7 +131,7 @@ func (g *Guard) openPresentation() {
 		if g.pres.existing[p] {
 			continue
 		}
-		if _, ok := g.writeRoot(filepath.Dir(p)); !ok && g.ruleKindAt(filepath.Dir(p)) != kindContextWrite {
+		if _, ok := g.writeRoot(filepath.Dir(p)); !ok {
 			continue // its directory is not one the presentation writes
 		}
 		var err error
@@ -150,14 +150,6 @@ func (g *Guard) openPresentation() {
 			g.pres.placeholders[p] = id
 		}
 	}
-}
-
-func (g *Guard) ruleKindAt(p string) kind {
-	r, ok := g.ruleFor(p, false)
-	if !ok {
-		return kindHidden
-	}
-	return r.kind
 }
 
 // closePresentation removes what the presentation made protected, then

@@ -432,22 +432,7 @@ func TestDockerPullRunsInTheBackground(t *testing.T) {
 func TestDockerNoUnixSocketToTheHostWithoutNetwork(t *testing.T) {
 	w := newWorld(t)
 	sock := filepath.Join(w.proj, "svc.sock")
-	l, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	os.Chmod(sock, 0o777)
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			c.Write([]byte("HOST-ANSWER\n"))
-			c.Close()
-		}
-	}()
+	hostService(t, sock, "HOST-ANSWER")
 	src := filepath.Join(t.TempDir(), "dial.go")
 	os.WriteFile(src, []byte(`package main
 

@@ -3,11 +3,11 @@ package sandbox_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -63,23 +63,7 @@ func TestNoUnixSocketToTheHostWithoutNetwork(t *testing.T) {
 	needBwrap(t)
 	w := newWorld(t)
 	sock := filepath.Join(w.proj, "agent.sock")
-	l, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	var accepted atomic.Int32
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			accepted.Add(1)
-			c.Write([]byte("hello from the host\n"))
-			c.Close()
-		}
-	}()
+	accepted := hostService(t, sock, "hello from the host")
 	r, err := sandbox.New(w.g, sandbox.Config{})
 	if err != nil {
 		t.Fatal(err)
@@ -173,7 +157,7 @@ func TestForkBombStopsAtTheProcessLimit(t *testing.T) {
 	}
 	var n int
 	for _, f := range strings.Fields(res.Output) {
-		if v, err := parseInt(f); err == nil {
+		if v, err := strconv.Atoi(f); err == nil {
 			n = v
 			break
 		}
@@ -184,12 +168,6 @@ func TestForkBombStopsAtTheProcessLimit(t *testing.T) {
 	if res := mustRun(t, r, ":(){ :|:& };: ; sleep 1; echo survived"); res.TimedOut {
 		t.Errorf("the shell fork bomb ran to the timeout: %+v", res)
 	}
-}
-
-func parseInt(s string) (int, error) {
-	var n int
-	_, err := fmtSscan(s, &n)
-	return n, err
 }
 
 func TestWorkspaceSizeLimit(t *testing.T) {
@@ -235,8 +213,6 @@ func TestWorkspaceSizeLimit(t *testing.T) {
 	}
 }
 
-var fmtSscan = fmt.Sscan
-
 // Finding 6 for MCP servers: they keep TCP, but a socket file in a context
 // path (or an abstract socket of the host, whose network namespace they
 // share) reaches a host service only with command_line_allow_network.
@@ -244,28 +220,8 @@ func TestProgramsReachNoUnixSocketUnlessAllowed(t *testing.T) {
 	needBwrap(t)
 	w := newWorld(t)
 	sock := filepath.Join(w.proj, "svc.sock")
-	l, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	abs, err := net.Listen("unix", "@massgen-test-"+filepath.Base(w.base))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer abs.Close()
-	for _, ln := range []net.Listener{l, abs} {
-		go func() {
-			for {
-				c, err := ln.Accept()
-				if err != nil {
-					return
-				}
-				c.Write([]byte("HOST-ANSWER\n"))
-				c.Close()
-			}
-		}()
-	}
+	hostService(t, sock, "HOST-ANSWER")
+	hostService(t, "@massgen-test-"+filepath.Base(w.base), "HOST-ANSWER")
 	bwrap, err := sandbox.Bwrap()
 	if err != nil {
 		t.Fatal(err)
@@ -283,4 +239,32 @@ func TestProgramsReachNoUnixSocketUnlessAllowed(t *testing.T) {
 			t.Errorf("unix sockets allowed=%v: %d answers: %s", allowed, got, out)
 		}
 	}
+}
+
+// hostService is a service of the host listening on the unix socket addr
+// (a path, or "@name" for an abstract one) until the test ends: it answers
+// each connection with answer, and counts them.
+func hostService(t *testing.T, addr, answer string) *atomic.Int32 {
+	t.Helper()
+	l, err := net.Listen("unix", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	if !strings.HasPrefix(addr, "@") {
+		os.Chmod(addr, 0o777) // a container's user may differ
+	}
+	var accepted atomic.Int32
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			accepted.Add(1)
+			c.Write([]byte(answer + "\n"))
+			c.Close()
+		}
+	}()
+	return &accepted
 }

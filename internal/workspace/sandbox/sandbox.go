@@ -273,9 +273,7 @@ func (r *Runner) Run(ctx context.Context, command, dir string) (Result, error) {
 		if full.Load() {
 			res.Note = r.fullNote()
 		}
-		if gone := r.g.RevertProtected(); len(gone) > 0 {
-			res.Note = joinNote(res.Note, "refused and removed (protected in a context path): "+strings.Join(gone, ", "))
-		}
+		res.Note = joinNote(res.Note, r.revertNote())
 		return res, err
 	}
 	var cmd *exec.Cmd
@@ -338,10 +336,7 @@ func (r *Runner) Run(ctx context.Context, command, dir string) (Result, error) {
 	if full.Load() {
 		res.Note = joinNote(res.Note, r.fullNote())
 	}
-	if gone := r.g.RevertProtected(); len(gone) > 0 {
-		res.Note = joinNote(res.Note, fmt.Sprintf("refused and removed (protected: version control, secrets and massgen's files "+
-			"are never written in a context path): %s", strings.Join(gone, ", ")))
-	}
+	res.Note = joinNote(res.Note, r.revertNote())
 	if r.bwrap != "" {
 		if used := r.g.Usage(); used >= r.g.MaxBytes() {
 			res.Note = joinNote(res.Note, fmt.Sprintf("your workspace holds %s, at or over its limit of %s (workspace_max_size_mb): "+
@@ -360,9 +355,23 @@ func (r *Runner) Run(ctx context.Context, command, dir string) (Result, error) {
 	return res, nil
 }
 
+// revertNote says what protected entries the command made and the guard
+// removed after it (protected.go), or "".
+func (r *Runner) revertNote() string {
+	gone := r.g.RevertProtected()
+	if len(gone) == 0 {
+		return ""
+	}
+	return "refused and removed (protected: version control, secrets and massgen's files are never written " +
+		"in a context path): " + strings.Join(gone, ", ")
+}
+
 func joinNote(a, b string) string {
-	if a == "" {
+	switch {
+	case a == "":
 		return b
+	case b == "":
+		return a
 	}
 	return a + "; " + b
 }
