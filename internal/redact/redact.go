@@ -165,3 +165,17 @@ func Error(err error) string {
 	}
 	return String(err.Error())
 }
+
+// Masked wraps err so that its text is redacted by String while errors.Is
+// and errors.As still see what it wraps; nil stays nil.
+func Masked(err error) error {
+	if err == nil {
+		return nil
+	}
+	return masked{err}
+}
+
+type masked struct{ err error }
+
+func (m masked) Error() string { return String(m.err.Error()) }
+func (m masked) Unwrap() error { return m.err }

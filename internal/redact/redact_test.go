@@ -2,6 +2,8 @@ package redact
 
 import (
 	"errors"
+	"fmt"
+	"io"
 	"strings"
 	"testing"
 )
@@ -98,5 +100,17 @@ func TestSecretVariablesAreRegisteredByName(t *testing.T) {
 	want := "tok-…[redacted] …[redacted] pw-…[redacted] /home/someone-0004 /run/agent.sock-0005 bananas-envvar-0006 …[redacted]"
 	if got != want {
 		t.Errorf("got  %q\nwant %q", got, want)
+	}
+}
+
+func TestMaskedKeepsTheChainAndHidesTheText(t *testing.T) {
+	Secret("zz-masked-secret-0123456789")
+	base := fmt.Errorf("server said zz-masked-secret-0123456789: %w", io.EOF)
+	err := Masked(base)
+	if strings.Contains(err.Error(), "0123456789") || !errors.Is(err, io.EOF) {
+		t.Errorf("Masked = %q (Is EOF: %v)", err, errors.Is(err, io.EOF))
+	}
+	if Masked(nil) != nil {
+		t.Error("Masked(nil) is not nil")
 	}
 }

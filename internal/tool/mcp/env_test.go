@@ -2,7 +2,10 @@ package mcp
 
 import (
 	"strings"
+	"sync"
 	"testing"
+
+	"github.com/massgen/massgen/internal/redact"
 )
 
 // Finding 1 of issue 17, for servers without a workspace: a stdio server
@@ -27,5 +30,29 @@ func TestStdioServerGetsOnlyTheDefaultSetAndItsEnv(t *testing.T) {
 		if !strings.Contains(got.Content, want) {
 			t.Errorf("the server lacks %s: %s", want, got.Content)
 		}
+	}
+}
+
+// A server that fails to start is described with its command line and the
+// tail of its stderr; a token in either (an argument, one it prints from
+// its env) is masked as a provider's echoed key is.
+func TestAFailedServersTokenIsMaskedInTheWarning(t *testing.T) {
+	const token = "ghp_CanaryMcpToken0123456789abcdef"
+	redact.SecretVar("GITHUB_TOKEN", token)
+	dir := t.TempDir()
+	crash := Server{Name: "gh", Command: "sh", Args: []string{"-c", `echo "auth failed for $GITHUB_TOKEN" >&2; exit 1`, "--token", token},
+		Env: map[string]string{"GITHUB_TOKEN": token}}
+	var mu sync.Mutex
+	var warnings []string
+	p, hs := started(t, Options{LogDir: dir, Warn: func(s string) { mu.Lock(); warnings = append(warnings, s); mu.Unlock() }}, crash)
+	p.Tools("a", hs, nil, nil).Tools(ctxT(t))
+	mu.Lock()
+	joined := strings.Join(warnings, "\n")
+	mu.Unlock()
+	if !strings.Contains(joined, "MCP server gh failed to start") || !strings.Contains(joined, "auth failed for") {
+		t.Fatalf("warnings do not describe the failure:\n%s", joined)
+	}
+	if strings.Contains(joined, "CanaryMcpToken") {
+		t.Errorf("the token is in the warning:\n%s", joined)
 	}
 }

@@ -259,7 +259,14 @@ func defaultEnviron() []string {
 
 // processErr explains a stdio server that failed to start: the command,
 // how the process ended (if it did) and the tail of its stderr.
+//
+// Its text is masked as a provider error is (redact): a server's command
+// line may carry a token, and a failing server may print its own.
 func (s *server) processErr(cmd *exec.Cmd, err error) error {
+	return redact.Masked(s.describeFailure(cmd, err))
+}
+
+func (s *server) describeFailure(cmd *exec.Cmd, err error) error {
 	line := strings.Join(append([]string{s.cfg.Command}, s.cfg.Args...), " ")
 	var ee *exec.Error
 	if errors.As(err, &ee) || cmd.Process == nil {
@@ -291,9 +298,7 @@ func (s *server) stderrNote() string {
 	if t == "" {
 		return ""
 	}
-	// A server may print its own credentials (a token from its env) as it
-	// fails; they are masked as API keys are.
-	return fmt.Sprintf("; its stderr (%s) ends with:\n%s", s.logPath, redact.String(t))
+	return fmt.Sprintf("; its stderr (%s) ends with:\n%s", s.logPath, t)
 }
 
 // tailOf is the last n bytes of a file, trimmed.
