@@ -1,6 +1,7 @@
 package runlog
 
 import (
+	"github.com/massgen/massgen/internal/redact"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -81,13 +82,13 @@ func parseConfig(raw []byte) any {
 	if err := yaml.UnmarshalWithOptions(raw, &v, yaml.UseOrderedMap()); err != nil || v == nil {
 		return string(raw)
 	}
-	return redact(v)
+	return redactConfig(v)
 }
 
-// redact hides literal secrets (api_key and the like) in the parsed config.
+// redactConfig hides literal secrets (api_key and the like) in the parsed config.
 // Logs get shared in bug reports; a ${VAR} reference is kept since it is
 // not a secret and shows where the key came from.
-func redact(v any) any {
+func redactConfig(v any) any {
 	switch t := v.(type) {
 	case yaml.MapSlice:
 		out := make(yaml.MapSlice, len(t))
@@ -97,15 +98,19 @@ func redact(v any) any {
 				out[i] = yaml.MapItem{Key: it.Key, Value: "<redacted>"}
 				continue
 			}
-			out[i] = yaml.MapItem{Key: it.Key, Value: redact(it.Value)}
+			out[i] = yaml.MapItem{Key: it.Key, Value: redactConfig(it.Value)}
 		}
 		return out
 	case []any:
 		out := make([]any, len(t))
 		for i, e := range t {
-			out[i] = redact(e)
+			out[i] = redactConfig(e)
 		}
 		return out
+	case string:
+		// A key in a value whose key does not say so (an MCP server's
+		// args, a URL's query): registered secrets and key shapes.
+		return redact.String(t)
 	default:
 		return v
 	}

@@ -148,3 +148,22 @@ func writeTeamWithReason(dir, reason string) error {
 	y := strings.Replace(string(s.yaml()), `"reason": "mine"`, `"reason": `+string(must1(json.Marshal(reason))), 1)
 	return writeFile(filepath.Join(dir, "c.yaml"), y)
 }
+
+// An MCP server's own credentials (a token in its env, on its command
+// line) must not reach stderr or the logs when the server fails to start
+// and prints them: the warning is masked as a provider's error is.
+func TestMCPServerCredentialsInItsFailure(t *testing.T) {
+	needBwrap(t)
+	const token = "ghp_CANARYmcpServerToken0123456789ab"
+	attempt(t, "mcp: a failing server prints its token from env and argv", func(t *testing.T) {
+		dir := tempDir(t)
+		s := team{mcp: map[string]any{"gh": map[string]any{
+			"command": "sh", "args": []string{"-c", `echo "bad credentials: $GH_TOKEN ($0)" >&2; exit 1`, token},
+			"env": map[string]any{"GH_TOKEN": token}}}}
+		r := runTeam(t, dir, s, runOpts{})
+		if !strings.Contains(r.stderr, "MCP server gh failed to start") {
+			t.Logf("the server's failure was not reported as expected:\n%s", r)
+		}
+		noSecret(t, token, r)
+	})
+}

@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+
+	"github.com/massgen/massgen/internal/redact"
 )
 
 // Each stdio server's stderr goes to a log file of its own in the pool's
@@ -103,6 +105,23 @@ func (p *Pool) logPaths() []string {
 	return out
 }
 
+// maskLog masks, once its server has stopped, the secrets a server wrote
+// to its stderr log (a token from its env, printed as it failed), as
+// massgen's own errors are (redact). The server writes the file itself
+// while it runs, so until then it is as the server wrote it.
+func maskLog(path string) {
+	if path == "" {
+		return
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return
+	}
+	if m := redact.String(string(b)); m != string(b) {
+		_ = os.WriteFile(path, []byte(m), 0o644)
+	}
+}
+
 func copyFile(from, to string) error {
 	in, err := os.Open(from)
 	if errors.Is(err, os.ErrNotExist) {
@@ -116,6 +135,9 @@ func copyFile(from, to string) error {
 	if err != nil {
 		return err
 	}
-	_, err = io.Copy(out, in)
+	b, err := io.ReadAll(in)
+	if err == nil {
+		_, err = out.WriteString(redact.String(string(b))) // the log may still be live: masked here too
+	}
 	return errors.Join(err, out.Close())
 }

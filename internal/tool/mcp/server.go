@@ -380,6 +380,7 @@ func (s *server) close() {
 	s.mu.Unlock()
 	c.close()
 	s.bg.Wait() // a re-listing on the closed connection ends at once
+	maskLog(s.logPath)
 }
 
 func (s *server) onProgress(_ context.Context, req *sdk.ProgressNotificationClientRequest) {
