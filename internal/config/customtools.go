@@ -210,11 +210,7 @@ func (d *decoder) commandTool(n *node, key string) []CustomTool {
 }
 
 func (d *decoder) toolTimeout(n *node, key string) float64 {
-	v, ok := d.number(join(key, "timeout"), n.get("timeout"), "a number of seconds")
-	if ok && v <= 0 {
-		d.fail(n.get("timeout").val.pos, join(key, "timeout"), "'timeout' must be more than 0 seconds", "")
-		return 0
-	}
+	v, _ := d.seconds(join(key, "timeout"), n.get("timeout"), "300")
 	return v
 }
 

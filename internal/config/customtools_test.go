@@ -70,7 +70,7 @@ func TestCustomToolMistakesAreNamed(t *testing.T) {
 		{"a repeated name", "[{function: f}, {function: g, name: f}]", "custom_tools[1].name", "two custom tools are named 'f'", Error},
 		{"a name providers refuse", "[{function: f, name: 'has space'}]", "custom_tools[0].name", "invalid custom tool name", Error},
 		{"not a list", "{function: f}", "custom_tools", "must be a list of tools", Error},
-		{"a bad timeout", "[{function: f, timeout: 0}]", "custom_tools[0].timeout", "more than 0 seconds", Error},
+		{"a bad timeout", "[{function: f, timeout: 0}]", "custom_tools[0].timeout", "must be a positive number of seconds, got 0", Error},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -2,7 +2,6 @@ package config
 
 import (
 	"fmt"
-	"math"
 	"slices"
 )
 
@@ -21,24 +20,23 @@ func (d *decoder) timeoutSettings(p *pair) {
 		key := join("timeout_settings", e.key)
 		switch e.key {
 		case "orchestrator_timeout_seconds":
-			if v, ok := d.number(key, e, wantSeconds); ok {
+			if v, ok := d.seconds(key, e, "1800"); ok {
 				o.TimeoutSeconds = v
 				d.cfg.src["TimeoutSeconds"] = key
 			}
 		case "agent_turn_timeout_seconds":
-			if v, ok := d.number(key, e, wantSeconds); ok {
+			if v, ok := d.seconds(key, e, "600"); ok {
 				o.AgentTurnTimeoutSeconds = v
 				d.cfg.src["AgentTurnTimeoutSeconds"] = key
 			}
 		case "stream_idle_timeout_seconds":
-			// 0 would read as "the default": say so rather than ignore it.
-			if v, ok := d.number(key, e, wantSeconds); ok && v > 0 && !math.IsInf(v, 0) {
+			// 0 would read as "the default": it is refused rather than ignored.
+			if v, ok := d.seconds(key, e, "60, or leave it out for the default (60)"); ok {
 				o.StreamIdleTimeoutSeconds = v
-			} else if ok {
-				d.errorAt(d.cfg.loc[key], key, fmt.Sprintf("must be a positive number of seconds, got %g", v), "use e.g. 60, or leave it out for the default (60)")
 			}
 		case "presentation_grace_seconds":
-			if v, ok := d.number(key, e, wantSeconds); ok {
+			// Explicit, it holds as written; 0 would read as "the default".
+			if v, ok := d.seconds(key, e, "30, or leave it out for the default (60, at most the run's timeout)"); ok {
 				o.PresentationGraceSeconds = v
 			}
 		default:
@@ -93,7 +91,7 @@ func (d *decoder) orchestrator(p *pair) {
 		case "timeout":
 			d.orchestratorTimeout(e, key)
 		case "agent_turn_timeout_seconds":
-			if v, ok := d.number(key, e, wantSeconds); ok {
+			if v, ok := d.seconds(key, e, "600"); ok {
 				d.override("AgentTurnTimeoutSeconds", &o.AgentTurnTimeoutSeconds, key, v)
 			}
 		case "coordination":
@@ -178,7 +176,7 @@ func (d *decoder) orchestratorTimeout(e *pair, key string) {
 			d.unknown(t, key, orchestratorTimeoutKeys)
 			continue
 		}
-		if v, ok := d.number(tkey, t, wantSeconds); ok {
+		if v, ok := d.seconds(tkey, t, "1800"); ok {
 			d.override("TimeoutSeconds", &d.cfg.Orchestrator.TimeoutSeconds, tkey, v)
 		}
 	}

@@ -26,6 +26,10 @@ type MCPServer struct {
 	Headers map[string]string
 	// TimeoutSeconds bounds a call of one of its tools (0 = the default).
 	TimeoutSeconds float64
+	// InitTimeoutSeconds bounds the server's start: its process or
+	// connection, the MCP handshake and the listing of its tools (0 = the
+	// default, 30 s; the run's deadline bounds it too).
+	InitTimeoutSeconds float64
 	// AllowedTools and ExcludeTools are the server's own filters.
 	AllowedTools, ExcludeTools []string
 	UnsetVars                  []string
@@ -37,7 +41,7 @@ var mcpTypes = []string{"stdio", "streamable-http", "sse"}
 
 var (
 	mcpServerKeys = []string{"name", "type", "command", "args", "env", "cwd", "url", "headers", "timeout",
-		"http_read_timeout", "allowed_tools", "exclude_tools", "security", "description"}
+		"init_timeout", "http_read_timeout", "allowed_tools", "exclude_tools", "security", "description"}
 	mcpNameRule = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 )
 
@@ -103,7 +107,7 @@ func (d *decoder) mcpServer(n *node, key, name string) (MCPServer, bool) {
 			d.ignore(e.keyPos, join(key, e.key), "mcp_servers.security",
 				"'security' is accepted but not enforced: massgen starts exactly the command the config names", "")
 		case e.key == "http_read_timeout":
-			d.number(join(key, e.key), e, "a number of seconds")
+			d.seconds(join(key, e.key), e, "300")
 		case !slices.Contains(mcpServerKeys, e.key):
 			d.unknown(e, key, mcpServerKeys)
 		}
@@ -134,11 +138,15 @@ func (d *decoder) mcpServer(n *node, key, name string) (MCPServer, bool) {
 	s.Cwd, _ = d.str(join(key, "cwd"), n.get("cwd"))
 	s.AllowedTools, _ = d.stringList(join(key, "allowed_tools"), n.get("allowed_tools"))
 	s.ExcludeTools, _ = d.stringList(join(key, "exclude_tools"), n.get("exclude_tools"))
-	if v, good := d.number(join(key, "timeout"), n.get("timeout"), "a number of seconds"); good {
-		if v <= 0 {
-			bad("timeout", "'timeout' must be more than 0 seconds", "")
-		}
+	if v, good := d.seconds(join(key, "init_timeout"), n.get("init_timeout"), "30"); good {
+		s.InitTimeoutSeconds = v
+	} else if n.get("init_timeout") != nil && !n.get("init_timeout").val.isNull() {
+		ok = false
+	}
+	if v, good := d.seconds(join(key, "timeout"), n.get("timeout"), "300"); good {
 		s.TimeoutSeconds = v
+	} else if n.get("timeout") != nil && !n.get("timeout").val.isNull() {
+		ok = false
 	}
 	switch s.Type {
 	case "":

@@ -3,7 +3,6 @@ package config
 import (
 	"errors"
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/massgen/massgen/internal/coord"
@@ -80,9 +79,10 @@ func (c *Config) Settings() (coord.Settings, error) {
 }
 
 // duration converts a seconds key; 0 (unset) stays 0, the rule's default.
+// NaN, the infinities, negatives and values past MaxSeconds are errors.
 func duration(key string, secs float64) (time.Duration, error) {
-	if secs < 0 || math.IsNaN(secs) || math.IsInf(secs, 0) {
-		return 0, fmt.Errorf("%s must be a positive number of seconds, got %g", key, secs)
+	if p := secondsProblem(secs, true); p != "" {
+		return 0, fmt.Errorf("%s %s", key, p)
 	}
-	return time.Duration(secs * float64(time.Second)), nil
+	return toDuration(secs), nil
 }

@@ -108,8 +108,8 @@ func (v *validator) backend(b Backend, path string) {
 		v.errorf(join(path, vd.Key), vd.Problem, vd.Suggestion)
 	}
 	if s := b.Sim; s != nil {
-		if s.TTFTMillis < 0 {
-			v.errorf(join(path, "ttft_ms"), fmt.Sprintf("must be 0 or more, got %d", s.TTFTMillis), "")
+		if s.TTFTMillis < 0 || s.TTFTMillis > MaxSeconds*1000 {
+			v.errorf(join(path, "ttft_ms"), fmt.Sprintf("must be between 0 and %d (a year), got %d", MaxSeconds*1000, s.TTFTMillis), "")
 		}
 		if s.TokensPerSecond < 0 || math.IsNaN(s.TokensPerSecond) || math.IsInf(s.TokensPerSecond, 0) {
 			v.errorf(join(path, "tokens_per_second"), fmt.Sprintf("must be a positive number (0 for the default), got %g", s.TokensPerSecond), "")
@@ -127,6 +127,13 @@ func (v *validator) orchestrator() {
 	}
 	v.seconds(c.srcKey("TimeoutSeconds", "timeout_settings.orchestrator_timeout_seconds"), o.TimeoutSeconds)
 	v.seconds(c.srcKey("AgentTurnTimeoutSeconds", "orchestrator.agent_turn_timeout_seconds"), o.AgentTurnTimeoutSeconds)
+	// 0 is each one's default here: a config built in code leaves them so.
+	if p := secondsProblem(o.PresentationGraceSeconds, true); p != "" {
+		v.errorf("timeout_settings.presentation_grace_seconds", p, secondsHint("30"))
+	}
+	if p := secondsProblem(o.StreamIdleTimeoutSeconds, true); p != "" {
+		v.errorf("timeout_settings.stream_idle_timeout_seconds", p, secondsHint("60"))
+	}
 	if o.MaxOrchestrationRestarts < 0 {
 		v.errorf("orchestrator.coordination.max_orchestration_restarts",
 			fmt.Sprintf("must be 0 or more, got %d", o.MaxOrchestrationRestarts), "use 0 to disable post-evaluation restarts")
@@ -154,11 +161,12 @@ func (v *validator) enum(key, val, what string, valid []string) {
 	}
 }
 
-// seconds requires a finite positive duration: a zero timeout would end
-// every run at once and an infinite one cannot be scheduled.
+// seconds requires a finite positive duration that fits a time.Duration
+// (MaxSeconds): a zero timeout would end every run at once, an infinite
+// one cannot be scheduled, and one past the limit wraps around.
 func (v *validator) seconds(key string, s float64) {
-	if !(s > 0) || math.IsInf(s, 0) {
-		v.errorf(key, fmt.Sprintf("must be a positive number of seconds, got %g", s), "use a value like 1800 (30 minutes)")
+	if p := secondsProblem(s, false); p != "" {
+		v.errorf(key, p, "use a value like 1800 (30 minutes)")
 	}
 }
 
