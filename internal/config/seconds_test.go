@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/massgen/massgen/internal/coord"
 )
 
 // Issue 18: every seconds-valued key refuses NaN, the infinities,
@@ -134,5 +136,52 @@ func TestSecondsNamesTheFlag(t *testing.T) {
 	}
 	if d, err := Seconds("x", 1.5); err != nil || d != 1500*time.Millisecond {
 		t.Errorf("1.5 s = %v, %v", d, err)
+	}
+}
+
+// Issue 18: a 5 s deadline with a hanging presentation ended the run only
+// after 60.7 s, the default grace being longer than the deadline it
+// extends. Unset, the grace is now the default or the run's timeout,
+// whichever is shorter; written explicitly it holds as written.
+func TestPresentationGraceIsNeverLongerThanTheDeadlineUnlessWritten(t *testing.T) {
+	cases := []struct {
+		name             string
+		timeout, grace   float64 // as the config has them (0: unset)
+		wantTimeout      time.Duration
+		wantGrace        time.Duration
+		wantGraceDefault bool
+	}{
+		{"5 s deadline, grace unset", 5, 0, 5 * time.Second, 5 * time.Second, false},
+		{"0.3 s deadline, grace unset", 0.3, 0, 300 * time.Millisecond, 300 * time.Millisecond, false},
+		{"default deadline, grace unset", 0, 0, 0, coord.DefaultPresentationGrace, true},
+		{"an hour, grace unset", 3600, 0, time.Hour, coord.DefaultPresentationGrace, true},
+		{"5 s deadline, grace written 120", 5, 120, 5 * time.Second, 120 * time.Second, false},
+		{"an hour, grace written 1", 3600, 1, time.Hour, time.Second, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := New(Agent{ID: "a", Backend: Backend{Type: "sim"}})
+			cfg.Orchestrator.TimeoutSeconds = c.timeout
+			cfg.Orchestrator.PresentationGraceSeconds = c.grace
+			s, err := cfg.Settings()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.Timeout != c.wantTimeout || s.PresentationGrace != c.wantGrace {
+				t.Errorf("timeout %v, grace %v; want %v, %v", s.Timeout, s.PresentationGrace, c.wantTimeout, c.wantGrace)
+			}
+			if d := s.WithDefaults(); d.PresentationGrace > d.Timeout && c.grace == 0 {
+				t.Errorf("the grace %v outlasts the deadline %v it extends", d.PresentationGrace, d.Timeout)
+			}
+		})
+	}
+	// From a file, the same: the written grace holds.
+	cfg := parseOK(t, oneAgent+"timeout_settings: {orchestrator_timeout_seconds: 5, presentation_grace_seconds: 90}\n", nil)
+	if s, _ := cfg.Settings(); s.PresentationGrace != 90*time.Second {
+		t.Errorf("written grace = %v, want 90s", s.PresentationGrace)
+	}
+	cfg = parseOK(t, oneAgent+"timeout_settings: {orchestrator_timeout_seconds: 5}\n", nil)
+	if s, _ := cfg.Settings(); s.PresentationGrace != 5*time.Second {
+		t.Errorf("unset grace with a 5 s deadline = %v, want 5s", s.PresentationGrace)
 	}
 }

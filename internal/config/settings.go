@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"time"
@@ -59,6 +60,12 @@ func (c *Config) Settings() (coord.Settings, error) {
 	check(err)
 	s.PresentationGrace, err = duration("presentation_grace_seconds", o.PresentationGraceSeconds)
 	check(err)
+	if s.PresentationGrace == 0 && err == nil {
+		// Unset, the grace is the default but never longer than the
+		// deadline it extends: a 5 s run must not present for 60 s more
+		// (it ended after 60.7 s). Written explicitly, it holds as written.
+		s.PresentationGrace = min(coord.DefaultPresentationGrace, cmp.Or(s.Timeout, coord.DefaultTimeout))
+	}
 
 	if o.MaxOrchestrationRestarts < 0 {
 		check(fmt.Errorf("max_orchestration_restarts must be 0 or more, got %d", o.MaxOrchestrationRestarts))

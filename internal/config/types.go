@@ -121,7 +121,8 @@ type Orchestrator struct {
 	AgentTurnTimeoutSeconds float64
 	// PresentationGraceSeconds is how long the final presentation may run
 	// past the run deadline (timeout_settings.presentation_grace_seconds);
-	// 0 means coord.DefaultPresentationGrace.
+	// 0 means coord.DefaultPresentationGrace, or the run's timeout when that
+	// is shorter (Settings).
 	PresentationGraceSeconds float64
 	MaxOrchestrationRestarts int    // coordination.max_orchestration_restarts, default 0
 	RestartPolicy            string // restart (default) | inject
