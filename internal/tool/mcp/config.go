@@ -31,6 +31,9 @@ type Server struct {
 	UnsetVars []string
 	// CallTimeout bounds one call (0 = Options.CallTimeout).
 	CallTimeout time.Duration
+	// InitTimeout bounds one start: the process or connection, the MCP
+	// handshake and the listing of the tools (0 = Options.StartTimeout).
+	InitTimeout time.Duration
 	// Allowed and Exclude are the server's own filters (names bare or
 	// prefixed); the agent's are given to Pool.Tools.
 	Allowed, Exclude []string
@@ -57,8 +60,11 @@ type Options struct {
 	// LogDir receives mcp_<name>_stderr.log for each stdio server; "" puts
 	// them in a temporary directory removed by Close.
 	LogDir string
-	// StartTimeout bounds starting a server and listing its tools
-	// (default 2 minutes: npx may download the server first).
+	// StartTimeout bounds starting a server and listing its tools, unless
+	// the server sets its own InitTimeout (default 30 seconds, upstream's
+	// connect timeout: a server that never answers initialize held every
+	// agent for 2 minutes). A server npx downloads on its first start may
+	// need more: its config says so with init_timeout.
 	StartTimeout time.Duration
 	// CallTimeout bounds a call (default 5 minutes).
 	CallTimeout time.Duration
@@ -80,11 +86,14 @@ type Options struct {
 	// Warn hears what a user should know that is not an error: a filter
 	// that matches no tool, a tool name that had to be changed.
 	Warn func(msg string)
+	// LeftOut hears, as an agent's tools are built (before its turn goes
+	// on), each of its servers that did not start; the warning says why.
+	LeftOut func(LeftOutServer)
 }
 
 // Defaults.
 const (
-	DefaultStartTimeout    = 2 * time.Minute
+	DefaultStartTimeout    = 30 * time.Second
 	DefaultCallTimeout     = 5 * time.Minute
 	DefaultResultCap       = 64 << 10
 	DefaultBreakerFailures = 3
@@ -113,6 +122,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Warn == nil {
 		o.Warn = func(string) {}
+	}
+	if o.LeftOut == nil {
+		o.LeftOut = func(LeftOutServer) {}
 	}
 	return o
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -36,6 +37,10 @@ type Pool struct {
 	ctx     context.Context // of the starts, cancelled by Close
 	cancel  context.CancelFunc
 	gen     atomic.Uint64 // bumped when a server's tools may have changed
+	// deadline, when set (StartBy), ends the starts launched with it:
+	// the run they are for is over by then.
+	deadline time.Time
+	sources  []*source // every agent's, for LeftOut
 }
 
 // NewPool makes an empty pool.
@@ -81,7 +86,11 @@ func (p *Pool) Start() { p.StartIn("") }
 // StartIn is Start with the stderr logs in dir ("" = Options.LogDir, or a
 // temporary directory removed by Close). Only the first call (of Start,
 // StartIn, or an agent asking for its tools) starts anything.
-func (p *Pool) StartIn(dir string) {
+func (p *Pool) StartIn(dir string) { p.StartBy(dir, time.Time{}) }
+
+// StartBy is StartIn for a pool that serves one run: no start goes on
+// past deadline (zero: none), whatever the servers' own start-up limits.
+func (p *Pool) StartBy(dir string, deadline time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.started || p.closed {
@@ -90,6 +99,7 @@ func (p *Pool) StartIn(dir string) {
 	if dir != "" {
 		p.opts.LogDir = dir
 	}
+	p.deadline = deadline
 	p.started = true
 	p.ctx, p.cancel = context.WithCancel(context.Background())
 	for _, s := range p.servers {
@@ -111,6 +121,9 @@ func (p *Pool) StartIn(dir string) {
 // and leave the others going.
 func (p *Pool) launch(s *server, st *startup) {
 	ctx, cancel := context.WithCancel(p.ctx)
+	if !p.deadline.IsZero() {
+		ctx, cancel = context.WithDeadline(p.ctx, p.deadline)
+	}
 	st.cancel = cancel
 	p.wg.Go(func() {
 		defer cancel()
@@ -241,7 +254,37 @@ func (p *Pool) CloseOwner(owner string) {
 // that did not start, and a filter entry that matches nothing, are warned
 // about once (Options.Warn), naming why and the tools there are.
 func (p *Pool) Tools(agent string, servers []Handle, allowed, exclude []string) tool.Source {
-	return &source{pool: p, agent: agent, servers: servers, allowed: allowed, exclude: exclude}
+	src := &source{pool: p, agent: agent, servers: servers, allowed: allowed, exclude: exclude}
+	p.mu.Lock()
+	p.sources = append(p.sources, src)
+	p.mu.Unlock()
+	return src
+}
+
+// LeftOutServer is a server an agent goes without: its last start failed.
+type LeftOutServer struct {
+	Agent, Server string
+	Err           error
+}
+
+// LeftOut lists, for every agent given Tools, the servers whose latest
+// start has ended in failure (those still starting are not listed): what
+// a run reports as not done. Options.LeftOut hears the same as each
+// agent's tools are built.
+func (p *Pool) LeftOut() []LeftOutServer {
+	p.mu.Lock()
+	sources := slices.Clone(p.sources)
+	p.mu.Unlock()
+	var out []LeftOutServer
+	for _, src := range sources {
+		for _, h := range src.servers {
+			st := h.s.state()
+			if isDone(st.ready) && st.err != nil {
+				out = append(out, LeftOutServer{Agent: src.agent, Server: h.s.cfg.Name, Err: st.err})
+			}
+		}
+	}
+	return out
 }
 
 type source struct {
@@ -308,6 +351,9 @@ func (src *source) resolve(r *resolution) {
 		<-st.ready
 		if st.err != nil {
 			warn(fmt.Sprintf("its tools are left out: %v", st.err))
+			// Before the agent's turn goes on without them: a run hears
+			// of it while it runs.
+			src.pool.opts.LeftOut(LeftOutServer{Agent: src.agent, Server: s.cfg.Name, Err: st.err})
 			continue
 		}
 		f := newFilter(s.cfg, src.allowed, src.exclude)

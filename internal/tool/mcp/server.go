@@ -83,17 +83,36 @@ func (s *server) start(ctx context.Context, st *startup) {
 	}
 }
 
+// startTimeout bounds one start of s: its own init_timeout, else the
+// pool's.
+func (s *server) startTimeout() time.Duration {
+	if s.cfg.InitTimeout > 0 {
+		return s.cfg.InitTimeout
+	}
+	return s.opts.StartTimeout
+}
+
 func (s *server) connectAndList(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, s.opts.StartTimeout)
+	limit := s.startTimeout()
+	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
+	timedOut := func(err error) error {
+		if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return err
+		}
+		// The start's own limit, or the run's deadline (Pool.StartBy)
+		// when that came first.
+		return fmt.Errorf("MCP server %s did not start within its start-up limit (init_timeout %v, or the run's deadline if sooner): %w",
+			s.cfg.Name, limit, err)
+	}
 	c, err := s.connect(ctx)
 	if err != nil {
-		return err
+		return timedOut(err)
 	}
 	tools, err := listTools(ctx, c)
 	if err != nil {
 		c.close()
-		return fmt.Errorf("MCP server %s started but listing its tools failed: %w%s", s.cfg.Name, err, s.stderrNote())
+		return timedOut(fmt.Errorf("MCP server %s started but listing its tools failed: %w%s", s.cfg.Name, err, s.stderrNote()))
 	}
 	s.mu.Lock()
 	if s.closed {
@@ -128,7 +147,7 @@ func (s *server) onToolsChanged(context.Context, *sdk.ToolListChangedRequest) {
 		return
 	}
 	s.bg.Go(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), s.opts.StartTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), s.startTimeout())
 		defer cancel()
 		tools, err := listTools(ctx, c)
 		if err != nil {
