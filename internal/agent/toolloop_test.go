@@ -282,12 +282,12 @@ func TestAToolNamedLikeAWorkflowToolFailsTheTurn(t *testing.T) {
 }
 
 func TestInjectedAnswersArriveAfterEachToolStep(t *testing.T) {
-	updates := make(chan coord.StartTurn, 1)
+	updates := NewInbox()
 	newer := append(append([]coord.Answer{}, twoAnswers...), coord.Answer{Label: "agent3", Agent: "c", Content: "Rome.", Rev: 1})
 	var once sync.Once
 	slow := tool.Func(llm.ToolDef{Name: "think"}, func(context.Context, json.RawMessage) (string, error) {
 		// Another agent's answer lands while this tool runs.
-		once.Do(func() { updates <- coord.StartTurn{Agent: "me", Turn: 5, Epoch: 3, Answers: newer} })
+		once.Do(func() { updates.Post(Update{Epoch: 3, Answers: newer}) })
 		return "thought", nil
 	})
 	s, err := tool.NewSet(slow)

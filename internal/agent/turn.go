@@ -48,9 +48,9 @@ type Turn struct {
 	Judge func(seen int, act coord.Action) coord.Verdict
 	// Updates delivers newer answer sets (restart_policy: inject): they are
 	// shown to the model before its next request, after a tool step or a
-	// rejected response. Nil when the policy is restart: then a newer answer
-	// cancels the turn instead.
-	Updates <-chan coord.StartTurn
+	// rejected response. Under restart_policy: restart none is posted: a
+	// newer answer cancels the turn instead.
+	Updates *Inbox
 	// OnReject is told about every rejected attempt (for events and logs).
 	OnReject func(reason string)
 }
@@ -80,7 +80,7 @@ func (t *Turn) Run(ctx context.Context) Result {
 	// the first request needs their definitions, and not before.
 	own, err := t.Tools.Resolve(ctx)
 	if err != nil {
-		p.res.Err = fmt.Errorf("agent tools: %w", err)
+		p.res.Err = &toolsError{err}
 		return p.res
 	}
 	p.own = own
@@ -116,7 +116,7 @@ func (p *play) loop(ctx context.Context) error {
 		// The vote enum follows the answers the model has been shown.
 		tools, err := p.own.With(workflowTools(p.answers, p.judge)...)
 		if err != nil {
-			return fmt.Errorf("agent tools: %w", err)
+			return &toolsError{err}
 		}
 		p.req.Tools = tools.Defs()
 		r, err := collect(ctx, t.Model, &p.req, t.Emit)
@@ -130,7 +130,7 @@ func (p *play) loop(ctx context.Context) error {
 		s := sortCalls(r.calls, tools)
 		if len(s.run) > 0 {
 			if p.res.Steps >= p.maxSteps {
-				return fmt.Errorf("tool step limit reached: the model kept calling tools for %d steps of one turn without a workflow action (limit %d)", p.maxSteps+1, p.maxSteps)
+				return &protocolError{fmt.Sprintf("tool step limit reached: the model kept calling tools for %d steps of one turn without a workflow action (limit %d)", p.maxSteps+1, p.maxSteps)}
 			}
 			p.res.Steps++
 			t.runTools(ctx, r.calls, s, tools)
@@ -159,7 +159,7 @@ func (p *play) loop(ctx context.Context) error {
 			p.req.Messages = append(p.req.Messages, toolMessages(r.calls, s.results)...)
 		}
 		if p.res.Attempts >= MaxAttempts {
-			return fmt.Errorf("no valid workflow action after %d attempts (last problem: %s)", MaxAttempts, lastReason)
+			return &protocolError{fmt.Sprintf("no valid workflow action after %d attempts (last problem: %s)", MaxAttempts, lastReason)}
 		}
 	}
 }
@@ -168,14 +168,9 @@ func (p *play) loop(ctx context.Context) error {
 // last request (restart_policy: inject), so it never decides on a view we
 // already know is stale.
 func (p *play) deliverUpdates() {
-	for p.t.Updates != nil {
-		select {
-		case u := <-p.t.Updates:
-			p.answers, p.seen = u.Answers, u.Epoch
-			p.req.Messages = append(p.req.Messages, llm.Message{Role: llm.RoleUser, Content: UpdateMessage(p.answers)})
-		default:
-			return
-		}
+	if u, ok := p.t.Updates.TakeUpdate(); ok {
+		p.answers, p.seen = u.Answers, u.Epoch
+		p.req.Messages = append(p.req.Messages, llm.Message{Role: llm.RoleUser, Content: UpdateMessage(p.answers)})
 	}
 }
 

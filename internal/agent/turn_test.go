@@ -372,7 +372,7 @@ func TestCancelledContextEndsTheTurnWithItsError(t *testing.T) {
 }
 
 func TestUpdateDeliveredMidTurnIsShownBeforeTheNextRequest(t *testing.T) {
-	updates := make(chan coord.StartTurn, 1)
+	updates := NewInbox()
 	newer := []coord.Answer{
 		twoAnswers[0], twoAnswers[1],
 		{Label: "agent3", Agent: "c", Content: "Paris (pop. 2.1 million).", Rev: 1},
@@ -380,7 +380,7 @@ func TestUpdateDeliveredMidTurnIsShownBeforeTheNextRequest(t *testing.T) {
 	m := script(
 		// While the first response streams, another agent answers.
 		reply{text: "Comparing agent1 and agent2...", usage: llm.Usage{InputTokens: 50, OutputTokens: 10},
-			during: func() { updates <- coord.StartTurn{Agent: "me", Turn: 4, Epoch: 3, Answers: newer} }},
+			during: func() { updates.Post(Update{Epoch: 3, Answers: newer}) }},
 		reply{calls: []llm.ToolCall{call("c1", "vote", `{"agent_id":"agent3","reason":"has the population"}`)},
 			usage: llm.Usage{InputTokens: 80, OutputTokens: 12}},
 	)
@@ -423,7 +423,7 @@ func TestUpdateDeliveredMidTurnIsShownBeforeTheNextRequest(t *testing.T) {
 }
 
 func TestNoUpdateLeavesTheSeenEpochAlone(t *testing.T) {
-	updates := make(chan coord.StartTurn, 1) // inject policy, but nothing arrives
+	updates := NewInbox() // inject policy, but nothing arrives
 	m := script(reply{calls: []llm.ToolCall{call("c1", "vote", `{"agent_id":"agent1","reason":"ok"}`)}})
 	j := &judge{}
 	turn := newTurn(m, j, twoAnswers, 2)

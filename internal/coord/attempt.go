@@ -155,9 +155,10 @@ func (m *Machine) turnFailed(in TurnFailed) []Command {
 	if !ok {
 		return nil
 	}
-	a.lastErr = in.Err
+	a.lastErr, a.lastFailure = in.Err, in.Failure
 	a.status = Idle
-	if in.CircuitOpen && a.circuitWaits < MaxCircuitWaits {
+	circuit := in.CircuitOpen || (in.Failure != nil && in.Failure.Kind == FailCircuitOpen)
+	if circuit && a.circuitWaits < MaxCircuitWaits {
 		// The request never left: the breaker of its provider model is open.
 		// Waiting (the backoff grows) is all that helps; it is not the
 		// agent's fault, so the budget is kept for real failures.
@@ -170,7 +171,7 @@ func (m *Machine) turnFailed(in TurnFailed) []Command {
 	}
 	a.status = Failed
 	a.vote = nil
-	cmds := []Command{AgentFailed{Agent: a.id, Failures: a.failures, Err: in.Err, Reason: fmt.Sprintf("%d consecutive failed turns", a.failures)}}
+	cmds := []Command{AgentFailed{Agent: a.id, Failures: a.failures, Err: in.Err, Reason: fmt.Sprintf("%d consecutive failed turns", a.failures), Failure: in.Failure}}
 	if more := m.release(); len(more) > 0 {
 		return append(cmds, more...)
 	}

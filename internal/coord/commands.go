@@ -50,6 +50,8 @@ type AgentFailed struct {
 	Failures int
 	Err      string
 	Reason   string // e.g. "3 consecutive failed turns"
+	// Failure is the last failure as data (Err is its message), when known.
+	Failure *Failure `json:",omitempty"`
 }
 
 // Present ends coordination: Winner's answer won. Unless Skip says why not,
@@ -130,9 +132,12 @@ type Finish struct {
 	Deadline bool `json:",omitempty"`
 	// GraceExpired is true when the presentation did not end by the deadline
 	// plus the presentation grace, so the stored answer is final.
-	GraceExpired bool           `json:",omitempty"`
-	Tally        map[string]int `json:",omitempty"`
-	Answers      []Answer       `json:",omitempty"`
+	GraceExpired bool `json:",omitempty"`
+	// Failures are the last failure of each agent that had one, in config
+	// order, when the run failed: why every agent left.
+	Failures []Failure      `json:",omitempty"`
+	Tally    map[string]int `json:",omitempty"`
+	Answers  []Answer       `json:",omitempty"`
 }
 
 func (Reply) command()        {}

@@ -72,6 +72,13 @@ func (m *Machine) finish(status RunStatus, reason string) Finish {
 	m.phase = phaseDone
 	f := Finish{Status: status, Reason: reason, Attempt: m.attempt, Answers: m.Answers(),
 		Deadline: m.cut, GraceExpired: m.graceExpired}
+	if status == RunFailed {
+		for _, a := range m.agents {
+			if a.lastFailure != nil {
+				f.Failures = append(f.Failures, *a.lastFailure)
+			}
+		}
+	}
 	if m.win != nil {
 		f.Winner, f.How, f.Tally = m.win.Winner, m.win.How, m.win.Tally
 	}
@@ -108,9 +115,9 @@ func (m *Machine) directDone(in Presented) []Command {
 	id := m.win.Winner
 	switch {
 	case in.Err != "":
-		return m.directFailed(RunFailed, fmt.Sprintf("agent %s: %s", id, in.Err))
+		return m.directFailed(RunFailed, fmt.Sprintf("agent %s: %s", id, in.Err), in.Failure)
 	case in.Text == "" && in.ToolCalls == 0:
-		return m.directFailed(RunFailed, fmt.Sprintf("agent %s: the model returned an empty answer", id))
+		return m.directFailed(RunFailed, fmt.Sprintf("agent %s: the model returned an empty answer", id), nil)
 	}
 	f := Final{Agent: id, Text: in.Text, Reason: DirectReason}
 	m.final = &f
@@ -119,11 +126,12 @@ func (m *Machine) directDone(in Presented) []Command {
 
 // directFailed ends a direct run without an answer; its only agent has
 // failed with it.
-func (m *Machine) directFailed(status RunStatus, reason string) []Command {
-	return []Command{
-		AgentFailed{Agent: m.win.Winner, Failures: 1, Err: reason, Reason: "its only call"},
-		m.finish(status, reason),
+func (m *Machine) directFailed(status RunStatus, reason string, f *Failure) []Command {
+	fin := m.finish(status, reason)
+	if f != nil {
+		fin.Failures = []Failure{*f}
 	}
+	return []Command{AgentFailed{Agent: m.win.Winner, Failures: 1, Err: reason, Reason: "its only call", Failure: f}, fin}
 }
 
 func (m *Machine) evaluated(in Evaluated) []Command {
@@ -164,7 +172,7 @@ func (m *Machine) deadlinePassed() []Command {
 		return []Command{CancelCall{Reason: "run deadline"}, m.finish(RunCompleted, "")}
 	case phaseDirect:
 		return append([]Command{CancelCall{Reason: "run deadline"}},
-			m.directFailed(RunTimedOut, fmt.Sprintf("no answer before the run deadline (%s)", m.cfg.Timeout))...)
+			m.directFailed(RunTimedOut, fmt.Sprintf("no answer before the run deadline (%s)", m.cfg.Timeout), nil)...)
 	}
 	return nil
 }
@@ -207,7 +215,7 @@ func (m *Machine) interrupted() []Command {
 	case phaseEvaluating:
 		return []Command{m.finish(RunInterrupted, "interrupted during post-evaluation")}
 	case phaseDirect:
-		return m.directFailed(RunInterrupted, "interrupted")
+		return m.directFailed(RunInterrupted, "interrupted", nil)
 	}
 	return []Command{m.finish(RunInterrupted, "interrupted")}
 }

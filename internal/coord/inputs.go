@@ -29,6 +29,9 @@ type TurnFailed struct {
 	// request was never sent, so it says nothing about the agent and does
 	// not spend its failure budget (see MaxCircuitWaits for the bound).
 	CircuitOpen bool `json:",omitempty"`
+	// Failure is the failure as data (Err is its message); absent in logs
+	// of earlier versions.
+	Failure *Failure `json:",omitempty"`
 }
 
 // DeadlinePassed is the run deadline (Settings.Timeout) passing.
@@ -44,6 +47,8 @@ type Presented struct {
 	Text      string
 	ToolCalls int    `json:",omitempty"`
 	Err       string `json:",omitempty"`
+	// Failure is Err as data, when the call failed.
+	Failure *Failure `json:",omitempty"`
 }
 
 // Evaluated is the winner's post-evaluation verdict: submit (Restart

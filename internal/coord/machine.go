@@ -46,6 +46,7 @@ type agent struct {
 	// breaker: they do not spend the budget, up to MaxCircuitWaits.
 	circuitWaits int
 	lastErr      string
+	lastFailure  *Failure
 }
 
 // Machine is the coordination state of one whole run: its attempts, each

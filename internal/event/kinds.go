@@ -1,6 +1,10 @@
 package event
 
-import "time"
+import (
+	"time"
+
+	"github.com/massgen/massgen/internal/coord"
+)
 
 // The event kinds. Each embeds Header; field names say what coord knows
 // at the moment, so no consumer re-derives labels, tallies or epochs.
@@ -97,6 +101,7 @@ type TurnRestarted struct {
 type TurnFailed struct {
 	Header
 	Agent, Err string
+	Failure    *coord.Failure // Err as data
 }
 
 // TurnEnded: a turn (or presentation call) finished, any way; Usage is
@@ -110,16 +115,19 @@ type TurnEnded struct {
 	ToolRounds int
 }
 
-// AgentFailed: Agent left the run.
+// AgentFailed: Agent left the run; Failure is its last failure as data.
 type AgentFailed struct {
 	Header
 	Agent, Err, Reason string
+	Failure            *coord.Failure
 }
 
-// Timeout: the run deadline passed (Agent == "") or Agent's turn timed out.
+// Timeout: the run deadline passed (Agent == "") or Agent's turn timed out
+// (Failure says how, as data).
 type Timeout struct {
 	Header
 	Agent, Err, Reason string
+	Failure            *coord.Failure
 }
 
 // BudgetExceeded: max_cost_usd or max_total_tokens was reached.
@@ -187,6 +195,9 @@ type RunFinished struct {
 	// end by the run deadline plus the presentation grace.
 	Fallback     string
 	GraceExpired bool
+	// Failures are why the agents left, when the run failed: the last
+	// failure of each agent that had one, in config order.
+	Failures []coord.Failure
 }
 
 func (RunStarted) Type() Type     { return TypeRunStarted }

@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 	"time"
+
+	"github.com/massgen/massgen/internal/coord"
 )
 
 // Record is the flat JSON form of an event, one object per event in
@@ -50,6 +52,11 @@ type Record struct {
 	Total        float64     `json:"total,omitempty"`         // tool_progress: of how much (0: unknown)
 	Fallback     string      `json:"fallback,omitempty"`      // run_finished: why the stored answer is final
 	GraceExpired bool        `json:"grace_expired,omitempty"` // run_finished: the presentation ran out of grace
+
+	// Failures as data (turn_failed, timeout, agent_failed: Failure;
+	// run_finished of a failed run: Failures); Err stays their text.
+	Failure  *coord.Failure  `json:"failure,omitempty"`
+	Failures []coord.Failure `json:"failures,omitempty"`
 }
 
 // ToRecord flattens e.
@@ -115,13 +122,13 @@ func FromRecord(r Record) (Event, error) {
 	case TypeTurnRestarted:
 		e = TurnRestarted{Agent: r.Agent, Cause: r.Target, Reason: r.Reason}
 	case TypeTurnFailed:
-		e = TurnFailed{Agent: r.Agent, Err: r.Err}
+		e = TurnFailed{Agent: r.Agent, Err: r.Err, Failure: cloneFailure(r.Failure)}
 	case TypeTurnEnded:
 		e = TurnEnded{Agent: r.Agent, Usage: u, ToolRounds: r.ToolRounds}
 	case TypeAgentFailed:
-		e = AgentFailed{Agent: r.Agent, Err: r.Err, Reason: r.Reason}
+		e = AgentFailed{Agent: r.Agent, Err: r.Err, Reason: r.Reason, Failure: cloneFailure(r.Failure)}
 	case TypeTimeout:
-		e = Timeout{Agent: r.Agent, Err: r.Err, Reason: r.Reason}
+		e = Timeout{Agent: r.Agent, Err: r.Err, Reason: r.Reason, Failure: cloneFailure(r.Failure)}
 	case TypeBudgetExceeded:
 		e = BudgetExceeded{Reason: r.Reason}
 	case TypeWinnerSelected:
@@ -137,11 +144,21 @@ func FromRecord(r Record) (Event, error) {
 	case TypeRunRestarted:
 		e = RunRestarted{Agent: r.Agent, Reason: r.Reason, Instructions: r.Text}
 	case TypeRunFinished:
-		e = RunFinished{Status: r.Status, Winner: r.Agent, Err: r.Err, Fallback: r.Fallback, GraceExpired: r.GraceExpired}
+		e = RunFinished{Status: r.Status, Winner: r.Agent, Err: r.Err, Fallback: r.Fallback, GraceExpired: r.GraceExpired,
+			Failures: slices.Clone(r.Failures)}
 	default:
 		return nil, fmt.Errorf("event: unknown type %q", r.Type)
 	}
 	return e.withHead(h), nil
+}
+
+// cloneFailure copies f, so that an event and its record never share one.
+func cloneFailure(f *coord.Failure) *coord.Failure {
+	if f == nil {
+		return nil
+	}
+	c := *f
+	return &c
 }
 
 func cloneVotes(m map[string]int) map[string]int {
@@ -219,12 +236,18 @@ func (e TurnRestarted) record() Record {
 	return Record{Agent: e.Agent, Target: e.Cause, Reason: e.Reason}
 }
 
-func (e TurnFailed) record() Record { return Record{Agent: e.Agent, Err: e.Err} }
+func (e TurnFailed) record() Record {
+	return Record{Agent: e.Agent, Err: e.Err, Failure: cloneFailure(e.Failure)}
+}
 func (e TurnEnded) record() Record {
 	return usageRecord(Record{Agent: e.Agent, ToolRounds: e.ToolRounds}, e.Usage)
 }
-func (e AgentFailed) record() Record    { return Record{Agent: e.Agent, Err: e.Err, Reason: e.Reason} }
-func (e Timeout) record() Record        { return Record{Agent: e.Agent, Err: e.Err, Reason: e.Reason} }
+func (e AgentFailed) record() Record {
+	return Record{Agent: e.Agent, Err: e.Err, Reason: e.Reason, Failure: cloneFailure(e.Failure)}
+}
+func (e Timeout) record() Record {
+	return Record{Agent: e.Agent, Err: e.Err, Reason: e.Reason, Failure: cloneFailure(e.Failure)}
+}
 func (e BudgetExceeded) record() Record { return Record{Reason: e.Reason} }
 
 // Reason = how the winner was chosen; Label = the winning answer's stable label.
@@ -252,5 +275,6 @@ func (e RunRestarted) record() Record {
 
 // Agent = winner.
 func (e RunFinished) record() Record {
-	return Record{Agent: e.Winner, Status: e.Status, Err: e.Err, Fallback: e.Fallback, GraceExpired: e.GraceExpired}
+	return Record{Agent: e.Winner, Status: e.Status, Err: e.Err, Fallback: e.Fallback, GraceExpired: e.GraceExpired,
+		Failures: slices.Clone(e.Failures)}
 }

@@ -1,6 +1,8 @@
 package event
 
 import (
+	"github.com/massgen/massgen/internal/coord"
+
 	"encoding/json"
 	"slices"
 	"strings"
@@ -26,10 +28,10 @@ func samples() []Event {
 		VoteAccepted{h, "b", "c", "agent1", "agent3.1", "best"},
 		ActionRejected{h, "a", "no tool call"},
 		TurnRestarted{h, "b", "a", "new answer from a"},
-		TurnFailed{h, "a", "503"},
+		TurnFailed{h, "a", "503", &coord.Failure{Kind: coord.FailProvider, Agent: "a", Provider: "openai", Model: "gpt-4o", Status: 503, Retryable: true, Message: "503"}},
 		TurnEnded{h, "a", u, 2},
-		AgentFailed{h, "a", "503", "3 consecutive failed turns"},
-		Timeout{h, "a", "deadline", "turn timeout"},
+		AgentFailed{h, "a", "503", "3 consecutive failed turns", &coord.Failure{Kind: coord.FailAuth, Agent: "a", Status: 401, Message: "401"}},
+		Timeout{h, "a", "deadline", "turn timeout", &coord.Failure{Kind: coord.FailTimeout, Agent: "a", Retryable: true, Message: "deadline"}},
 		BudgetExceeded{h, "max_cost_usd"},
 		WinnerSelected{h, "c", map[string]int{"c": 2}, "plurality", "agent3.1", refs},
 		FinalStarted{h, "c", "present", "presentation"},
@@ -37,7 +39,8 @@ func samples() []Event {
 		FinalAnswer{h, "c", "final", "presentation", u},
 		PostEvaluation{h, "c", "restart", "wrong", u},
 		RunRestarted{h, "c", "wrong", "fix it"},
-		RunFinished{h, "completed", "c", "boom", "the presentation failed, so the stored answer is final", true},
+		RunFinished{h, "completed", "c", "boom", "the presentation failed, so the stored answer is final", true,
+			[]coord.Failure{{Kind: coord.FailQuota, Agent: "a", Provider: "claude", Status: 429, Message: "quota"}}},
 	}
 }
 

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/massgen/massgen/internal/agent"
 	"github.com/massgen/massgen/internal/coord"
 	"github.com/massgen/massgen/internal/event"
-	"github.com/massgen/massgen/internal/llm"
 	"github.com/massgen/massgen/internal/redact"
 )
 
@@ -122,20 +122,20 @@ func (r *runner) handle(msg inboxMsg) []coord.Command {
 	case msg.result != nil:
 		_, live := r.live[msg.turn]
 		delete(r.live, msg.turn)
-		err := msg.result.err
-		if err == nil || !live {
+		f := msg.result.failure
+		if f == nil || !live {
 			return cmds // accepted or superseded: the machine already moved on
 		}
-		// The failure's text goes to events, logs and the machine: masked
-		// (a provider's error is already; a tool's or a wrapper's may not be).
-		why := redact.Error(err)
-		var e event.Event = event.TurnFailed{Agent: msg.agent, Err: why}
-		if errors.Is(err, context.DeadlineExceeded) {
-			e = event.Timeout{Agent: msg.agent, Err: why}
+		// The failure's text goes to events, logs and the machine masked: a
+		// provider's error already is, a tool's or a wrapper's may not be.
+		f.Agent, f.Message = msg.agent, redact.String(f.Message)
+		var e event.Event = event.TurnFailed{Agent: msg.agent, Err: f.Message, Failure: f}
+		if f.Kind == coord.FailTimeout {
+			e = event.Timeout{Agent: msg.agent, Err: f.Message, Failure: f}
 		}
 		r.publish(e)
-		return append(cmds, r.step(coord.TurnFailed{Agent: msg.agent, Turn: msg.turn, Err: why,
-			CircuitOpen: errors.Is(err, llm.ErrCircuitOpen)})...)
+		return append(cmds, r.step(coord.TurnFailed{Agent: msg.agent, Turn: msg.turn, Err: f.Message,
+			CircuitOpen: f.Kind == coord.FailCircuitOpen, Failure: f})...)
 	case msg.call != nil:
 		r.call, r.lastCall = nil, nil
 		switch in := msg.call.in.(type) {
@@ -188,17 +188,14 @@ func (r *runner) exec(ctx context.Context, cmds []coord.Command) *coord.Finish {
 			}
 		case coord.Inject:
 			if t := r.live[c.Turn]; t != nil {
-				select { // keep only the newest answer set
-				case <-t.updates:
-				default:
-				}
 				// The live turn reads its view as it goes: laid out
-				// before the update reaches it.
+				// before the update reaches it. The inbox keeps only the
+				// newest answer set.
 				r.beforeTurn(r.byID[c.Agent])(c.Answers)
-				t.updates <- coord.StartTurn{Agent: c.Agent, Turn: c.Turn, Epoch: c.Epoch, Answers: c.Answers}
+				t.inbox.Post(agent.Update{Epoch: c.Epoch, Answers: c.Answers})
 			}
 		case coord.AgentFailed:
-			r.publish(event.AgentFailed{Agent: c.Agent, Err: c.Err, Reason: c.Reason})
+			r.publish(event.AgentFailed{Agent: c.Agent, Err: c.Err, Reason: c.Reason, Failure: c.Failure})
 		case coord.Present:
 			r.publish(event.WinnerSelected{Agent: c.Winner, Votes: c.Tally, How: c.How, Label: r.answerRef(c.Answer).Answer, Answers: r.answerRefs(c.Answers)})
 			if c.Skip == "" {

@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"time"
 
+	"github.com/massgen/massgen/internal/agent"
 	"github.com/massgen/massgen/internal/coord"
 	"github.com/massgen/massgen/internal/event"
 	"github.com/massgen/massgen/internal/llm"
@@ -11,7 +12,10 @@ import (
 
 // Agent is one team member, ready to run.
 type Agent struct {
-	ID        string
+	ID string
+	// Impl plays the agent's tasks. Nil: the LLM agent (agent.LLM) made of
+	// Model, Params, FinalParams, Tools and PresentTools below.
+	Impl      agent.Agent
 	Backend   string // backend type, for display and logs
 	ModelName string
 	Model     llm.Model

@@ -3,28 +3,40 @@ package orchestrator
 import (
 	"context"
 	"fmt"
-	"maps"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/massgen/massgen/internal/agent"
 	"github.com/massgen/massgen/internal/coord"
 	"github.com/massgen/massgen/internal/event"
-	"github.com/massgen/massgen/internal/llm"
-	"github.com/massgen/massgen/internal/tool"
+	"github.com/massgen/massgen/internal/redact"
 )
 
-// startCall runs the presentation, evaluation or direct call of agent id in
-// its own goroutine; its result comes back to the loop. The machine bounds
-// it (the deadline, the presentation grace) with CancelCall, not a context
-// deadline, so that the rule lives in one place.
-func (r *runner) startCall(ctx context.Context, id string, call func(context.Context) callResult) {
+// startCall runs the presentation, evaluation or direct call of agent id,
+// task, in its own goroutine; its result comes back to the loop. The
+// machine bounds it (the deadline, the presentation grace) with
+// CancelCall, not a context deadline, so that the rule lives in one place.
+// before runs first, in that goroutine.
+func (r *runner) startCall(ctx context.Context, id string, task agent.Task, before func(), result func(agent.Done) coord.Input) {
 	cctx, cancel := context.WithCancelCause(ctx)
 	r.call = cancel
+	h := event.Header{Attempt: r.attempt, Epoch: r.epoch} // read here, on the loop goroutine
+	final := task.Kind == agent.TaskPresent || task.Kind == agent.TaskDirect
+	impl := r.impl(r.byID[id])
 	r.wg.Go(func() {
 		defer cancel(nil)
-		res := call(r.o.Activities.watch(cctx, id))
+		if before != nil {
+			before()
+		}
+		inbox := agent.NewInbox()
+		done := r.follow(impl.Run(r.o.Activities.watch(cctx, id), task, inbox), inbox, id, h, final, nil)
+		if f := done.Failure; f != nil {
+			f.Agent, f.Message = id, redact.String(f.Message)
+		}
+		res := callResult{in: result(done), usage: done.Usage}
+		if p, ok := res.in.(coord.Presented); ok && p.Err == "" {
+			res.calls = done.ToolCalls
+		}
 		res.cost = r.addUsage(id, res.usage)
 		r.send(inboxMsg{agent: id, call: &res})
 	})
@@ -38,26 +50,20 @@ func (r *runner) startPresentation(ctx context.Context, p coord.Present) {
 	user := agent.HistoryBlock(r.o.History) + agent.PresentationUser(r.question, p.Winner, voteSummary(p.Winner, p.Tally, p.How, p.Votes), p.Answers)
 	user = withFinalInstruction(user, r.o.FinalInstruction)
 	r.publish(event.FinalStarted{Agent: p.Winner, Prompt: system + "\n\n" + user, Mode: "presentation"})
-	emit := deltas{b: r.o.Events, agent: p.Winner, final: true, attempt: r.attempt, epoch: r.epoch}
-	attempt, epoch := r.attempt, r.epoch // read here, on the loop goroutine
-	r.startCall(ctx, p.Winner, func(ctx context.Context) callResult {
+	task := agent.Task{Kind: agent.TaskPresent, Question: r.question, System: system, User: user,
+		Answers: p.Answers, ClientTools: r.o.ClientTools}
+	var off func()
+	r.startCall(ctx, p.Winner, task, func() {
 		prepare(p.Answers)
 		if a.OnPresent != nil {
 			a.OnPresent(true)
-			defer a.OnPresent(false)
+			off = func() { a.OnPresent(false) }
 		}
-		if a.PresentTools != nil {
-			pr := &agent.Presentation{Model: a.Model, Request: finalRequest(a),
-				System: system, User: user, Client: r.o.ClientTools, Tools: a.PresentTools, Emit: emit,
-				OnTool: func(call llm.ToolCall, res tool.Result, d time.Duration) {
-					r.countTools(p.Winner, ToolUse{Calls: 1, Errors: btoi(res.IsError)})
-					r.o.Events.Publish(event.ToolCalled{Header: event.Header{Attempt: attempt, Epoch: epoch}, Agent: p.Winner,
-						Tool: call.Name, Args: preview(call.Arguments), Result: preview(res.Content), IsError: res.IsError, Duration: d})
-				}}
-			return presented(pr.Run(r.toolProgress(ctx, p.Winner, attempt, epoch)))
+	}, func(d agent.Done) coord.Input {
+		if off != nil {
+			off()
 		}
-		text, calls, usage, err := agent.PresentWithTools(ctx, a.Model, finalRequest(a), system, user, r.o.ClientTools, emit)
-		return presented(text, calls, usage, err)
+		return presented(d)
 	})
 }
 
@@ -68,25 +74,8 @@ func (r *runner) startDirect(ctx context.Context, c coord.AnswerDirect) {
 	a := r.byID[c.Agent]
 	user := withFinalInstruction(agent.HistoryBlock(r.o.History)+r.question, r.o.FinalInstruction)
 	r.publish(event.FinalStarted{Agent: a.ID, Prompt: strings.TrimSpace(a.SystemMessage + "\n\n" + user), Mode: "direct"})
-	emit := deltas{b: r.o.Events, agent: a.ID, final: true, attempt: r.attempt}
-	r.startCall(ctx, a.ID, func(ctx context.Context) callResult {
-		text, calls, usage, err := agent.PresentWithTools(ctx, a.Model, finalRequest(a), a.SystemMessage, user, r.o.ClientTools, emit)
-		return presented(text, calls, usage, err)
-	})
-}
-
-// finalRequest is the request of agent a's final presentation or direct
-// answer: its parameters, and its FinalParams over them.
-func finalRequest(a *Agent) llm.Request {
-	params := a.Params
-	if len(a.FinalParams) > 0 {
-		params = maps.Clone(a.Params)
-		if params == nil {
-			params = map[string]any{}
-		}
-		maps.Copy(params, a.FinalParams)
-	}
-	return llm.Request{Model: a.ModelName, Params: params}
+	task := agent.Task{Kind: agent.TaskDirect, Question: r.question, System: a.SystemMessage, User: user, ClientTools: r.o.ClientTools}
+	r.startCall(ctx, a.ID, task, nil, presented)
 }
 
 // withFinalInstruction adds Options.FinalInstruction to a final prompt.
@@ -97,21 +86,27 @@ func withFinalInstruction(user, instruction string) string {
 	return user + "\n\n" + instruction
 }
 
-func presented(text string, calls []llm.ToolCall, usage llm.Usage, err error) callResult {
-	in := coord.Presented{Text: text, ToolCalls: len(calls)}
-	if err != nil {
-		in, calls = coord.Presented{Err: err.Error()}, nil
+// presented is the machine's input for a finished presentation or direct
+// call.
+func presented(d agent.Done) coord.Input {
+	if f := d.Failure; f != nil {
+		return coord.Presented{Err: f.Message, Failure: f}
 	}
-	return callResult{in: in, calls: calls, usage: usage}
+	return coord.Presented{Text: d.Text, ToolCalls: len(d.ToolCalls)}
 }
 
 // startEvaluation has the winner check the final answer.
 func (r *runner) startEvaluation(ctx context.Context, c coord.Evaluate) {
 	a := r.byID[c.Agent]
-	r.startCall(ctx, c.Agent, func(ctx context.Context) callResult {
-		ev := agent.PostEvaluate(ctx, a.Model, llm.Request{Model: a.ModelName, Params: a.Params},
-			agent.PresentationSystem(a.SystemMessage), agent.PostEvalUser(r.question, c.Final), nil)
-		return callResult{in: coord.Evaluated{Restart: ev.Restart, Reason: ev.Reason, Instructions: ev.Instructions}, usage: ev.Usage}
+	task := agent.Task{Kind: agent.TaskEvaluate, Question: r.question, Final: c.Final,
+		System: agent.PresentationSystem(a.SystemMessage), User: agent.PostEvalUser(r.question, c.Final)}
+	r.startCall(ctx, c.Agent, task, nil, func(d agent.Done) coord.Input {
+		// An evaluation that failed or said nothing counts as submit: it
+		// must not throw away a good answer.
+		if ev := d.Evaluation; ev != nil {
+			return coord.Evaluated{Restart: ev.Restart, Reason: ev.Reason, Instructions: ev.Instructions}
+		}
+		return coord.Evaluated{}
 	})
 }
 

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/massgen/massgen/internal/agent"
 	"github.com/massgen/massgen/internal/coord"
 	"github.com/massgen/massgen/internal/event"
 	"github.com/massgen/massgen/internal/llm"
@@ -93,9 +94,9 @@ type runner struct {
 
 // liveTurn is an in-flight turn as the loop sees it.
 type liveTurn struct {
-	agent   string
-	cancel  context.CancelCauseFunc
-	updates chan coord.StartTurn // inject policy only
+	agent  string
+	cancel context.CancelCauseFunc
+	inbox  *agent.Inbox // verdicts, and updates under the inject policy
 }
 
 // inboxMsg is how a turn, a call or a timer talks to the loop.
@@ -114,7 +115,9 @@ type submission struct {
 	reply chan coord.Verdict
 }
 
-type turnResult struct{ err error }
+// turnResult is how a turn ended: nil failure when its action was
+// accepted or found stale.
+type turnResult struct{ failure *coord.Failure }
 
 // callResult is a finished presentation, evaluation or direct call: the
 // input it makes for the machine, and what only the orchestrator keeps.

@@ -2,8 +2,8 @@ package orchestrator
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"iter"
 	"time"
 	"unicode/utf8"
 
@@ -11,16 +11,12 @@ import (
 	"github.com/massgen/massgen/internal/coord"
 	"github.com/massgen/massgen/internal/event"
 	"github.com/massgen/massgen/internal/llm"
-	"github.com/massgen/massgen/internal/tool"
 )
 
 func (r *runner) startTurn(ctx context.Context, c coord.StartTurn) {
 	a, attempt := r.byID[c.Agent], r.attempt
 	tctx, cancel := context.WithCancelCause(ctx)
-	lt := &liveTurn{agent: c.Agent, cancel: cancel}
-	if r.o.RestartPolicy == coord.RestartInject {
-		lt.updates = make(chan coord.StartTurn, 1)
-	}
+	lt := &liveTurn{agent: c.Agent, cancel: cancel, inbox: agent.NewInbox()}
 	r.live[c.Turn] = lt
 	prepare := r.beforeTurn(a)
 	user := agent.HistoryBlock(r.o.History) + agent.UserMessage(r.question, r.feedback, c.Answers)
@@ -29,41 +25,17 @@ func (r *runner) startTurn(ctx context.Context, c coord.StartTurn) {
 		started.Reason = fmt.Sprintf("retry after %s (backoff after failed turns)", c.Delay)
 	}
 	r.publish(started)
-	turn := &agent.Turn{
-		Model:   a.Model,
-		Request: llm.Request{Model: a.ModelName, Params: a.Params},
+	task := agent.Task{
+		Kind: agent.TaskCoordinate, Turn: c.Turn, Question: r.question,
 		System:  agent.SystemPrompt(a.SystemMessage, r.o.VotingSensitivity.String(), r.o.Novelty.String(), r.o.Now()) + agent.ToolsSection(r.o.ClientTools),
 		User:    user,
-		Answers: c.Answers,
-		Epoch:   c.Epoch,
-		Emit:    deltas{b: r.o.Events, agent: c.Agent, attempt: attempt, epoch: c.Epoch},
-		Updates: lt.updates,
-		Tools:   a.Tools,
-		OnTool: func(call llm.ToolCall, res tool.Result, d time.Duration) {
-			r.countTools(c.Agent, ToolUse{Calls: 1, Errors: btoi(res.IsError)})
-			r.o.Events.Publish(event.ToolCalled{Header: event.Header{Attempt: attempt, Epoch: c.Epoch}, Agent: c.Agent,
-				Tool: call.Name, Args: preview(call.Arguments), Result: preview(res.Content), IsError: res.IsError, Duration: d})
-		},
-		Judge: func(seen int, act coord.Action) coord.Verdict {
-			reply := make(chan coord.Verdict, 1)
-			if !r.send(inboxMsg{agent: c.Agent, turn: c.Turn, submit: &submission{seen: seen, act: act, reply: reply}}) {
-				return coord.Verdict{Outcome: coord.Stale, Message: "coordination ended"}
-			}
-			select {
-			case v := <-reply:
-				return v
-			case <-r.loopDone:
-				return coord.Verdict{Outcome: coord.Stale, Message: "coordination ended"}
-			}
-		},
-		OnReject: func(reason string) {
-			r.o.Events.Publish(event.ActionRejected{Header: event.Header{Attempt: attempt, Epoch: c.Epoch}, Agent: c.Agent, Reason: reason})
-		},
+		Answers: c.Answers, Epoch: c.Epoch,
 	}
-	timeout := r.o.TurnTimeout
+	h := event.Header{Attempt: attempt, Epoch: c.Epoch}
+	impl, timeout := r.impl(a), r.o.TurnTimeout
 	r.wg.Go(func() {
 		defer cancel(nil)
-		var res agent.Result
+		var done agent.Done
 		if wait(tctx, c.Delay) {
 			prepare(c.Answers)
 			runCtx := r.o.Activities.watch(tctx, c.Agent)
@@ -72,30 +44,87 @@ func (r *runner) startTurn(ctx context.Context, c coord.StartTurn) {
 				runCtx, stop = context.WithTimeout(runCtx, timeout)
 				defer stop()
 			}
-			res = turn.Run(r.toolProgress(runCtx, c.Agent, attempt, c.Epoch))
-			if res.Err != nil && errors.Is(res.Err, context.DeadlineExceeded) && tctx.Err() == nil {
-				res.Err = fmt.Errorf("turn timed out after %s: %w", timeout, context.DeadlineExceeded)
+			done = r.follow(impl.Run(runCtx, task, lt.inbox), lt.inbox, c.Agent, h, false, func(p agent.Propose) coord.Verdict {
+				return r.judge(c, p)
+			})
+			if f := done.Failure; f != nil && f.Kind == coord.FailTimeout && tctx.Err() == nil {
+				f.Message = fmt.Sprintf("turn timed out after %s: %s", timeout, f.Message)
 			}
 		} else {
-			res.Err = context.Cause(tctx) // cancelled while waiting: no request was made
+			// Cancelled while waiting: no request was made.
+			done.Failure = agent.FailureOf(context.Cause(tctx), c.Agent, a.Backend, a.ModelName)
 		}
-		cost := r.addUsage(c.Agent, res.Usage)
-		r.countTools(c.Agent, ToolUse{Rounds: res.Steps})
+		cost := r.addUsage(c.Agent, done.Usage)
+		r.countTools(c.Agent, ToolUse{Rounds: done.Steps})
 		// Usage is published as the turn ends, cancelled turns included, so
 		// the logs count every token that was paid for.
-		r.o.Events.Publish(event.TurnEnded{Header: event.Header{Attempt: attempt, Epoch: c.Epoch}, Agent: c.Agent,
-			Usage: event.Usage{InputTokens: res.Usage.InputTokens, OutputTokens: res.Usage.OutputTokens, CostUSD: cost}, ToolRounds: res.Steps})
-		r.send(inboxMsg{agent: c.Agent, turn: c.Turn, result: &turnResult{err: res.Err}})
+		r.o.Events.Publish(event.TurnEnded{Header: h, Agent: c.Agent,
+			Usage: event.Usage{InputTokens: done.Usage.InputTokens, OutputTokens: done.Usage.OutputTokens, CostUSD: cost}, ToolRounds: done.Steps})
+		r.send(inboxMsg{agent: c.Agent, turn: c.Turn, result: &turnResult{failure: done.Failure}})
 	})
 }
 
-// toolProgress returns ctx with the progress of agent's tools published
-// as ToolProgress events (droppable: a slow reader loses some, not the run).
-func (r *runner) toolProgress(ctx context.Context, agent string, attempt, epoch int) context.Context {
-	return tool.WithProgress(ctx, func(p tool.Progress) {
-		r.o.Events.Publish(event.ToolProgress{Header: event.Header{Attempt: attempt, Epoch: epoch}, Agent: agent,
-			Tool: p.Tool, Progress: p.Progress, Total: p.Total, Message: p.Message})
-	})
+// judge puts a turn's proposal to the loop and waits for the machine's
+// verdict: the round trip of one Propose outcome.
+func (r *runner) judge(c coord.StartTurn, p agent.Propose) coord.Verdict {
+	reply := make(chan coord.Verdict, 1)
+	if !r.send(inboxMsg{agent: c.Agent, turn: c.Turn, submit: &submission{seen: p.Seen, act: p.Action, reply: reply}}) {
+		return coord.Verdict{Outcome: coord.Stale, Message: "coordination ended"}
+	}
+	select {
+	case v := <-reply:
+		return v
+	case <-r.loopDone:
+		return coord.Verdict{Outcome: coord.Stale, Message: "coordination ended"}
+	}
+}
+
+// follow reads a task's outcomes to its Done, from the task's goroutine:
+// it publishes what they mean as events (final: the text is the final
+// answer's) and answers each proposal with judge's verdict through the
+// task's inbox (judge nil: the task may not propose).
+func (r *runner) follow(outcomes iter.Seq[agent.Outcome], inbox *agent.Inbox, id string, h event.Header, final bool,
+	judge func(agent.Propose) coord.Verdict) agent.Done {
+	var done agent.Done
+	for o := range outcomes {
+		switch o := o.(type) {
+		case agent.Text:
+			if final {
+				r.o.Events.Publish(event.FinalDelta{Header: h, Agent: id, Text: o.Text})
+			} else {
+				r.o.Events.Publish(event.TextDelta{Header: h, Agent: id, Text: o.Text})
+			}
+		case agent.Reasoning:
+			r.o.Events.Publish(event.ReasoningDelta{Header: h, Agent: id, Text: o.Text})
+		case agent.ToolUsed:
+			r.countTools(id, ToolUse{Calls: 1, Errors: btoi(o.IsError)})
+			r.o.Events.Publish(event.ToolCalled{Header: h, Agent: id,
+				Tool: o.Tool, Args: preview(o.Args), Result: preview(o.Result), IsError: o.IsError, Duration: o.Duration})
+		case agent.ToolProgress:
+			r.o.Events.Publish(event.ToolProgress{Header: h, Agent: id, Tool: o.Tool, Progress: o.Progress, Total: o.Total, Message: o.Message})
+		case agent.Rejected:
+			r.o.Events.Publish(event.ActionRejected{Header: h, Agent: id, Reason: o.Reason})
+		case agent.Propose:
+			v := coord.Verdict{Outcome: coord.Rejected, Message: "only a coordination turn may propose a workflow action"}
+			if judge != nil {
+				v = judge(o)
+			}
+			inbox.Post(agent.Verdict{Verdict: v})
+		case agent.Done:
+			done = o
+		}
+	}
+	return done
+}
+
+// impl is the Agent that plays a's tasks: its own implementation, or the
+// LLM agent made of its model and tools.
+func (r *runner) impl(a *Agent) agent.Agent {
+	if a.Impl != nil {
+		return a.Impl
+	}
+	return &agent.LLM{ID: a.ID, Backend: a.Backend, ModelName: a.ModelName, Model: a.Model, Params: a.Params,
+		FinalParams: a.FinalParams, Tools: a.Tools, PresentTools: a.PresentTools}
 }
 
 // wait sleeps for d (a retry backoff) unless ctx ends first; it reports
@@ -163,29 +192,6 @@ func (r *runner) overBudget() string {
 		return fmt.Sprintf("max_total_tokens: spent %d of %d tokens", tokens, r.o.MaxTokens)
 	}
 	return ""
-}
-
-// deltas forwards streamed text to the event broker. Turn goroutines
-// publish directly (not through the loop), so they carry the attempt and the
-// epoch of the answer set their turn saw.
-type deltas struct {
-	b              *event.Broker
-	agent          string
-	final          bool // the text is the final presentation's
-	attempt, epoch int
-}
-
-func (d deltas) Text(s string) {
-	h := event.Header{Attempt: d.attempt, Epoch: d.epoch}
-	if d.final {
-		d.b.Publish(event.FinalDelta{Header: h, Agent: d.agent, Text: s})
-		return
-	}
-	d.b.Publish(event.TextDelta{Header: h, Agent: d.agent, Text: s})
-}
-
-func (d deltas) Reasoning(s string) {
-	d.b.Publish(event.ReasoningDelta{Header: event.Header{Attempt: d.attempt, Epoch: d.epoch}, Agent: d.agent, Text: s})
 }
 
 // preview shortens a tool call's arguments or result for the events; the
