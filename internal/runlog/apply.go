@@ -61,7 +61,10 @@ func (w *Writer) apply(e event.Event) error {
 	}
 	rec := event.ToRecord(e)
 	w.events = append(w.events, rec)
-	errs := []error{w.appendJournal(rec)}
+	var errs []error
+	if !w.persisted.Load() {
+		errs = append(errs, w.appendJournal(rec))
+	}
 	a := w.cur
 	switch e := e.(type) {
 	case event.RunStarted:

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/massgen/massgen/internal/coord"
@@ -65,6 +66,10 @@ type Writer struct {
 	cur      *attempt
 
 	answerFile string
+
+	// persisted: the journal is written by Persist (a broker's sink,
+	// before delivery), not by Handle.
+	persisted atomic.Bool
 }
 
 // New creates root/log_<YYYYMMDD_HHMMSS_ffffff>/ (suffixed _2, _3… if a
