@@ -89,9 +89,10 @@ type TurnLog struct {
 	N          int
 	Nested     bool
 	SessionDir string
-	// Record, when set, consumes the run's events (deltas left out) from
-	// the start; it must read its subscription until it ends.
-	Record func(sub *event.Subscription)
+	// Persist, when set, stores the run's events as they are published,
+	// before anyone sees them (event.Broker.Persist: deltas never reach
+	// it, and it must return once the event is durable).
+	Persist func(event.Event) error
 }
 
 // RunInfo is what ObserveRun learns about a run as it starts.
@@ -211,21 +212,28 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 
 	out := &Outcome{IgnoredFeatures: ignored}
 	var wg sync.WaitGroup
+	// Persist, then deliver: every event but the deltas is in
+	// coordination_events.jsonl (written, so the OS keeps it across a kill
+	// -9) and a session turn's answers and votes are committed to the
+	// sessions database before any display, client or writer sees them.
+	if logs != nil {
+		broker.Persist(logs.Persist)
+	}
+	if rq.Turn != nil && rq.Turn.Persist != nil {
+		broker.Persist(rq.Turn.Persist)
+	}
+	// The run's own writers are never cut for lagging: they queue.
 	if logs != nil {
 		out.LogDir = logs.Dir()
 		wss.setLogDir(out.LogDir)
-		sub := broker.Subscribe()
+		sub := broker.SubscribeWith(event.SubscribeOptions{NeverCut: true})
 		// The log writer ends when the broker closes, not when ctx does, so
 		// an interrupted run still records its final events.
 		wg.Go(func() { logs.Run(context.WithoutCancel(ctx), sub) })
 	}
 	if logs != nil || rq.Debug {
-		sub := broker.Subscribe(event.Deltas...)
+		sub := broker.SubscribeWith(event.SubscribeOptions{Skip: event.Deltas, NeverCut: true})
 		wg.Go(func() { logEvents(log, sub) })
-	}
-	if rq.Turn != nil && rq.Turn.Record != nil {
-		sub := broker.Subscribe(event.Deltas...)
-		wg.Go(func() { rq.Turn.Record(sub) })
 	}
 	switch {
 	case rq.ObserveRun != nil:
@@ -264,6 +272,9 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 	}
 	broker.Close()
 	wg.Wait()
+	if err := broker.PersistErr(); err != nil {
+		fmt.Fprintf(env.Stderr, "warning: storing events: %v\n", err)
+	}
 	mcpDone(out.LogDir)
 	if logs != nil {
 		if err := logs.Close(); err != nil {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -193,7 +194,7 @@ func (s *Session) Turn(ctx context.Context, rq Request, nested bool) (*Outcome, 
 	s.last = n
 	rec := &turnRecorder{st: s.st, session: s.info.ID, turn: n, ctx: wctx, warn: warn}
 	rq.History = append(rq.History, s.history...)
-	rq.Turn = &TurnLog{N: n, Nested: nested || s.info.LogDir != "", SessionDir: s.info.LogDir, Record: rec.run}
+	rq.Turn = &TurnLog{N: n, Nested: nested || s.info.LogDir != "", SessionDir: s.info.LogDir, Persist: rec.persist}
 	out, err := Execute(ctx, s.env, rq)
 	if err != nil {
 		warn(s.st.FinishTurn(wctx, s.info.ID, n, store.TurnEnd{Status: "failed", Err: err.Error(), At: s.env.Now()}))
@@ -209,7 +210,7 @@ func (s *Session) Turn(ctx context.Context, rq Request, nested bool) (*Outcome, 
 			warn(s.st.SetSessionLogDir(wctx, s.info.ID, s.info.LogDir))
 		}
 	}
-	end := store.TurnEnd{Status: string(out.Status), Winner: out.Winner, WinnerLabel: rec.winnerLabel, At: s.env.Now()}
+	end := store.TurnEnd{Status: string(out.Status), Winner: out.Winner, WinnerLabel: rec.winner(), At: s.env.Now()}
 	if out.Status == orchestrator.Completed {
 		end.Final = out.Final
 	}
@@ -248,30 +249,50 @@ func (s *Session) warner() func(error) {
 	}
 }
 
-// turnRecorder writes a turn's accepted answers and votes to the store
-// the moment the broker publishes them (they are never dropped).
+// turnRecorder writes a turn's accepted answers and votes to the store as
+// the broker's durable sink: each is committed before any display or
+// client is told of it, so an answer shown as accepted is stored, even if
+// the process is killed the moment it is shown.
 type turnRecorder struct {
-	st          *store.Store
-	session     string
-	turn        int
-	ctx         context.Context
-	warn        func(error)
+	st      *store.Store
+	session string
+	turn    int
+	ctx     context.Context
+	warn    func(error)
+	// carried are the answers BeginTurn recorded with the turn (a resumed
+	// one): the run accepts them again as it starts, and they are not
+	// recorded twice.
+	carried []store.Answer
+
+	mu          sync.Mutex // persist runs on the publisher's goroutine
 	winnerLabel string
 }
 
-func (r *turnRecorder) run(sub *event.Subscription) {
-	for {
-		e, ok := sub.Next(nil)
-		if !ok {
-			return
+// persist is the sink. A store failure is a warning (the turn goes on);
+// it is not returned, which would report it twice.
+func (r *turnRecorder) persist(e event.Event) error {
+	var err error
+	switch e := e.(type) {
+	case event.AnswerAccepted:
+		if i := slices.IndexFunc(r.carried, func(a store.Answer) bool { return a.Agent == e.Agent && a.Content == e.Content }); i >= 0 {
+			r.carried = slices.Delete(r.carried, i, i+1)
+			break
 		}
-		switch e := e.(type) {
-		case event.AnswerAccepted:
-			r.warn(r.st.AddAnswer(r.ctx, r.session, r.turn, store.Answer{Agent: e.Agent, Label: e.Label, Content: e.Content, At: e.Time}))
-		case event.VoteAccepted:
-			r.warn(r.st.AddVote(r.ctx, r.session, r.turn, store.Vote{Agent: e.Agent, Target: e.Target, TargetLabel: e.TargetAnswer, Reason: e.Reason, At: e.Time}))
-		case event.WinnerSelected:
-			r.winnerLabel = e.Label
-		}
+		err = r.st.AddAnswer(r.ctx, r.session, r.turn, store.Answer{Agent: e.Agent, Label: e.Label, Content: e.Content, At: e.Time})
+	case event.VoteAccepted:
+		err = r.st.AddVote(r.ctx, r.session, r.turn, store.Vote{Agent: e.Agent, Target: e.Target, TargetLabel: e.TargetAnswer, Reason: e.Reason, At: e.Time})
+	case event.WinnerSelected:
+		r.mu.Lock()
+		r.winnerLabel = e.Label
+		r.mu.Unlock()
 	}
+	r.warn(err)
+	return nil
+}
+
+// winner is the stable label of the winning answer, once selected.
+func (r *turnRecorder) winner() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.winnerLabel
 }

@@ -39,6 +39,11 @@ func (d *display) run(sub *event.Subscription) {
 	for {
 		e, ok := sub.Next(nil)
 		if !ok {
+			// Cut for lagging (stderr blocked): say so, or the progress
+			// would just stop; the run goes on and its answer still prints.
+			if err := sub.Err(); err != nil && !d.automation && !d.silent {
+				fmt.Fprintf(d.env.Stderr, "massgen: progress display stopped: %v\n", err)
+			}
 			return
 		}
 		if !d.automation && !d.silent && d.ticks.Show(e) {

@@ -139,6 +139,9 @@ type Result struct {
 	Attempts     int
 	Duration     time.Duration
 	Err          error // why the run failed, when it did
+	// Failures are why the agents left a failed run, as data: the last
+	// failure of each agent that had one, in config order.
+	Failures []coord.Failure
 }
 
 // ToolUse is what an agent did with its own tools (workflow tools aside):

@@ -52,7 +52,8 @@ func Run(ctx context.Context, question string, o Options) *Result {
 		res.Tools[id] = r.tools[id]
 	}
 	r.mu.Unlock()
-	fin := event.RunFinished{Status: string(res.Status), Winner: res.Winner, Fallback: res.Fallback, GraceExpired: res.GraceExpired}
+	fin := event.RunFinished{Status: string(res.Status), Winner: res.Winner, Fallback: res.Fallback, GraceExpired: res.GraceExpired,
+		Failures: res.Failures}
 	if res.Err != nil {
 		fin.Err = res.Err.Error()
 	}
@@ -173,7 +174,8 @@ func (r *runner) send(m inboxMsg) bool {
 // result turns the machine's Finish into the run's Result.
 func (r *runner) result(ctx context.Context, f coord.Finish) *Result {
 	res := &Result{Status: f.Status, Final: f.Final, Winner: f.Winner, How: f.How, Fallback: f.Fallback,
-		Deadline: f.Deadline, GraceExpired: f.GraceExpired, Tally: f.Tally, Answers: f.Answers, Attempts: f.Attempt}
+		Deadline: f.Deadline, GraceExpired: f.GraceExpired, Tally: f.Tally, Answers: f.Answers, Attempts: f.Attempt,
+		Failures: f.Failures}
 	if f.Status == Completed && f.Fallback == "" {
 		res.ToolCalls = r.toolCalls
 	}
