@@ -219,7 +219,12 @@ func (f responsesFormat) complete(w http.ResponseWriter, res *RunResult, info *m
 	for _, e := range events {
 		st.observe(e)
 	}
-	writeJSON(w, http.StatusOK, st.finishLocked(res, info))
+	r, e := st.finishLocked(res, info)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	writeJSON(w, http.StatusOK, r)
 }
 
 // replays is true: a whole Response has the stream's reasoning item.
@@ -233,10 +238,11 @@ func (f responsesFormat) stream(w http.ResponseWriter, id, model string, start t
 
 // keepOutput keeps the response (its input, then its output items, and
 // the Response object) for previous_response_id, item_reference and GET
-// /v1/responses/{id}, unless the request said store: false.
-func (f responsesFormat) keepOutput(r response) {
+// /v1/responses/{id}, unless the request said store: false. An error
+// says it could not be kept: the client must get it instead of r.
+func (f responsesFormat) keepOutput(r response) *Error {
 	if f.in == nil || !f.in.store || f.keep == nil {
-		return
+		return nil
 	}
 	var out []convItem
 	for _, item := range r.Output {
@@ -257,7 +263,7 @@ func (f responsesFormat) keepOutput(r response) {
 		}
 	}
 	object, _ := json.Marshal(r)
-	f.keep.put(r.ID, time.Unix(r.CreatedAt, 0), f.in.conv, out, object)
+	return f.keep.put(r.ID, time.Unix(r.CreatedAt, 0), f.in.conv, out, object)
 }
 
 // response is a Response object, with the members clients read; the

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"strings"
 	"sync"
 	"time"
@@ -83,31 +84,47 @@ func newResponseStore(maxN int, maxBytes int64, db *store.Store, lim store.Respo
 		byID: map[string]*list.Element{}, items: map[string]keptItem{}, db: db, lim: lim, log: log}
 }
 
-// dbTimeout bounds a write of a finished response: the client has its
-// answer already, and SQLite's busy timeout bounds each statement anyway.
+// dbTimeout bounds the write of a finished response, which the client
+// waits for; SQLite's busy timeout bounds each statement anyway.
 const dbTimeout = time.Minute
 
-// put keeps response id: its input and output items, and its object. A
-// failure to write the database is logged, not the client's: the response
-// stays kept in memory.
-func (k *responseStore) put(id string, created time.Time, input, output []convItem, object json.RawMessage) {
+// put keeps response id: its input and output items, and its object.
+// With a database, the response is written there before put returns, and
+// a failed write is returned (as the client's error: it must not be told
+// of a response that a restart would not find) with nothing kept, in
+// memory either.
+func (k *responseStore) put(id string, created time.Time, input, output []convItem, object json.RawMessage) *Error {
 	conv := append(append([]convItem(nil), input...), output...)
-	k.cache(id, input, output, object)
-	if k.db == nil {
-		return
-	}
-	r := store.Response{ID: id, Created: created, Input: storedJSON(input), Output: storedJSON(output), Object: object}
-	for _, it := range conv {
-		if it.id != "" {
-			b, _ := json.Marshal(it.msgs)
-			r.Items = append(r.Items, store.ResponseItem{ID: it.id, Messages: b})
+	if k.db != nil {
+		r := store.Response{ID: id, Created: created, Input: storedJSON(input), Output: storedJSON(output), Object: object}
+		for _, it := range conv {
+			if it.id != "" {
+				b, _ := json.Marshal(it.msgs)
+				r.Items = append(r.Items, store.ResponseItem{ID: it.id, Messages: b})
+			}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), dbTimeout)
+		defer cancel()
+		if _, err := k.db.PutResponse(ctx, r, k.lim); err != nil {
+			k.log.Error("cannot keep a response in the database: the request fails", "response", id, "db", k.db.Path(), "err", err)
+			return errNotKept(k.db.Path(), err)
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), dbTimeout)
-	defer cancel()
-	if _, err := k.db.PutResponse(ctx, r, k.lim); err != nil {
-		k.log.Warn("cannot keep a response in the database: it is kept in memory only", "response", id, "db", k.db.Path(), "err", err)
+	k.cache(id, input, output, object)
+	return nil
+}
+
+// errNotKept is the error of a request whose run finished but whose
+// response (store: true) could not be written to the database: 507 when
+// the disk (or the database) is full, else 500.
+func errNotKept(db string, err error) *Error {
+	status, why := http.StatusInternalServerError, "the sessions database failed"
+	if store.IsFull(err) {
+		status, why = http.StatusInsufficientStorage, "the disk of the sessions database is full"
 	}
+	return &Error{Status: status, Code: "response_not_stored", Err: err,
+		Message: fmt.Sprintf("The run finished, but its response could not be kept (store: true) because %s (%s: %v), so it is not returned: "+
+			"a later previous_response_id would not find it. Free space for %s, or send store: false to get answers that are not kept.", why, db, err, db)}
 }
 
 func storedJSON(items []convItem) json.RawMessage {

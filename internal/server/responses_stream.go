@@ -232,15 +232,19 @@ func (s *responsesStream) finish(res *RunResult, info *massgenInfo) {
 	if s.out.ended {
 		return
 	}
-	r := s.finishLocked(res, info)
+	r, e := s.finishLocked(res, info)
+	if e != nil {
+		s.failLocked(e, "")
+		return
+	}
 	s.send("response.completed", map[string]any{"response": r})
 	s.out.end()
 }
 
 // finishLocked completes the output items (the rest of the answer, the
 // client tool calls), keeps the conversation, and returns the completed
-// Response.
-func (s *responsesStream) finishLocked(res *RunResult, info *massgenInfo) response {
+// Response, or the error that the conversation could not be kept.
+func (s *responsesStream) finishLocked(res *RunResult, info *massgenInfo) (response, *Error) {
 	s.startLocked()
 	s.reconcileLocked(res.Final)
 	s.closeLocked()
@@ -255,8 +259,7 @@ func (s *responsesStream) finishLocked(res *RunResult, info *massgenInfo) respon
 		s.items = append(s.items, item)
 	}
 	r := newResponse(s.id, s.model, s.created, "completed", s.items, usagePtr(res), info, s.in)
-	responsesFormat{in: s.in, keep: s.keep}.keepOutput(r)
-	return r
+	return r, responsesFormat{in: s.in, keep: s.keep}.keepOutput(r)
 }
 
 func (s *responsesStream) fail(e *Error) {
@@ -265,8 +268,16 @@ func (s *responsesStream) fail(e *Error) {
 	if s.out.ended {
 		return
 	}
+	s.failLocked(e, "[massgen] run ended without an answer: "+e.Error()+"\n")
+}
+
+// failLocked ends the stream with response.failed and an error event,
+// after a progress note unless note is "".
+func (s *responsesStream) failLocked(e *Error, note string) {
 	s.startLocked()
-	s.progressLocked("[massgen] run ended without an answer: " + e.Error() + "\n")
+	if note != "" {
+		s.progressLocked(note)
+	}
 	s.closeLocked()
 	obj := e.object()
 	r := newResponse(s.id, s.model, s.created, "failed", s.items, nil, nil, s.in)

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
@@ -85,6 +86,19 @@ func (s *Store) opening(ctx context.Context) error {
 
 // sqliteBusy is SQLITE_BUSY, the primary result code of a locked database.
 const sqliteBusy = 5
+
+// sqliteFull is SQLITE_FULL: "database or disk is full".
+const sqliteFull = 13
+
+// IsFull reports whether err is SQLite's "database or disk is full" (or
+// the disk's own ENOSPC): the write was not kept for want of space.
+func IsFull(err error) bool {
+	var coded interface{ Code() int }
+	if errors.As(err, &coded) && coded.Code()&0xff == sqliteFull {
+		return true
+	}
+	return errors.Is(err, syscall.ENOSPC)
+}
 
 // Path is the database file.
 func (s *Store) Path() string { return s.path }

@@ -1,0 +1,109 @@
+// Package diskfull gives tests a file system that runs out of space: a
+// real one where the test may mount it (a small tmpfs, on Linux as root),
+// and a writer that fails as a full disk does where it may not.
+package diskfull
+
+import (
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"testing"
+)
+
+// Mount mounts a tmpfs of size bytes on a new directory of the test's
+// and returns it; it is unmounted when the test ends. The test is skipped
+// where mounting is not permitted (not root, not Linux, a container
+// without CAP_SYS_ADMIN): tests that use Mount have an injected twin
+// (Writer) that always runs.
+func Mount(t testing.TB, size int) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "full")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := mount(dir, size); err != nil {
+		t.Skipf("cannot mount a %d-byte tmpfs (%v): the injected disk-full test covers this", size, err)
+	}
+	t.Cleanup(func() {
+		if err := unmount(dir); err != nil {
+			t.Errorf("unmount %s: %v", dir, err)
+		}
+	})
+	return dir
+}
+
+// Fill writes a file in dir until the file system has no space left,
+// leaving at most keep bytes free, and returns a function that frees it.
+func Fill(t testing.TB, dir string, keep int64) (free func()) {
+	t.Helper()
+	path := filepath.Join(dir, "ballast")
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	buf := make([]byte, 4096)
+	for {
+		var st syscall.Statfs_t
+		if err := syscall.Statfs(dir, &st); err != nil {
+			t.Fatal(err)
+		}
+		avail := int64(st.Bavail) * int64(st.Bsize)
+		if avail <= keep {
+			break
+		}
+		n := min(int64(len(buf)), avail-keep)
+		if _, err := f.Write(buf[:n]); err != nil {
+			if errors.Is(err, syscall.ENOSPC) {
+				break
+			}
+			t.Fatal(err)
+		}
+	}
+	return func() { os.Remove(path) }
+}
+
+// Space is the shared space of a simulated disk: Writers on it fail with
+// ENOSPC, as a full disk does, once Limit bytes have been written in all.
+type Space struct {
+	mu      sync.Mutex
+	Limit   int64
+	written int64
+}
+
+// Take reserves up to n bytes and returns how many it got.
+func (s *Space) Take(n int) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	left := max(0, s.Limit-s.written)
+	got := min(int64(n), left)
+	s.written += got
+	return int(got)
+}
+
+// Free gives n bytes back (a file truncated or removed).
+func (s *Space) Free(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.written = max(0, s.written-int64(n))
+}
+
+// Writer writes to w what space allows: a write larger than what is left
+// writes what fits, then fails with ENOSPC (a short write, as write(2)
+// makes on a full disk).
+type Writer struct {
+	W     io.Writer
+	Space *Space
+}
+
+func (w Writer) Write(p []byte) (int, error) {
+	n := w.Space.Take(len(p))
+	m, err := w.W.Write(p[:n])
+	if err == nil && m < len(p) {
+		err = &os.PathError{Op: "write", Path: "diskfull", Err: syscall.ENOSPC}
+	}
+	return m, err
+}
