@@ -72,7 +72,11 @@ type TurnEnd struct {
 }
 
 // BeginTurn adds the session's next turn, running, and returns its number.
-func (s *Store) BeginTurn(ctx context.Context, session, question, logDir string, pid int, at time.Time) (int, error) {
+// carried are answers the turn starts with (a resumed turn carries those
+// of the interrupted one it finishes): they are written in the same
+// transaction as the turn, so no crash leaves the turn without them — a
+// turn with none would make the next --continue ask every agent again.
+func (s *Store) BeginTurn(ctx context.Context, session, question, logDir string, pid int, at time.Time, carried ...Answer) (int, error) {
 	var n int
 	err := s.tx(ctx, func(t *sql.Tx) error {
 		if err := t.QueryRowContext(ctx, `SELECT COALESCE(MAX(n), 0) + 1 FROM turns WHERE session_id = ?`, session).Scan(&n); err != nil {
@@ -82,11 +86,25 @@ func (s *Store) BeginTurn(ctx context.Context, session, question, logDir string,
 			VALUES (?, ?, ?, ?, ?, ?, ?)`, session, n, question, TurnRunning, stamp(at), logDir, pid); err != nil {
 			return err
 		}
+		if beginTurnHook != nil {
+			beginTurnHook()
+		}
+		for i, a := range carried {
+			if _, err := t.ExecContext(ctx, `INSERT INTO answers (session_id, turn, seq, agent, label, content, at)
+				VALUES (?, ?, ?, ?, ?, ?, ?)`, session, n, i+1, a.Agent, a.Label, a.Content, stamp(a.At)); err != nil {
+				return err
+			}
+		}
 		_, err := t.ExecContext(ctx, `UPDATE sessions SET updated_at = ?, status = ? WHERE id = ?`, stamp(at), SessionActive, session)
 		return err
 	})
 	return n, err
 }
+
+// beginTurnHook, when set (by tests), runs inside BeginTurn's transaction
+// after the turn's row is written and before its carried answers are: a
+// test kills the process there to show that the two commit together.
+var beginTurnHook func()
 
 // SetTurnLogDir records where a turn logs, once its directory exists.
 func (s *Store) SetTurnLogDir(ctx context.Context, session string, turn int, logDir string) error {
