@@ -43,6 +43,10 @@ type Event struct {
 	Args, Result string
 	IsError      bool
 	Duration     time.Duration
+	// Failure is a turn_failed, timeout or agent_failed event's failure as
+	// data; Failures a failed run's, on run_finished.
+	Failure  *Failure
+	Failures []Failure
 }
 
 // eventFrom is the one mapping from the run's events to the public type.
@@ -54,6 +58,7 @@ func eventFrom(e event.Event) Event {
 		Target: r.Target, TargetLabel: r.TargetLabel, Reason: r.Reason, Err: r.Err, Status: r.Status, Agents: r.Agents,
 		Votes: r.Votes, InputTokens: r.InputTokens, OutputTokens: r.OutputTokens, CostUSD: r.CostUSD,
 		Args: r.Args, Result: r.Result, IsError: r.IsError, Duration: r.ToolDuration(),
+		Failure: r.Failure, Failures: r.Failures,
 	}
 }
 

@@ -26,6 +26,7 @@ import (
 
 	"github.com/massgen/massgen/internal/app"
 	"github.com/massgen/massgen/internal/config"
+	"github.com/massgen/massgen/internal/coord"
 	"github.com/massgen/massgen/internal/event"
 	"github.com/massgen/massgen/internal/llm"
 	"github.com/massgen/massgen/internal/orchestrator"
@@ -109,6 +110,52 @@ const (
 // Usage counts the tokens of an agent's requests.
 type Usage = llm.Usage
 
+// Failure is why an agent's turn or call failed, as data: its Kind (auth,
+// quota, rate_limit, stall, timeout, circuit_open, bad_request, provider,
+// tool, protocol, cancelled, other), the agent, provider, model and HTTP
+// status, and whether trying again may help. Events, Result.Failures and
+// RunError carry it; its predicates (IsAuth, IsRateLimit, IsTimeout,
+// IsRetryable) answer the usual questions.
+type Failure = coord.Failure
+
+// FailureKind classifies a Failure.
+type FailureKind = coord.FailureKind
+
+// The kinds of failure.
+const (
+	FailAuth        = coord.FailAuth
+	FailQuota       = coord.FailQuota
+	FailRateLimit   = coord.FailRateLimit
+	FailStall       = coord.FailStall
+	FailTimeout     = coord.FailTimeout
+	FailCircuitOpen = coord.FailCircuitOpen
+	FailBadRequest  = coord.FailBadRequest
+	FailProvider    = coord.FailProvider
+	FailTool        = coord.FailTool
+	FailProtocol    = coord.FailProtocol
+	FailCancelled   = coord.FailCancelled
+	FailOther       = coord.FailOther
+)
+
+// RunError is Result.Err of a run that did not complete: its Status, the
+// reason, and the Failures that made the agents leave. Get it with
+// errors.AsType[*massgen.RunError](res.Err).
+type RunError = orchestrator.RunError
+
+// Error is the error Run returns for a problem before the run starts; its
+// Kind says whose move it is (ConfigError: change the config or the
+// options; ExecutionError: the machine failed, e.g. no log directory).
+type Error = app.Error
+
+// ErrorKind is an Error's Kind.
+type ErrorKind = app.Kind
+
+// The kinds of Error.
+const (
+	ConfigError    = app.KindConfig
+	ExecutionError = app.KindExecution
+)
+
 // Result is what a run produced.
 type Result struct {
 	Status   Status
@@ -120,7 +167,10 @@ type Result struct {
 	CostUSD  float64 // the whole run, priced from the model catalogue
 	Duration time.Duration
 	LogDir   string // "" with NoLogs
-	Err      error  // why the run did not complete, if it did not
+	Err      error  // why the run did not complete, if it did not (a *RunError)
+	// Failures are why the agents of a failed run left, as data: the last
+	// failure of each agent that had one, in config order.
+	Failures []Failure
 
 	// Fallback says why Answer is the winner's stored answer rather than
 	// its final presentation ("" when the presentation made it): the
@@ -131,8 +181,8 @@ type Result struct {
 }
 
 // Run coordinates the team on question. The error is for problems before
-// the run starts (bad config, missing API key); how the run itself ended is
-// in Result.Status and Result.Err.
+// the run starts (bad config, missing API key; an *Error); how the run
+// itself ended is in Result.Status, Result.Err and Result.Failures.
 func Run(ctx context.Context, question string, o Options) (*Result, error) {
 	hist, err := history(o.History)
 	if err != nil {
@@ -171,7 +221,8 @@ func Run(ctx context.Context, question string, o Options) (*Result, error) {
 	}
 	r := out.Result
 	return &Result{Status: r.Status, Answer: r.Final, Winner: r.Winner, How: r.How, Fallback: r.Fallback, GraceExpired: r.GraceExpired,
-		Votes: r.Tally, Usage: r.Usage, CostUSD: r.TotalCost(), Duration: r.Duration, LogDir: out.LogDir, Err: r.Err}, nil
+		Votes: r.Tally, Usage: r.Usage, CostUSD: r.TotalCost(), Duration: r.Duration, LogDir: out.LogDir, Err: r.Err,
+		Failures: r.Failures}, nil
 }
 
 // agents turns a team given in code into config agents, as the YAML

@@ -2,6 +2,7 @@ package massgen_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -188,5 +189,44 @@ func TestTeamGivenAsModelNames(t *testing.T) {
 	_, err = massgen.Run(t.Context(), "q", massgen.Options{Models: []string{"gpt-4o-mnii"}, NoLogs: true, WorkDir: t.TempDir(), Getenv: noEnv})
 	if err == nil || !strings.Contains(err.Error(), "gpt-4o-mnii") {
 		t.Errorf("an unknown model: err = %v, want it named", err)
+	}
+}
+
+// A run whose agents all fail says why as data: which kind of failure,
+// from which provider, with which status (issue 18, failures as data).
+func TestAFailedRunSaysWhyAsData(t *testing.T) {
+	dir := t.TempDir()
+	for name, body := range map[string]string{
+		"c.yaml": "agents:\n  - {id: a, backend: {type: sim, model: sim-a, scenario: s.yaml}}\n" +
+			"orchestrator: {max_consecutive_failures: 1}\n",
+		"s.yaml": "defaults:\n  always: {fault: \"401\", text: \"invalid api key\"}\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var failed []massgen.Event
+	res, err := massgen.Run(t.Context(), "q", massgen.Options{Config: "c.yaml", NoLogs: true, WorkDir: dir, Getenv: noEnv,
+		OnEvent: func(e massgen.Event) {
+			if e.Failure != nil {
+				failed = append(failed, e)
+			}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != massgen.Failed {
+		t.Fatalf("status %s, want failed", res.Status)
+	}
+	re, ok := errors.AsType[*massgen.RunError](res.Err)
+	if !ok || len(re.Failures) != 1 || len(res.Failures) != 1 {
+		t.Fatalf("Err %#v, Failures %+v: want a *RunError with the agent's failure", res.Err, res.Failures)
+	}
+	f := re.Failures[0]
+	if !f.IsAuth() || f.IsRetryable() || f.Kind != massgen.FailAuth || f.Agent != "a" || f.Provider != "sim" || f.Model != "sim-a" || f.Status != 401 {
+		t.Errorf("failure %+v, want auth from sim model sim-a, status 401, not retryable", f)
+	}
+	if len(failed) == 0 || failed[0].Failure.Kind != massgen.FailAuth {
+		t.Errorf("events with a failure: %+v, want the turn's auth failure", failed)
 	}
 }

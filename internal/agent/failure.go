@@ -30,9 +30,15 @@ func FailureOf(err error, agent, provider, model string) *coord.Failure {
 	_, protocol := errors.AsType[*protocolError](err)
 	// Our own causes first: a provider error may wrap the context's end or
 	// the idle watch's, and then those are what happened.
+	if fromProvider && pe.After > 0 {
+		f.RetryAfterSeconds = pe.After.Seconds()
+	}
 	switch {
 	case errors.Is(err, llm.ErrCircuitOpen):
 		f.Kind, f.Retryable = coord.FailCircuitOpen, true
+		if open, ok := errors.AsType[*llm.CircuitOpenError](err); ok && open.Wait > 0 {
+			f.RetryAfterSeconds = open.Wait.Seconds()
+		}
 	case errors.Is(err, context.DeadlineExceeded):
 		f.Kind, f.Retryable = coord.FailTimeout, true
 	case errors.Is(err, context.Canceled):

@@ -14,8 +14,11 @@ type Failure struct {
 	Status   int         `json:"status,omitempty"` // HTTP status; 0 when no response came
 	// Retryable says whether the same request may succeed later (a 429, a
 	// 5xx, a cut stream): a client deciding whether to try again reads it.
-	Retryable bool   `json:"retryable,omitempty"`
-	Message   string `json:"message"`
+	Retryable bool `json:"retryable,omitempty"`
+	// RetryAfterSeconds is how long to wait before trying again, when the
+	// provider said (retry-after) or a circuit breaker knows; 0 otherwise.
+	RetryAfterSeconds float64 `json:"retry_after_s,omitempty"`
+	Message           string  `json:"message"`
 }
 
 // FailureKind classifies a Failure. The values are part of the event

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 	"time"
 
@@ -171,6 +170,26 @@ func (r *runner) send(m inboxMsg) bool {
 	}
 }
 
+// RunError is why a run did not complete: its Status, the machine's
+// Reason, and the Failures that made every agent leave (as data, for a
+// caller that wants to know which provider answered what). An interrupted
+// run's error wraps the cause of the cancellation.
+type RunError struct {
+	Status   Status
+	Reason   string
+	Failures []coord.Failure
+	cause    error
+}
+
+func (e *RunError) Error() string {
+	if e.cause != nil {
+		return e.Reason + ": " + e.cause.Error()
+	}
+	return e.Reason
+}
+
+func (e *RunError) Unwrap() error { return e.cause }
+
 // result turns the machine's Finish into the run's Result.
 func (r *runner) result(ctx context.Context, f coord.Finish) *Result {
 	res := &Result{Status: f.Status, Final: f.Final, Winner: f.Winner, How: f.How, Fallback: f.Fallback,
@@ -179,11 +198,12 @@ func (r *runner) result(ctx context.Context, f coord.Finish) *Result {
 	if f.Status == Completed && f.Fallback == "" {
 		res.ToolCalls = r.toolCalls
 	}
-	switch {
-	case f.Status == Interrupted:
-		res.Err = fmt.Errorf("%s: %w", f.Reason, context.Cause(ctx))
-	case f.Reason != "":
-		res.Err = errors.New(f.Reason)
+	if f.Status == Interrupted || f.Reason != "" {
+		e := &RunError{Status: f.Status, Reason: f.Reason, Failures: f.Failures}
+		if f.Status == Interrupted {
+			e.cause = context.Cause(ctx)
+		}
+		res.Err = e
 	}
 	return res
 }
