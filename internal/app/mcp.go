@@ -4,12 +4,15 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/massgen/massgen/internal/config"
+	"github.com/massgen/massgen/internal/coord"
 	"github.com/massgen/massgen/internal/redact"
 	"github.com/massgen/massgen/internal/tool/mcp"
 )
@@ -32,7 +35,7 @@ func (t *team) addMCPTools(cfg *config.Config, workDir string) error {
 			continue // an agent with a workspace has its own, per run (mcp_sandbox.go)
 		}
 		if pool == nil {
-			pool = mcp.NewPool(mcp.Options{Warn: t.mcpWarn})
+			pool = mcp.NewPool(mcp.Options{Warn: t.mcpWarn, LeftOut: t.mcpLeftOut})
 			t.mcp = pool
 		}
 		var handles []mcp.Handle
@@ -54,7 +57,7 @@ func (t *team) addMCPTools(cfg *config.Config, workDir string) error {
 func mcpServer(s config.MCPServer, dirs []string) mcp.Server {
 	out := mcp.Server{Name: s.Name, Type: s.Type, Command: s.Command, Args: s.Args, Env: s.Env, Cwd: s.Cwd,
 		URL: s.URL, Headers: s.Headers, UnsetVars: s.UnsetVars, Allowed: s.AllowedTools, Exclude: s.ExcludeTools,
-		CallTimeout: time.Duration(s.TimeoutSeconds * float64(time.Second))}
+		CallTimeout: seconds(s.TimeoutSeconds), InitTimeout: seconds(s.InitTimeoutSeconds)}
 	// A server's credentials (a token in env, an Authorization header) are
 	// masked wherever an error about it becomes text, as API keys are.
 	for k, v := range s.Env {
@@ -96,22 +99,47 @@ func (t *team) mcpWarn(msg string) {
 	fmt.Fprintf(w, "warning: %s\n", msg)
 }
 
+// mcpLeftOut tells the runs in progress of a server an agent goes
+// without (mcp.Options.LeftOut).
+func (t *team) mcpLeftOut(l mcp.LeftOutServer) {
+	t.mcpMu.Lock()
+	runs := slices.Collect(maps.Keys(t.mcpRuns))
+	t.mcpMu.Unlock()
+	for _, r := range runs {
+		r.leftOut(l)
+	}
+}
+
 // withMCPRun prepares a run of t. The MCP servers' progress and log
 // notifications reach the run's events (the orchestrator publishes them
 // as ToolProgress, which massgen.log records). The servers start now if
-// they have not yet (see startMCP), their stderr logs in logDir; when the
-// run is over done copies logs kept elsewhere (a cached team's) into the
-// run's log directory (mcp_<name>_stderr.log).
-func (t *team) withMCPRun(ctx context.Context, log *slog.Logger, logDir string) (context.Context, func(logDir string)) {
+// they have not yet (see startMCP), their stderr logs in logDir, none
+// past the run's deadline; ignored hears of the servers its agents go
+// without, including those a cached team's earlier run found down. When
+// the run is over done copies logs kept elsewhere (a cached team's) into
+// the run's log directory (mcp_<name>_stderr.log).
+func (t *team) withMCPRun(ctx context.Context, log *slog.Logger, logDir string, deadline time.Time, ignored *runIgnored) (context.Context, func(logDir string)) {
 	if t.mcp == nil {
 		return ctx, func(string) {}
 	}
-	t.startMCP(logDir)
+	t.mcpMu.Lock()
+	if t.mcpRuns == nil {
+		t.mcpRuns = map[*runIgnored]bool{}
+	}
+	t.mcpRuns[ignored] = true
+	t.mcpMu.Unlock()
+	t.startMCP(logDir, deadline)
 	t.mcp.RetryFailed() // a cached team's server that failed before gets another chance, after a back-off
+	for _, l := range t.mcp.LeftOut() {
+		ignored.leftOut(l) // still down, not retried yet: the agents go without it in this run too
+	}
 	for name, path := range t.mcp.StderrLogs() {
 		log.Info("MCP server stderr log", "server", name, "path", path)
 	}
 	return ctx, func(logDir string) {
+		t.mcpMu.Lock()
+		delete(t.mcpRuns, ignored)
+		t.mcpMu.Unlock()
 		if logDir == "" {
 			return
 		}
@@ -122,14 +150,25 @@ func (t *team) withMCPRun(ctx context.Context, log *slog.Logger, logDir string) 
 }
 
 // startMCP starts the team's MCP servers, once, with their stderr logs in
-// logDir ("" = a temporary directory of the team's). A one-run team starts
+// logDir ("" = a temporary directory of the team's) and, for a one-run
+// team, none past the run's deadline (zero: none). A one-run team starts
 // them as its run begins, so that the logs are written in the run's log
 // directory as they go and a crashed run keeps them. A team massgen serve
 // caches outlives its runs: it starts them when it is built, logs in a
 // directory of its own (massgen-mcp-* under the temporary directory, named
 // in each run's massgen.log), copied into each run's directory at its end.
-func (t *team) startMCP(logDir string) {
+func (t *team) startMCP(logDir string, deadline time.Time) {
 	if t.mcp != nil {
-		t.mcp.StartIn(logDir)
+		t.mcp.StartBy(logDir, deadline)
 	}
+}
+
+// runDeadline is when a run of cfg that starts now must end, less its
+// presentation grace: what bounds the start of the run's MCP servers.
+func runDeadline(cfg *config.Config) time.Time {
+	d := seconds(cfg.Orchestrator.TimeoutSeconds)
+	if d <= 0 {
+		d = coord.DefaultTimeout
+	}
+	return time.Now().Add(d)
 }

@@ -65,7 +65,7 @@ func (m *mcpPhases) present(on bool) {
 		}
 		return
 	}
-	p := mcp.NewPool(mcp.Options{Warn: func(msg string) { m.rw.snaps.warn(msg) }})
+	p := mcp.NewPool(mcp.Options{Warn: func(msg string) { m.rw.snaps.warn(msg) }, LeftOut: m.rw.ignored.leftOut})
 	m.rw.presMu.Lock()
 	m.rw.present = append(m.rw.present, p)
 	m.rw.presMu.Unlock()

@@ -36,7 +36,7 @@ import (
 func (rw *runWorkspaces) runMCP(cfg *config.Config, workDir string, ca config.Agent, g *workspace.Guard) (tool.Source, func(bool), error) {
 	b := ca.Backend
 	if rw.mcp == nil {
-		rw.mcp = mcp.NewPool(mcp.Options{Warn: func(msg string) { rw.snaps.warn(msg) }})
+		rw.mcp = mcp.NewPool(mcp.Options{Warn: func(msg string) { rw.snaps.warn(msg) }, LeftOut: rw.ignored.leftOut})
 	}
 	bwrap, noSandbox := sandbox.Bwrap()
 	// The same consent as for commands; it may be given without them.

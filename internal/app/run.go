@@ -134,8 +134,10 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 			return nil, err
 		}
 	}
-	if rq.Timeout < 0 {
-		return nil, usageErr("--orchestrator-timeout must be a positive number of seconds")
+	if rq.Timeout != 0 { // 0: the config's
+		if _, err := config.Seconds("--orchestrator-timeout", rq.Timeout); err != nil {
+			return nil, usageErr("%v", err)
+		}
 	}
 	prepare := prepareFresh
 	if rq.Teams != nil {
@@ -147,6 +149,11 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 	}
 	defer release()
 	cfg, t := p.cfg, p.team
+	if rq.Timeout > 0 {
+		c := *cfg // p may be shared by concurrent runs
+		c.Orchestrator.TimeoutSeconds = rq.Timeout
+		cfg = &c
+	}
 	agents, wss, err := withWorkspaces(cfg, env.WorkDir, env.Now(), withFinalFormat(withParams(t.agents, rq.Params), rq.FinalFormat), rq.ContextPaths...)
 	if err != nil {
 		return nil, err
@@ -156,11 +163,6 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 	agents = withPlanning(cfg.Orchestrator, agents)
 	for _, w := range wss.warnings {
 		fmt.Fprintf(env.Stderr, "warning: %s\n", w)
-	}
-	if rq.Timeout > 0 {
-		c := *cfg // p may be shared by concurrent runs
-		c.Orchestrator.TimeoutSeconds = rq.Timeout
-		cfg = &c
 	}
 	settings, err := cfg.Settings()
 	if err != nil {
@@ -176,6 +178,7 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 		level, logOut = slog.LevelDebug, env.Stderr
 	}
 	ignored := cfg.IgnoredFeatures() // the logs and the outcome report them
+	wss.ignored.seed(ignored)        // and the MCP servers left out as the run finds them
 	broker := event.NewBroker()
 	// Every view of the run (the broker's, the log writer's) calls an agent
 	// stalled when its request has received no byte for half the idle
@@ -198,6 +201,7 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 		}
 		logOut = io.MultiWriter(logOut, logs.LogWriter())
 		watchBytes(logs.View())
+		wss.ignored.watch(logs.View())
 	}
 	log := slog.New(slog.NewTextHandler(logOut, &slog.HandlerOptions{Level: level}))
 	for _, n := range t.notes {
@@ -208,7 +212,7 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 	if logs != nil {
 		runLogDir = logs.Dir()
 	}
-	ctx, mcpDone := t.withMCPRun(ctx, log, runLogDir)
+	ctx, mcpDone := t.withMCPRun(ctx, log, runLogDir, runDeadline(cfg), wss.ignored)
 
 	out := &Outcome{IgnoredFeatures: ignored}
 	var wg sync.WaitGroup
@@ -276,6 +280,7 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 		fmt.Fprintf(env.Stderr, "warning: storing events: %v\n", err)
 	}
 	mcpDone(out.LogDir)
+	out.IgnoredFeatures = wss.ignored.features()
 	if logs != nil {
 		if err := logs.Close(); err != nil {
 			fmt.Fprintf(env.Stderr, "warning: writing logs: %v\n", err)

@@ -27,12 +27,13 @@ type team struct {
 	agents   []orchestrator.Agent
 	guards   *llm.Guards // the agents' circuit breakers and rate limiters
 	sims     []*llmsim.Server
-	python   *custom.Python // the runner of the team's Python tools, if any
-	mcp      *mcp.Pool      // the team's MCP servers, if any (mcp.go)
-	mcpMu    sync.Mutex     // serialises the pool's warnings
-	stderr   io.Writer      // where warnings found during runs go (nil: os.Stderr)
-	warnings []string       // for the user, once
-	notes    []string       // for each run's log
+	python   *custom.Python       // the runner of the team's Python tools, if any
+	mcp      *mcp.Pool            // the team's MCP servers, if any (mcp.go)
+	mcpMu    sync.Mutex           // serialises the pool's warnings
+	mcpRuns  map[*runIgnored]bool // the runs in progress, told of the servers left out (guarded by mcpMu)
+	stderr   io.Writer            // where warnings found during runs go (nil: os.Stderr)
+	warnings []string             // for the user, once
+	notes    []string             // for each run's log
 }
 
 func (t *team) Close() {

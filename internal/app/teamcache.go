@@ -141,7 +141,7 @@ func (c *TeamCache) prepare(env *Env, rq *Request, getenv func(string) string) (
 		shared = e.unchangedSince(p.cfg)
 	}
 	if shared {
-		p.team.startMCP("") // it outlives this run: its servers' logs are its own (see startMCP)
+		p.team.startMCP("", time.Time{}) // it outlives this run: its servers' logs are its own (see startMCP)
 	}
 	c.mu.Lock()
 	switch {

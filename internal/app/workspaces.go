@@ -41,6 +41,7 @@ type runWorkspaces struct {
 	present  []*mcp.Pool       // the presenter's servers restarted for the final presentation
 	phases   []*mcpPhases      // each agent's MCP servers through the run's phases (mcp_phases.go)
 	runners  []*sandbox.Runner // the agents' command runners (docker mode holds a container)
+	ignored  *runIgnored       // what the run did not do: its report (leftout.go)
 }
 
 // closeRunners removes the containers of the agents' commands.
@@ -93,7 +94,7 @@ func (rw *runWorkspaces) contextChanges(winner string) []string {
 // path, or a file where a directory is expected, fails here, before any
 // request is made.
 func withWorkspaces(cfg *config.Config, workDir string, now time.Time, agents []orchestrator.Agent, extra ...config.ContextPath) ([]orchestrator.Agent, *runWorkspaces, error) {
-	rw := &runWorkspaces{dirs: map[string]string{}, watches: map[string]*contextWatch{}}
+	rw := &runWorkspaces{dirs: map[string]string{}, watches: map[string]*contextWatch{}, ignored: &runIgnored{}}
 	has := false
 	for _, a := range cfg.Agents {
 		has = has || a.Backend.Cwd != ""
@@ -239,7 +240,7 @@ func withWorkspaces(cfg *config.Config, workDir string, now time.Time, agents []
 		rw.dirs[out[i].ID] = g.Workspace()
 	}
 	if rw.mcp != nil {
-		rw.mcp.Start()
+		rw.mcp.StartBy("", runDeadline(cfg))
 		rw.stopMCPWhenOthersPresent(out)
 	}
 	done = true

@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/massgen/massgen/internal/app"
+	"github.com/massgen/massgen/internal/config"
 	"github.com/massgen/massgen/internal/event"
 	"github.com/massgen/massgen/internal/llm"
 	"github.com/massgen/massgen/internal/orchestrator"
@@ -102,8 +103,8 @@ func (s *Server) request(in RunInput) (rq app.Request, shown bool, err error) {
 		return rq, true, errors.New("question is empty: ask the team something")
 	}
 	if in.TimeoutSeconds != nil {
-		if *in.TimeoutSeconds <= 0 {
-			return rq, true, fmt.Errorf("timeout_seconds must be a positive number of seconds, not %g", *in.TimeoutSeconds)
+		if _, err := config.Seconds("timeout_seconds", *in.TimeoutSeconds); err != nil {
+			return rq, true, err
 		}
 		rq.Timeout = *in.TimeoutSeconds
 	}
