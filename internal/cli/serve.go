@@ -21,6 +21,7 @@ import (
 
 	"github.com/massgen/massgen/examples"
 	"github.com/massgen/massgen/internal/app"
+	"github.com/massgen/massgen/internal/config"
 	"github.com/massgen/massgen/internal/event"
 	"github.com/massgen/massgen/internal/orchestrator"
 	"github.com/massgen/massgen/internal/provider"
@@ -130,7 +131,8 @@ func (s *ServeRunner) Run(ctx context.Context, r server.RunRequest) (*server.Run
 		return nil, err
 	}
 	return &server.RunResult{Status: out.Status, Final: out.Final, Winner: out.Winner, LogDir: out.LogDir,
-		ToolCalls: out.ToolCalls, Usage: out.TotalUsage(), Err: out.Err, Fallback: out.Fallback, GraceExpired: out.GraceExpired}, nil
+		ToolCalls: out.ToolCalls, Usage: out.TotalUsage(), Err: out.Err, Failures: out.Failures,
+		Fallback: out.Fallback, GraceExpired: out.GraceExpired}, nil
 }
 
 // ServeConfigs maps model ids to configs: "massgen/<name>" for every
@@ -325,8 +327,10 @@ func serve(cmd *cobra.Command, env *Env, f serveFlags) error {
 	if f.maxBody < 1 {
 		return usageErr("--max-body-bytes must be at least 1")
 	}
-	if f.grace < 0 {
-		return usageErr("--shutdown-grace must not be negative")
+	if f.grace != 0 { // 0: runs in flight are cancelled at once
+		if _, err := config.Seconds("--shutdown-grace", f.grace); err != nil {
+			return usageErr("%v", err)
+		}
 	}
 	configs, err := ServeConfigSource(f.configDir)
 	if err != nil {

@@ -8,12 +8,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
-	"strconv"
 	"sync"
 	"time"
 
 	"github.com/massgen/massgen/internal/app"
+	"github.com/massgen/massgen/internal/coord"
 	"github.com/massgen/massgen/internal/event"
 	"github.com/massgen/massgen/internal/llm"
 	"github.com/massgen/massgen/internal/orchestrator"
@@ -88,6 +87,13 @@ type streamError struct {
 	Provider string `json:"provider,omitempty"`
 	Model    string `json:"model,omitempty"`
 	Status   int    `json:"status,omitempty"`
+	// Failure is the failure's kind as data (coord.FailureKind: auth,
+	// quota, rate_limit, stall, timeout, circuit_open, bad_request,
+	// provider, tool, protocol, cancelled, other); Retryable and
+	// RetryAfterS say whether and when trying again may help.
+	Failure     coord.FailureKind `json:"failure,omitempty"`
+	Retryable   bool              `json:"retryable,omitempty"`
+	RetryAfterS float64           `json:"retry_after_s,omitempty"`
 }
 
 // streamTypes maps the run's event types to the stream's. The stream has
@@ -127,9 +133,6 @@ type eventStream struct {
 	now    func() time.Time
 	seq    uint64
 	logDir string
-	// firstErr is the first provider error an agent hit: the finished
-	// line of a failed run names it, as the reason every agent failed.
-	firstErr *streamError
 }
 
 func (s *eventStream) write(l streamLine) {
@@ -177,13 +180,13 @@ func (s *eventStream) line(e event.Event) (streamLine, bool) {
 	case event.TurnRestarted:
 		l.Target, l.Reason = e.Cause, e.Reason
 	case event.TurnFailed:
-		l.Error = s.agentError(e.Agent, e.Err, "provider")
+		l.Error = agentError(e.Agent, e.Err, "provider", e.Failure)
 	case event.AgentFailed:
-		l.Reason, l.Error = e.Reason, s.agentError(e.Agent, e.Err, "failed")
+		l.Reason, l.Error = e.Reason, agentError(e.Agent, e.Err, "failed", e.Failure)
 	case event.Timeout:
 		l.Reason = e.Reason
 		if e.Err != "" {
-			l.Error = s.agentError(e.Agent, e.Err, "timeout")
+			l.Error = agentError(e.Agent, e.Err, "timeout", e.Failure)
 		}
 	case event.TurnEnded:
 		l.InputTokens, l.OutputTokens, l.CostUSD = e.InputTokens, e.OutputTokens, &e.CostUSD
@@ -201,41 +204,25 @@ func (s *eventStream) line(e event.Event) (streamLine, bool) {
 	return l, true
 }
 
-// agentError is an agent's error as a reader can act on it. The run's
-// events carry an error as its text, so the provider, model and status
-// are read back from llm.Error's own format ("groq model m: HTTP 429: …").
-func (s *eventStream) agentError(agent, msg, kind string) *streamError {
+// agentError is an agent's error as a reader can act on it, from the
+// failure the event carries as data. kind keeps the stream's version-1
+// meaning: "provider" for a failure that came from the provider (it
+// answered with a status, refused, stalled, or its breaker is open),
+// otherwise what the event says ("failed", "timeout").
+func agentError(agent, msg, kind string, f *coord.Failure) *streamError {
 	e := &streamError{Message: msg, Kind: kind, Agent: agent}
-	m := providerErrorRE.FindStringSubmatch(msg)
-	if m == nil {
-		m = providerModelRE.FindStringSubmatch(msg)
+	if f == nil {
+		return e
 	}
-	if m != nil {
-		e.Provider, e.Model = m[1], m[2]
-		if len(m) > 3 {
-			e.Status, _ = strconv.Atoi(m[3])
-		}
-		if e.Kind == "failed" || e.Kind == "timeout" {
-			e.Kind = "provider"
-		}
+	e.Provider, e.Model, e.Status = f.Provider, f.Model, f.Status
+	e.Failure, e.Retryable, e.RetryAfterS = f.Kind, f.Retryable, f.RetryAfterSeconds
+	switch f.Kind {
+	case coord.FailAuth, coord.FailQuota, coord.FailRateLimit, coord.FailBadRequest, coord.FailProvider,
+		coord.FailStall, coord.FailCircuitOpen:
+		e.Kind = "provider"
 	}
-	s.mu.Lock()
-	if s.firstErr == nil && e.Provider != "" {
-		c := *e
-		s.firstErr = &c
-	}
-	s.mu.Unlock()
 	return e
 }
-
-// providerErrorRE and providerModelRE read llm.Error.Error():
-// "PROVIDER[ model MODEL][: HTTP STATUS]: …", possibly after a prefix such
-// as "turn timed out: ". Without a status the model must be there, or any
-// "word: " would read as a provider.
-var (
-	providerErrorRE = regexp.MustCompile(`([A-Za-z0-9_.-]+)(?: model ([^:\s]+))?: HTTP (\d{3})\b`)
-	providerModelRE = regexp.MustCompile(`([A-Za-z0-9_.-]+) model ([^:\s]+): `)
-)
 
 // runStreamed is the main job under --stream-events: the run's events as
 // JSON lines on stdout, ending with one "finished" line, and nothing on
@@ -300,13 +287,16 @@ func (s *eventStream) finished(out *app.Outcome, code int) {
 	}
 	if res.Err != nil && res.Status != orchestrator.Completed {
 		l.Error = &streamError{Message: res.Err.Error(), Kind: string(res.Status)}
-		s.mu.Lock()
-		if first := s.firstErr; first != nil && res.Status == orchestrator.Failed {
-			l.Error.Agent, l.Error.Provider, l.Error.Model, l.Error.Status = first.Agent, first.Provider, first.Model, first.Status
-		}
-		s.mu.Unlock()
 		if res.Status == orchestrator.Failed {
+			// The first agent's failure stands for the run's: with one
+			// agent it is the run's; with a team, every agent's is in the
+			// agent_failed lines.
 			l.Error.Kind = "failed"
+			if len(res.Failures) > 0 {
+				f := agentError(res.Failures[0].Agent, res.Err.Error(), "failed", &res.Failures[0])
+				f.Kind = "failed"
+				l.Error = f
+			}
 		}
 	}
 	s.write(l)

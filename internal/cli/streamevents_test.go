@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"github.com/massgen/massgen/internal/coord"
+
 	"context"
 	"encoding/json"
 	"flag"
@@ -11,7 +13,6 @@ import (
 	"time"
 
 	"github.com/massgen/massgen/internal/event"
-	"github.com/massgen/massgen/internal/llm"
 )
 
 var updateStream = flag.Bool("update-stream", false, "rewrite testdata/stream_events.golden")
@@ -178,23 +179,28 @@ func TestModelsFlagBuildsATeamAndHistoryFileIsRead(t *testing.T) {
 	}
 }
 
-// The stream reads provider, model and status back from llm.Error's text:
-// this holds the two to the same format.
-func TestProviderErrorIsReadBackFromItsText(t *testing.T) {
-	for _, e := range []*llm.Error{
-		{Provider: "groq", Model: "llama-3.3-70b", Status: 429, Message: "rate limited: slow down"},
-		{Provider: "openai", Model: "gpt-5", Status: 500, Message: "x"},
-		{Provider: "claude", Status: 401, Message: "bad key"},
-		{Provider: "sim", Model: "sim-a", Message: "stream ended early"},
+// A stream line's error is the failure the event carries, as data: no
+// reading back of the provider, model or status from the message.
+func TestStreamErrorsCarryTheFailureAsData(t *testing.T) {
+	for _, tc := range []struct {
+		f    coord.Failure
+		kind string
+	}{
+		{coord.Failure{Kind: coord.FailRateLimit, Agent: "a1", Provider: "groq", Model: "llama-3.3-70b", Status: 429, Retryable: true, RetryAfterSeconds: 2}, "provider"},
+		{coord.Failure{Kind: coord.FailAuth, Agent: "a1", Provider: "claude", Status: 401}, "provider"},
+		{coord.Failure{Kind: coord.FailStall, Agent: "a1", Provider: "sim", Model: "sim-a", Retryable: true}, "provider"},
+		{coord.Failure{Kind: coord.FailTimeout, Agent: "a1", Provider: "openai", Model: "gpt-5", Retryable: true}, "timeout"},
+		{coord.Failure{Kind: coord.FailTool, Agent: "a1", Provider: "openai", Model: "gpt-5"}, "timeout"},
 	} {
-		s := &eventStream{}
-		got := s.agentError("a1", "turn timed out: "+e.Error(), "timeout")
-		if got.Provider != e.Provider || got.Model != e.Model || got.Status != e.Status || got.Agent != "a1" || got.Kind != "provider" {
-			t.Errorf("%q read as %+v", e.Error(), got)
+		got := agentError("a1", "some message", "timeout", &tc.f)
+		want := &streamError{Message: "some message", Kind: tc.kind, Agent: "a1", Provider: tc.f.Provider, Model: tc.f.Model,
+			Status: tc.f.Status, Failure: tc.f.Kind, Retryable: tc.f.Retryable, RetryAfterS: tc.f.RetryAfterSeconds}
+		if *got != *want {
+			t.Errorf("%s: got %+v, want %+v", tc.f.Kind, got, want)
 		}
 	}
-	if got := (&eventStream{}).agentError("a", "context deadline exceeded", "timeout"); got.Provider != "" || got.Kind != "timeout" {
-		t.Errorf("plain error read as %+v", got)
+	if got := agentError("a", "context deadline exceeded", "timeout", nil); got.Provider != "" || got.Kind != "timeout" || got.Failure != "" {
+		t.Errorf("an error without a failure read as %+v", got)
 	}
 }
 

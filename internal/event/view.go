@@ -1,6 +1,8 @@
 package event
 
 import (
+	"github.com/massgen/massgen/internal/coord"
+
 	"maps"
 	"slices"
 	"sync"
@@ -120,7 +122,10 @@ type AgentView struct {
 	Rejections   int
 	Failures     int // failed turns (errors, idle streams, turn timeouts)
 	LastError    string
-	Usage        Usage
+	// LastFailure is LastError as data (nil before the first failure, or
+	// from a log of an earlier version).
+	LastFailure *coord.Failure
+	Usage       Usage
 	// ToolCalls counts the calls of its own tools (workflow tools aside),
 	// ToolErrors those that failed; ToolRounds counts the responses that
 	// ran tools, as its turns report them when they end.
@@ -301,14 +306,14 @@ func (v *View) Apply(e Event) {
 		ag.Status = StatusRestarted
 		v.inTurn[ag.ID] = false
 	case TurnFailed:
-		v.turnFailed(ag, e.Err)
+		v.turnFailed(ag, e.Err, e.Failure)
 	case Timeout:
 		if ag != nil {
 			why := "turn timeout"
 			if d := or(e.Err, e.Reason); d != "" {
 				why += ": " + d
 			}
-			v.turnFailed(ag, why)
+			v.turnFailed(ag, why, e.Failure)
 		}
 	case ToolCalled:
 		ag.ToolCalls++
@@ -322,6 +327,9 @@ func (v *View) Apply(e Event) {
 	case AgentFailed:
 		ag.Status = StatusFailed
 		ag.LastError = or(e.Err, ag.LastError)
+		if e.Failure != nil {
+			ag.LastFailure = cloneFailure(e.Failure)
+		}
 		v.inTurn[ag.ID] = false
 	case BudgetExceeded:
 		s.Stopped = e.Reason
@@ -370,9 +378,9 @@ func (v *View) Apply(e Event) {
 	}
 }
 
-func (v *View) turnFailed(ag *AgentView, err string) {
+func (v *View) turnFailed(ag *AgentView, err string, f *coord.Failure) {
 	ag.Failures++
-	ag.LastError = err
+	ag.LastError, ag.LastFailure = err, cloneFailure(f)
 	ag.Status = StatusIdle
 	v.inTurn[ag.ID] = false
 }
@@ -419,6 +427,7 @@ func (v *View) Snapshot(now time.Time) Snapshot {
 			vote := *ag.Vote
 			ag.Vote = &vote
 		}
+		ag.LastFailure = cloneFailure(ag.LastFailure)
 		if v.inTurn[ag.ID] {
 			v.markStall(ag, now)
 		}

@@ -1,6 +1,8 @@
 package runlog
 
 import (
+	"github.com/massgen/massgen/internal/coord"
+
 	"bytes"
 	"encoding/json"
 	"os"
@@ -68,9 +70,12 @@ type AgentView struct {
 	Rejections        int       `json:"rejections"`
 	Failures          int       `json:"failures"` // failed turns (errors, idle streams, turn timeouts)
 	LastError         string    `json:"last_error"`
-	InputTokens       int64     `json:"input_tokens"`
-	OutputTokens      int64     `json:"output_tokens"`
-	CostUSD           float64   `json:"cost_usd"`
+	// LastFailure is LastError as data: kind, provider, model, status,
+	// retryable (absent before the agent's first failure).
+	LastFailure  *coord.Failure `json:"last_failure,omitempty"`
+	InputTokens  int64          `json:"input_tokens"`
+	OutputTokens int64          `json:"output_tokens"`
+	CostUSD      float64        `json:"cost_usd"`
 	// ToolCalls counts its calls of its own tools (workflow tools aside),
 	// ToolErrors those that failed; ToolRounds its responses that ran tools.
 	ToolCalls    int       `json:"tool_calls"`
@@ -173,6 +178,7 @@ func StatusOf(s event.Snapshot, logDir string, now time.Time, p Process) StatusV
 			Rejections:        ag.Rejections,
 			Failures:          ag.Failures,
 			LastError:         ag.LastError,
+			LastFailure:       ag.LastFailure,
 			InputTokens:       ag.Usage.InputTokens,
 			OutputTokens:      ag.Usage.OutputTokens,
 			CostUSD:           ag.Usage.CostUSD,

@@ -1,6 +1,8 @@
 package server
 
 import (
+	"github.com/massgen/massgen/internal/coord"
+
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -31,7 +33,10 @@ type Error struct {
 	// RetryAfter, when set, is sent as the Retry-After header (whole
 	// seconds, rounded up): when a retry may succeed.
 	RetryAfter time.Duration
-	Err        error // the underlying error, if any
+	// Failures are why each agent of a failed run left, as data (kind,
+	// agent, provider, model, status, retryable): the body carries them.
+	Failures []coord.Failure
+	Err      error // the underlying error, if any
 }
 
 // Error is the text a client gets (the body's message, a stream's last
@@ -86,10 +91,13 @@ type errorObject struct {
 	Param      *string  `json:"param"`
 	Code       *string  `json:"code"`
 	Collisions []string `json:"collisions,omitempty"`
+	// Failures extends OpenAI's error object: why each agent of a failed
+	// run left. Clients that do not know the field ignore it.
+	Failures []coord.Failure `json:"failures,omitempty"`
 }
 
 func (e *Error) object() errorObject {
-	o := errorObject{Message: e.Error(), Type: e.Type, Collisions: e.Collisions}
+	o := errorObject{Message: e.Error(), Type: e.Type, Collisions: e.Collisions, Failures: e.Failures}
 	if o.Type == "" {
 		o.Type = errorType(e.Status)
 	}

@@ -277,9 +277,16 @@ func (s *Server) runFailure(ctx context.Context, res *RunResult, out *OutputForm
 	case coord.RunFailed:
 		// The team's circuit breakers hold its models back: say when a
 		// trial goes through rather than blame the server.
-		if open, ok := errors.AsType[*llm.CircuitOpenError](res.Err); ok {
-			return &Error{Status: http.StatusServiceUnavailable, Code: "circuit_open", RetryAfter: max(open.Wait, time.Second),
-				Message: "The run failed and its model endpoints are held back by an open circuit breaker; retry later: " + why, Err: res.Err}
+		// The app wraps a failed run's error with the breaker that holds
+		// its models back; or every agent's last failure says so.
+		wait, open := allCircuitsOpen(res.Failures)
+		if co, ok := errors.AsType[*llm.CircuitOpenError](res.Err); ok {
+			wait, open = co.Wait, true
+		}
+		if open {
+			return &Error{Status: http.StatusServiceUnavailable, Code: "circuit_open", RetryAfter: max(wait, time.Second),
+				Message: "The run failed and its model endpoints are held back by an open circuit breaker; retry later: " + why,
+				Err:     res.Err, Failures: res.Failures}
 		}
 	case coord.RunTimedOut:
 		return &Error{Status: http.StatusGatewayTimeout, Code: "run_timeout", Message: "The run timed out without an answer: " + why, Err: res.Err}
@@ -289,5 +296,18 @@ func (s *Server) runFailure(ctx context.Context, res *RunResult, out *OutputForm
 		}
 		return &Error{Status: 499, Code: "cancelled", Type: "server_error", Message: "The run was cancelled: " + why, Err: res.Err}
 	}
-	return &Error{Status: http.StatusInternalServerError, Code: "run_failed", Message: "The run failed: " + why, Err: res.Err}
+	return &Error{Status: http.StatusInternalServerError, Code: "run_failed", Message: "The run failed: " + why, Err: res.Err,
+		Failures: res.Failures}
+}
+
+// allCircuitsOpen reports whether every agent of a failed run left because
+// its endpoint's breaker was open, and the longest wait one of them named.
+func allCircuitsOpen(fs []coord.Failure) (wait time.Duration, open bool) {
+	for _, f := range fs {
+		if f.Kind != coord.FailCircuitOpen {
+			return 0, false
+		}
+		wait = max(wait, time.Duration(f.RetryAfterSeconds*float64(time.Second)))
+	}
+	return wait, len(fs) > 0
 }

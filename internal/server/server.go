@@ -77,9 +77,12 @@ type RunResult struct {
 	LogDir    string
 	ToolCalls []llm.ToolCall // client tool calls made by the winner
 	Usage     llm.Usage      // summed over agents
-	// Err says why the run did not complete. A failed run whose Err holds
-	// an *llm.CircuitOpenError is answered 503 with Retry-After.
-	Err error
+	// Err says why the run did not complete; Failures why each agent of a
+	// failed run left, as data: the error body carries them, and a run
+	// whose agents were all held back by open circuit breakers is answered
+	// 503 with Retry-After.
+	Err      error
+	Failures []coord.Failure
 	// Fallback says why Final is the winner's stored answer rather than a
 	// presentation (GraceExpired: the presentation ran out of time).
 	Fallback     string
