@@ -15,6 +15,7 @@ async def test_all_agents_failing_raises_execution_error(tmp_path: Path, failing
         await massgen.run("hi", config=failing_config, cwd=tmp_path)
     e = ei.value
     assert (e.agent, e.provider, e.model, e.status, e.exit_code, e.kind) == ("a", "sim", "sim-a", 401, 2, "failed")
+    assert (e.failure, e.retryable) == ("auth", False)
     assert "401" in str(e) and "agent=a" in str(e)
     assert e.log_dir and Path(e.log_dir).is_dir()
 
@@ -26,6 +27,7 @@ async def test_stream_yields_errors_then_raises(tmp_path: Path, failing_config: 
             seen.append(ev)
     errs = [e for e in seen if e["type"] == "agent_error"]
     assert errs and errs[0]["error"]["status"] == 401 and errs[0]["agent"] == "a"
+    assert errs[0]["error"]["failure"] == "auth"
     assert seen[-1]["type"] == "finished" and seen[-1]["status"] == "failed"
 
 

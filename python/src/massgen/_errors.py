@@ -11,6 +11,10 @@ class MassGenError(Exception):
 
     Attributes: ``agent``, ``provider``, ``model``, ``status`` (HTTP status,
     0 when none), ``kind`` (config, failed, timeout, interrupted, …),
+    ``failure`` (what failed, as data: auth, quota, rate_limit, stall,
+    timeout, circuit_open, bad_request, provider, tool, protocol, cancelled,
+    other; "" when the run did not reach an agent), ``retryable`` (whether
+    trying again later may succeed), ``retry_after`` (seconds, when known),
     ``exit_code`` (the binary's: 1 config, 2 execution, 3 timeout, 4
     interrupted), ``log_dir`` and ``event`` (the closing event, if any).
     """
@@ -26,6 +30,9 @@ class MassGenError(Exception):
         model: str | None = None,
         status: int = 0,
         kind: str = "",
+        failure: str = "",
+        retryable: bool = False,
+        retry_after: float = 0.0,
         exit_code: int | None = None,
         log_dir: str | None = None,
         event: dict[str, Any] | None = None,
@@ -37,6 +44,9 @@ class MassGenError(Exception):
         self.model = model
         self.status = status
         self.kind = kind
+        self.failure = failure
+        self.retryable = retryable
+        self.retry_after = retry_after
         self.exit_code = self.exit_code_default if exit_code is None else exit_code
         self.log_dir = log_dir
         self.event = event
@@ -89,6 +99,9 @@ def error_from(finished: dict[str, Any] | None, returncode: int, stderr: str) ->
         model=err.get("model"),
         status=err.get("status") or 0,
         kind=err.get("kind") or str(finished.get("status") or ""),
+        failure=err.get("failure") or "",
+        retryable=bool(err.get("retryable")),
+        retry_after=float(err.get("retry_after_s") or 0.0),
         exit_code=code,
         log_dir=finished.get("log_dir"),
         event=finished,
