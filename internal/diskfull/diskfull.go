@@ -13,18 +13,33 @@ import (
 	"testing"
 )
 
+// childEnv marks a test process that Mount started in a user namespace.
+const childEnv = "MASSGEN_DISKFULL_CHILD"
+
 // Mount mounts a tmpfs of size bytes on a new directory of the test's
-// and returns it; it is unmounted when the test ends. The test is skipped
-// where mounting is not permitted (not root, not Linux, a container
-// without CAP_SYS_ADMIN): tests that use Mount have an injected twin
-// (Writer) that always runs.
+// and returns it; it is unmounted when the test ends. Where mounting is
+// not permitted (not root), the test is run again, whole, in a child
+// process with a user and mount namespace of its own, where any user may
+// mount a tmpfs: Mount then returns "" once the child has passed (it fails
+// the test with the child's output if the child failed), and the caller
+// returns at once. Where neither works (not Linux, user namespaces
+// forbidden), the test is skipped: tests that use Mount have an injected
+// twin that always runs.
 func Mount(t testing.TB, size int) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "full")
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := mount(dir, size); err != nil {
+	err := mount(dir, size)
+	if err != nil && os.Getenv(childEnv) == "" && os.Getenv(forceEnv) == "" {
+		if ran, cerr := runInNamespace(t); ran {
+			return ""
+		} else if cerr != nil {
+			t.Logf("cannot run the test in a user namespace: %v", cerr)
+		}
+	}
+	if err != nil {
 		t.Skipf("cannot mount a %d-byte tmpfs (%v): the injected disk-full test covers this", size, err)
 	}
 	t.Cleanup(func() {
@@ -34,6 +49,10 @@ func Mount(t testing.TB, size int) string {
 	})
 	return dir
 }
+
+// forceEnv, set, makes Mount skip rather than use a namespace (for the
+// test of Mount itself).
+const forceEnv = "MASSGEN_DISKFULL_NO_USERNS"
 
 // Fill writes a file in dir until the file system has no space left,
 // leaving at most keep bytes free, and returns a function that frees it.
