@@ -1,7 +1,6 @@
 package app
 
 import (
-	"bufio"
 	"cmp"
 	"encoding/json"
 	"errors"
@@ -139,24 +138,35 @@ func FindRun(root, name string) (PastRun, error) {
 }
 
 // ReadEvents reads a run's coordination_events.jsonl (one event record per
-// line, appended as the run went, so a run that died has them too).
-func ReadEvents(dir string) ([]event.Record, error) {
+// line, appended as the run went, so a run that died has them too). A
+// last line cut short (the process died, or the disk filled, in the middle
+// of it) is left out, and short says so: the events end early. A line
+// that is not an event elsewhere is skipped, and counted in short too.
+func ReadEvents(dir string) (recs []event.Record, short string, err error) {
 	f, err := os.Open(filepath.Join(dir, "coordination_events.jsonl"))
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%s has no coordination_events.jsonl", dir)
+		return nil, "", fmt.Errorf("%s has no coordination_events.jsonl", dir)
 	} else if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	defer f.Close()
-	var out []event.Record
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64*1024), 64<<20)
-	for sc.Scan() {
+	bad := 0
+	err = runlog.ReadJSONLines(f, func(line []byte) error {
 		var r event.Record
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			continue // a line cut by a crash
+		if json.Unmarshal(line, &r) != nil {
+			bad++ // an older massgen could leave a torn line mid-file
+			return nil
 		}
-		out = append(out, r)
+		recs = append(recs, r)
+		return nil
+	})
+	var notes []string
+	if errors.Is(err, runlog.ErrEndsEarly) {
+		notes = append(notes, fmt.Sprintf("the events end early: the last line of coordination_events.jsonl was cut short (after %d events)", len(recs)))
+		err = nil
 	}
-	return out, sc.Err()
+	if bad > 0 {
+		notes = append(notes, fmt.Sprintf("%d lines of coordination_events.jsonl are not events and were skipped", bad))
+	}
+	return recs, strings.Join(notes, "; "), err
 }

@@ -117,6 +117,10 @@ type Outcome struct {
 	// paths during the final presentation ("modified /p/main.go"), then
 	// where the originals were kept.
 	ContextChanges []string
+	// LogsIncomplete, when set, says which files of the log directory could
+	// not be written whole (a full disk) — also on stderr and in
+	// status.json. The run and its answer are not affected.
+	LogsIncomplete string
 }
 
 // Execute is the main job without any printing: resolve the config, build
@@ -285,6 +289,7 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 		if err := logs.Close(); err != nil {
 			fmt.Fprintf(env.Stderr, "warning: writing logs: %v\n", err)
 		}
+		out.LogsIncomplete = logs.Incomplete()
 		out.AnswerFile = logs.AnswerFile()
 	}
 	if out.Workspace, out.ContextChanges, err = wss.finish(out.LogDir, out.Winner); err != nil {

@@ -123,11 +123,17 @@ session's turns), a unique prefix of it (the timestamp without log_ will do), a 
 			if err != nil {
 				return err
 			}
-			recs, err := app.ReadEvents(r.Dir)
+			recs, short, err := app.ReadEvents(r.Dir)
 			if err != nil {
 				return usageErr("%v", err)
 			}
 			printAnalysis(env, r, app.Analyze(recs))
+			if short != "" {
+				fmt.Fprintf(env.Stdout, "\nnote: %s\n", short)
+			}
+			if s := r.Status.Meta.LogsIncomplete; s != "" {
+				fmt.Fprintf(env.Stdout, "note: %s\n", s)
+			}
 			return nil
 		},
 	}
@@ -161,6 +167,9 @@ func showRun(env *Env, r app.PastRun) {
 	}
 	if s.Results.Fallback != "" {
 		fmt.Fprintf(w, "fallback:  %s\n", s.Results.Fallback)
+	}
+	if s.Meta.LogsIncomplete != "" {
+		fmt.Fprintf(w, "logs:      incomplete: %s\n", s.Meta.LogsIncomplete)
 	}
 	fmt.Fprintf(w, "usage:     %d input + %d output tokens, $%.4f\n", s.Results.InputTokens, s.Results.OutputTokens, s.Results.CostUSD)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)

@@ -83,6 +83,9 @@ func finish(env *Env, automation bool, outputFile string, out *app.Outcome) erro
 		if len(out.IgnoredFeatures) > 0 {
 			fmt.Fprintf(env.Stdout, "WARNINGS: %s\n", strings.Join(out.IgnoredFeatures, ", "))
 		}
+		if out.LogsIncomplete != "" {
+			fmt.Fprintf(env.Stdout, "LOGS_INCOMPLETE: %s\n", oneLine(out.LogsIncomplete))
+		}
 		if res.Status == orchestrator.Completed {
 			fmt.Fprintf(env.Stdout, "COMPLETED: %d agents, %.1fs total\n", len(res.Usage), res.Duration.Seconds())
 		}

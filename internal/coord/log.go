@@ -2,6 +2,7 @@ package coord
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -14,6 +15,8 @@ import (
 type Log struct {
 	Config Config
 	Steps  []Record
+	// Torn is true when ReadLog left out a last line cut short.
+	Torn bool `json:"-"`
 }
 
 // WriteTo writes the log as JSON lines.
@@ -50,25 +53,42 @@ func NewLogWriter(w io.Writer, cfg Config) (*LogWriter, error) {
 // Append writes one step.
 func (l *LogWriter) Append(r Record) error { return l.enc.Encode(r) }
 
-// ReadLog reads what WriteTo wrote.
+// ReadLog reads what WriteTo wrote. A last line cut short (no newline, not
+// valid JSON: the writer died or ran out of space mid-line) is not an
+// error: the steps before it are read and Torn is set.
 func ReadLog(r io.Reader) (*Log, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(nil, 16<<20)
+	br := bufio.NewReaderSize(r, 64<<10)
 	l := &Log{}
-	for n := 1; sc.Scan(); n++ {
+	for n := 1; ; n++ {
+		line, rerr := br.ReadBytes('\n')
+		if rerr != nil && rerr != io.EOF {
+			return nil, rerr
+		}
+		if len(bytes.TrimSpace(line)) == 0 {
+			if rerr == io.EOF {
+				return l, nil
+			}
+			continue
+		}
+		if rerr == io.EOF && !json.Valid(line) {
+			l.Torn = true
+			return l, nil
+		}
 		var err error
 		if n == 1 {
-			err = json.Unmarshal(sc.Bytes(), &l.Config)
+			err = json.Unmarshal(line, &l.Config)
 		} else {
 			var rec Record
-			err = json.Unmarshal(sc.Bytes(), &rec)
+			err = json.Unmarshal(line, &rec)
 			l.Steps = append(l.Steps, rec)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("line %d: %w", n, err)
 		}
+		if rerr == io.EOF {
+			return l, nil
+		}
 	}
-	return l, sc.Err()
 }
 
 // Replay steps a fresh Machine through the log's inputs and returns the

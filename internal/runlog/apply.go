@@ -126,7 +126,8 @@ func (w *Writer) apply(e event.Event) error {
 		}
 		a.note(e.Agent, cell, epoch)
 	case event.RunFinished:
-		errs = append(errs, w.flushSummaries())
+		// status.json first: see finishFiles.
+		return errors.Join(append(errs, w.finishFiles())...)
 	}
 	errs = append(errs, w.writeStatus())
 	return errors.Join(errs...)

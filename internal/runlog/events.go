@@ -81,5 +81,5 @@ func (w *Writer) writeEvents() error {
 		end := s.FinishedAt
 		f.SessionMetadata.EndTime = &end
 	}
-	return writeJSON(filepath.Join(w.dir, "coordination_events.json"), f)
+	return w.putJSON(filepath.Join(w.dir, "coordination_events.json"), f)
 }

@@ -66,7 +66,7 @@ func (w *Writer) writeMetadata() error {
 	if err != nil {
 		return err
 	}
-	return writeAtomic(filepath.Join(w.dir, "execution_metadata.yaml"), data)
+	return w.put(filepath.Join(w.dir, "execution_metadata.yaml"), data)
 }
 
 func item(k string, v any) yaml.MapItem { return yaml.MapItem{Key: k, Value: v} }

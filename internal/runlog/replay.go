@@ -3,7 +3,6 @@ package runlog
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sync"
 
@@ -27,7 +26,7 @@ const ReplayName = "coordination_replay.jsonl"
 // Writer rewrites status.json.
 type replayLog struct {
 	mu     sync.Mutex
-	f      *os.File
+	f      *lineFile
 	lw     *coord.LogWriter
 	err    error // the first failed write; later steps are not written
 	closed bool
@@ -48,7 +47,9 @@ func (w *Writer) Trace(cfg coord.Config) (func(coord.Input, []coord.Command), er
 	if w.replay != nil {
 		return nil, errors.New("runlog: Trace called twice")
 	}
-	f, err := os.OpenFile(filepath.Join(w.dir, ReplayName), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	// Whole lines or none: a step that cannot be written (a full disk)
+	// ends the log at the step before, which coord.ReadLog reads.
+	f, err := openLines(filepath.Join(w.dir, ReplayName), ReplayName, w.gaps.set)
 	if err != nil {
 		return nil, fmt.Errorf("runlog: open %s: %w", ReplayName, err)
 	}

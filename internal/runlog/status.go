@@ -5,6 +5,7 @@ import (
 
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"time"
@@ -38,6 +39,10 @@ type StatusMeta struct {
 	Host string `json:"host"`
 	// IgnoredFeatures are config features this run does not do.
 	IgnoredFeatures []string `json:"ignored_features"`
+	// LogsIncomplete, when set, says which files of the log directory
+	// could not be written whole, and why (a full disk): those logs end
+	// early. The run itself is not affected.
+	LogsIncomplete string `json:"logs_incomplete,omitempty"`
 }
 
 // CoordinationView is where coordination stands in the current attempt.
@@ -202,25 +207,72 @@ func StatusOf(s event.Snapshot, logDir string, now time.Time, p Process) StatusV
 func (w *Writer) Status() StatusView {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return StatusOf(w.snapshot(), w.dir, w.now(), w.proc)
+	v := StatusOf(w.snapshot(), w.dir, w.now(), w.proc)
+	v.Meta.LogsIncomplete = w.gaps.note()
+	return v
 }
 
-// writeStatus rewrites status.json atomically.
+// writeStatus rewrites status.json atomically (temporary file, rename).
+// The status of a finished run is the one file a reader cannot do
+// without (a run whose status.json still says running looks dead once its
+// process is gone): on a full disk it gets the reserve's space, and as a
+// last resort it is overwritten in place.
 func (w *Writer) writeStatus() error {
-	return writeJSON(filepath.Join(w.dir, "status.json"), StatusOf(w.snapshot(), w.dir, w.now(), w.proc))
+	path := filepath.Join(w.dir, "status.json")
+	v := StatusOf(w.snapshot(), w.dir, w.now(), w.proc)
+	note := w.gaps.note()
+	v.Meta.LogsIncomplete = note
+	data, err := encodeJSON(v)
+	if err != nil {
+		return err
+	}
+	if v.Meta.Status == event.RunRunning {
+		// A failure here passes: the next rewrite may succeed, and the
+		// process is alive, so the run does not look dead meanwhile.
+		if err := writeAtomic(path, data); err != nil {
+			return err
+		}
+		w.noted = note
+		return nil
+	}
+	err = w.putReserved(path, data)
+	if err != nil && isNoSpace(err) {
+		if overwrite(path, data) == nil {
+			w.gaps.set(path, nil)
+			err = nil
+		}
+	}
+	if err == nil {
+		w.noted = note
+	}
+	return err
 }
 
-// writeJSON writes v as indented JSON, atomically. HTML escaping is off:
-// prompts and answers are full of <tags> and && that should stay readable.
-func writeJSON(path string, v any) error {
+// overwrite writes data over the file at path in place, then cuts it to
+// data's length: no new file, and as long as data is no longer than the
+// file, no new blocks. It is not atomic (a reader may see a mix while it
+// writes), which is why it is only the last resort.
+func overwrite(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	_, werr := f.WriteAt(data, 0)
+	terr := f.Truncate(int64(len(data)))
+	return errors.Join(werr, terr, f.Close())
+}
+
+// encodeJSON is v as indented JSON. HTML escaping is off: prompts and
+// answers are full of <tags> and && that should stay readable.
+func encodeJSON(v any) ([]byte, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(v); err != nil {
-		return err
+		return nil, err
 	}
-	return writeAtomic(path, b.Bytes())
+	return b.Bytes(), nil
 }
 
 // Process identifies the process that runs a run.

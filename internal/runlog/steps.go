@@ -23,10 +23,13 @@ type stream struct {
 	reasoning bool
 	midLine   bool
 	written   bool
+	// failed: a write failed (a full disk). Nothing more is appended, so
+	// the file is a prefix of the agent's output with no hole in it.
+	failed bool
 }
 
 func (s *stream) open(path string) error {
-	if s.f != nil {
+	if s.f != nil || s.failed {
 		return nil
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -116,12 +119,15 @@ func (s *stream) newline(b *strings.Builder) {
 
 func (s *stream) flush(b *strings.Builder) error {
 	out := b.String()
-	if out == "" {
+	if out == "" || s.failed {
 		return nil
 	}
 	s.written = true
 	s.midLine = out[len(out)-1] != '\n'
 	_, err := s.f.WriteString(out)
+	if err != nil {
+		s.failed = true
+	}
 	return err
 }
 
@@ -130,7 +136,7 @@ func (s *stream) close() error {
 		return nil
 	}
 	err := s.f.Close()
-	*s = stream{}
+	*s = stream{failed: s.failed} // a file that failed is not appended to again
 	return err
 }
 
@@ -191,7 +197,7 @@ func (w *Writer) writeAnswerStep(ag *agentFiles, e event.AnswerAccepted) error {
 	if err != nil {
 		return err
 	}
-	errs := []error{writeFile(filepath.Join(dir, "answer.txt"), []byte(e.Content)), w.writeContext(ag, dir)}
+	errs := []error{w.put(filepath.Join(dir, "answer.txt"), []byte(e.Content)), w.writeContext(ag, dir)}
 	if e.Workspace != "" {
 		// The snapshot is never changed once taken: hard links suffice.
 		_, err := workspace.CopyTree(e.Workspace, filepath.Join(dir, "workspace"), workspace.Link, 0)
@@ -223,7 +229,7 @@ func (w *Writer) writeVoteStep(ag *agentFiles, e event.VoteAccepted) error {
 	if sv.AvailableLabels == nil {
 		sv.AvailableLabels = []string{}
 	}
-	return errors.Join(writeJSON(filepath.Join(dir, "vote.json"), sv), w.writeContext(ag, dir))
+	return errors.Join(w.putJSON(filepath.Join(dir, "vote.json"), sv), w.writeContext(ag, dir))
 }
 
 // writeContext writes context.txt: the prompt of the agent's latest turn in
@@ -233,7 +239,7 @@ func (w *Writer) writeContext(ag *agentFiles, dir string) error {
 	if !ag.turnSeen {
 		return nil
 	}
-	return writeFile(filepath.Join(dir, "context.txt"), []byte(ag.prompt))
+	return w.put(filepath.Join(dir, "context.txt"), []byte(ag.prompt))
 }
 
 // finalAnswer records the final answer under final/<presenter>/, with
@@ -262,22 +268,41 @@ func (w *Writer) finalAnswer(ag *agentFiles, e event.FinalAnswer) error {
 	if ag != nil && ag.present != "" {
 		context = []byte(ag.present)
 	}
+	// The answer first (on a full disk, with the reserve's space), then
+	// what the presenter saw.
 	write := func(root string) error {
 		dir := filepath.Join(root, "final", safeName(id))
-		errs := []error{writeFile(filepath.Join(dir, "answer.txt"), []byte(e.Text))}
+		errs := []error{w.putReserved(filepath.Join(dir, "answer.txt"), []byte(e.Text))}
 		if context != nil {
-			errs = append(errs, writeFile(filepath.Join(dir, "context.txt"), context))
+			errs = append(errs, w.put(filepath.Join(dir, "context.txt"), context))
 		}
 		return errors.Join(errs...)
 	}
-	err := write(a.base)
-	if a.base != w.dir {
-		err = errors.Join(err, os.RemoveAll(filepath.Join(w.dir, "final")), write(w.dir))
+	var top func() error
+	top = func() error {
+		err := write(a.base)
+		if a.base != w.dir {
+			err = errors.Join(err, os.RemoveAll(filepath.Join(w.dir, "final")), write(w.dir))
+		}
+		if err == nil {
+			w.answerFile = filepath.Join(w.dir, "final", safeName(id), "answer.txt")
+			w.pendingFinal = nil
+		} else {
+			w.answerFile = ""
+			w.pendingFinal = top
+		}
+		return err
 	}
-	if err == nil {
-		w.answerFile = filepath.Join(w.dir, "final", safeName(id), "answer.txt")
+	return top()
+}
+
+// retryFinal writes the final answer again if its write failed (a full
+// disk), once the run has finished and the reserve may be given up.
+func (w *Writer) retryFinal() error {
+	if w.pendingFinal == nil {
+		return nil
 	}
-	return err
+	return w.pendingFinal()
 }
 
 // safeName makes an agent id usable as one path element: ids come from the

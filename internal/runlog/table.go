@@ -66,7 +66,7 @@ func toolCell(e event.ToolCalled) string {
 }
 
 func (w *Writer) writeTable() error {
-	return writeAtomic(filepath.Join(w.dir, "coordination_table.txt"), []byte(w.renderTable()))
+	return w.put(filepath.Join(w.dir, "coordination_table.txt"), []byte(w.renderTable()))
 }
 
 // renderTable draws every attempt as a box table, one column per agent in

@@ -39,8 +39,18 @@ type Writer struct {
 	dir     string
 	meta    Metadata
 	started time.Time
-	logFile *os.File
+	logFile *lineFile
 	closed  bool
+
+	// gaps are the files a write failed for (the logs are incomplete);
+	// reserve is space kept at New for the files a finished run must
+	// have (status.json first), given up when the disk is full.
+	gaps    *gapSet
+	reserve *reserve
+	noted   string // the gaps status.json last said
+	// retryFinal writes the final answer again, when its write failed:
+	// at the end of the run, with the reserve's space.
+	pendingFinal func() error
 
 	// now and statusEvery are fields, not globals, so tests can drive the
 	// clock and the ticker without sleeping.
@@ -57,7 +67,7 @@ type Writer struct {
 	proc   Process
 
 	events   []event.Record // non-droppable events, for coordination_events.json
-	journal  *os.File       // coordination_events.jsonl, appended as events come
+	journal  *lineFile      // coordination_events.jsonl, appended as events come
 	replay   *replayLog     // coordination_replay.jsonl, once Trace has opened it
 	dropped  uint64         // droppable events the subscription lost
 	version  int            // events applied, and changes made by Close
@@ -118,11 +128,12 @@ func NewTurn(sessionDir string, n int, started time.Time, meta Metadata) (*Write
 
 // newIn opens the log of a run in dir, which exists and is empty.
 func newIn(dir string, started time.Time, meta Metadata) (*Writer, error) {
-	lf, err := os.OpenFile(filepath.Join(dir, "massgen.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	gaps := newGaps(dir)
+	lf, err := openLines(filepath.Join(dir, "massgen.log"), "massgen.log", gaps.set)
 	if err != nil {
 		return nil, fmt.Errorf("runlog: open massgen.log: %w", err)
 	}
-	jf, err := os.OpenFile(filepath.Join(dir, journalName), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	jf, err := openLines(filepath.Join(dir, journalName), journalName, gaps.set)
 	if err != nil {
 		lf.Close()
 		return nil, fmt.Errorf("runlog: open %s: %w", journalName, err)
@@ -133,6 +144,7 @@ func newIn(dir string, started time.Time, meta Metadata) (*Writer, error) {
 		started:     started,
 		logFile:     lf,
 		journal:     jf,
+		gaps:        gaps,
 		now:         time.Now,
 		statusEvery: defaultStatusEvery,
 		view:        event.NewView(),
@@ -142,11 +154,14 @@ func newIn(dir string, started time.Time, meta Metadata) (*Writer, error) {
 	w.view.Declare(meta.Agents, meta.IgnoredFeatures)
 	w.view.Apply(event.RunStarted{Header: event.Header{Time: started}, Question: meta.Question})
 	w.startAttempt(1)
-	if err := errors.Join(w.writeMetadata(), w.writeStatus()); err != nil {
+	if err := errors.Join(w.writeMetadata(), w.writeStatus()); err != nil && !isNoSpace(err) {
 		lf.Close()
 		jf.Close()
 		return nil, err
 	}
+	// A disk already full does not stop the run: its logs say what they
+	// lack, and the reserve is tried again when the run has finished.
+	w.reserve = newReserve(dir, reserveSize)
 	return w, nil
 }
 
@@ -164,8 +179,23 @@ func (w *Writer) running() bool {
 func (w *Writer) Dir() string { return w.dir }
 
 // LogWriter is an append-only handle to <dir>/massgen.log for the CLI's slog
-// handler. It is closed by Close; writes after that fail.
-func (w *Writer) LogWriter() io.Writer { return w.logFile }
+// handler, which writes whole lines. It never fails (it may sit behind an
+// io.MultiWriter, which would stop at it): a line it cannot write ends the
+// file at the last whole line, and the logs are then incomplete. It is
+// closed by Close; lines after that are not written.
+func (w *Writer) LogWriter() io.Writer { return quiet{w.logFile} }
+
+// quiet drops the error of its writer (recorded by the lineFile itself).
+type quiet struct{ l *lineFile }
+
+func (q quiet) Write(p []byte) (int, error) {
+	_, _ = q.l.Write(p)
+	return len(p), nil
+}
+
+// Incomplete says which of the run's files could not be written (whole),
+// and why: "" when the logs are complete. The run's answer is unaffected.
+func (w *Writer) Incomplete() string { return w.gaps.note() }
 
 // AnswerFile is the path of final/<winner>/answer.txt once the final answer
 // has been written, else "". It is the path automation prints as ANSWER_FILE.
@@ -187,7 +217,9 @@ func (w *Writer) Handle(e event.Event) error {
 	if h := e.Head(); h.Time.IsZero() {
 		e = event.Stamped(e, h.Seq, w.now())
 	}
-	return w.apply(e)
+	err := w.apply(e)
+	w.gaps.add(err)
+	return err
 }
 
 // Run feeds the subscription into Handle until the broker is closed and the
@@ -273,15 +305,35 @@ func (w *Writer) Close() error {
 	var errs []error
 	// RunFinished has written the summaries and status.json already;
 	// write them again only if something changed since (an event, the
-	// dropped-delta count, an interruption).
-	if w.flushed != (flushMark{w.version, w.dropped}) {
-		errs = append(errs, w.flushSummaries(), w.writeStatus())
+	// dropped-delta count, an interruption, a file found incomplete).
+	if w.flushed != (flushMark{w.version, w.dropped}) || w.gaps.note() != w.noted {
+		errs = append(errs, w.finishFiles())
 	}
 	w.closed = true
 	for _, ag := range w.agents {
 		errs = append(errs, ag.out.close())
 	}
 	errs = append(errs, w.cur.finalOut.close(), w.logFile.Close(), w.journal.Close(), w.replay.close())
+	w.reserve.release()
+	w.gaps.add(errors.Join(errs...))
+	// Failed writes are summed up in one error, not listed one by one
+	// (a full disk fails them by the hundred).
+	if note := w.gaps.note(); note != "" {
+		return &IncompleteError{Note: note}
+	}
+	return errors.Join(errs...)
+}
+
+// finishFiles writes the files of a finished run in the order they matter
+// when space is short: status.json (what massgen logs reads: without it a
+// finished run looks dead), vote.json, the final answer, then the rest;
+// status.json again if a later file failed, so that it says so.
+func (w *Writer) finishFiles() error {
+	errs := []error{w.writeStatus(), w.flushSummaries(), w.retryFinal()}
+	w.gaps.add(errors.Join(errs...))
+	if w.gaps.note() != w.noted {
+		errs = append(errs, w.writeStatus())
+	}
 	return errors.Join(errs...)
 }
 
@@ -290,13 +342,15 @@ func (w *Writer) Close() error {
 // the run finished still leaves them behind.
 func (w *Writer) flushSummaries() error {
 	w.flushed = flushMark{w.version, w.dropped}
-	errs := []error{w.writeEvents(), w.writeTable()}
+	// vote.json first: it is small and says who won; the events document,
+	// the largest, last.
+	errs := []error{w.putKey(filepath.Join(w.dir, "vote.json"), voteSummaryOf(w.snapshot()))}
 	for _, a := range w.attempts {
 		if w.meta.Attempts {
-			errs = append(errs, writeJSON(filepath.Join(a.base, "vote.json"), voteSummaryOf(w.attemptSnapshot(a))))
+			errs = append(errs, w.putJSON(filepath.Join(a.base, "vote.json"), voteSummaryOf(w.attemptSnapshot(a))))
 		}
 	}
-	errs = append(errs, writeJSON(filepath.Join(w.dir, "vote.json"), voteSummaryOf(w.snapshot())))
+	errs = append(errs, w.writeTable(), w.writeEvents())
 	return errors.Join(errs...)
 }
 
@@ -331,12 +385,43 @@ func writeAtomic(path string, data []byte) error {
 	return nil
 }
 
-// writeFile writes a one-shot file (step files), creating its directory.
-func writeFile(path string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+// put writes a file whole (writeAtomic, which creates its directory) and
+// records the outcome: a file that could not be written is missing or as
+// it was, never cut short or empty.
+func (w *Writer) put(path string, data []byte) error {
+	err := writeAtomic(path, data)
+	w.gaps.set(path, err)
+	return err
+}
+
+// putJSON is put for v as indented JSON.
+func (w *Writer) putJSON(path string, v any) error {
+	data, err := encodeJSON(v)
+	if err != nil {
 		return err
 	}
-	return os.WriteFile(path, data, 0o644)
+	return w.put(path, data)
+}
+
+// putKey is putJSON for a file a finished run must have (vote.json): on
+// a full disk the reserve is given up for it.
+func (w *Writer) putKey(path string, v any) error {
+	data, err := encodeJSON(v)
+	if err != nil {
+		return err
+	}
+	return w.putReserved(path, data)
+}
+
+// putReserved writes path whole, with the reserve's space if the disk is
+// full.
+func (w *Writer) putReserved(path string, data []byte) error {
+	err := writeAtomic(path, data)
+	if err != nil && isNoSpace(err) && w.reserve.release() {
+		err = writeAtomic(path, data)
+	}
+	w.gaps.set(path, err)
+	return err
 }
 
 // mkdirUnique creates path, or path_2, path_3… if it exists, and returns
