@@ -93,7 +93,7 @@ func (b *Broker) View() *View { return b.view }
 // before the view or any subscriber sees the event. A sink must have made
 // the event durable when it returns (a write(2) to a file, a committed
 // database transaction) and should be quick: Publish holds its lock
-// meanwhile. Droppable events never reach a sink (they stay with the
+// meanwhile (so a sink must not publish, or subscribe). Droppable events never reach a sink (they stay with the
 // subscribers: a delta per token is not worth a write each). A sink's
 // error does not hold the event back — a run that cannot store an event
 // still shows it — but PersistErr reports it. Add sinks before the first
