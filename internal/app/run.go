@@ -78,6 +78,9 @@ type Request struct {
 	// Seed are answers accepted before the run (an interrupted session
 	// turn resumed): the run starts from them instead of asking again.
 	Seed []orchestrator.Seed
+	// SeedVotes are the votes of the interrupted turn's last epoch, carried
+	// with Seed: their voters are not asked again.
+	SeedVotes []coord.Vote
 }
 
 // TurnLog places a session turn's logs and records its events.
@@ -93,6 +96,10 @@ type TurnLog struct {
 	// before anyone sees them (event.Broker.Persist: deltas never reach
 	// it, and it must return once the event is durable).
 	Persist func(event.Event) error
+	// Opened, when set, is told the run's log directory as soon as it
+	// exists, before the run starts: a turn killed at any point can be
+	// resumed from the replay log there.
+	Opened func(logDir string)
 }
 
 // RunInfo is what ObserveRun learns about a run as it starts.
@@ -203,6 +210,9 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 		if logs, err = openLogs(root, env.Now(), metadata(cfg, rq, ignored), rq.Turn); err != nil {
 			return nil, execErr("cannot create the log directory: %w", err)
 		}
+		if rq.Turn != nil && rq.Turn.Opened != nil {
+			rq.Turn.Opened(logs.Dir())
+		}
 		logOut = io.MultiWriter(logOut, logs.LogWriter())
 		watchBytes(logs.View())
 		wss.ignored.watch(logs.View())
@@ -263,6 +273,7 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 		Now:              env.Now,
 		Activities:       acts,
 		Seed:             rq.Seed,
+		SeedVotes:        rq.SeedVotes,
 		Snapshot:         wss.snapshot(),
 	}
 	if logs != nil {

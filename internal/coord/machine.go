@@ -1,6 +1,9 @@
 package coord
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // Config is what a Machine is built from: the team, the rules, and the one
 // fact about the caller the rules depend on.
@@ -15,6 +18,12 @@ type Config struct {
 	// them, so their agents are not asked for them again. Seeds of unknown
 	// agents and empty ones are ignored; an agent's last seed is current.
 	Seed []Seed `json:",omitempty"`
+	// SeedVotes are votes counted before the run began, in the epoch of
+	// the seeded answers (a resumed turn carries the votes of its last
+	// epoch): their voters start as having voted, so they are not asked
+	// again. A vote by an unknown agent or for an agent without a seeded
+	// answer is ignored.
+	SeedVotes []Vote `json:",omitempty"`
 }
 
 // Seed is an answer accepted before the run began.
@@ -146,6 +155,29 @@ func (m *Machine) Answers() []Answer {
 	return out
 }
 
+// Votes are the votes counted in the current epoch, in config order of
+// voters.
+func (m *Machine) Votes() []Vote {
+	var out []Vote
+	for _, a := range m.agents {
+		if a.vote != nil {
+			out = append(out, *a.vote)
+		}
+	}
+	return out
+}
+
+// Carried is what a run resumed from this machine's state carries: the
+// current answers as seeds and the votes of the current epoch (Config.Seed
+// and Config.SeedVotes of the resumed run), so that no agent is asked
+// again for an answer or a vote it already gave.
+func (m *Machine) Carried() (seeds []Seed, votes []Vote) {
+	for _, a := range m.Answers() {
+		seeds = append(seeds, Seed{Agent: a.Agent, Content: a.Content})
+	}
+	return seeds, m.Votes()
+}
+
 // start begins the run: the deadline, then every agent's first turn in
 // parallel (or the one direct call).
 func (m *Machine) start() []Command {
@@ -166,8 +198,20 @@ func (m *Machine) start() []Command {
 			m.epoch++
 		}
 	}
-	for _, a := range m.agents {
-		cmds = append(cmds, m.startTurn(a))
+	answers := m.Answers()
+	for _, v := range m.cfg.SeedVotes {
+		a, known := m.byID[v.Voter]
+		i := slices.IndexFunc(answers, func(x Answer) bool { return x.Agent == v.Target })
+		if known && i >= 0 {
+			a.status = Voted
+			a.vote = &Vote{Voter: v.Voter, Target: v.Target, Label: answers[i].Label, Reason: v.Reason}
+		}
 	}
-	return cmds
+	for _, a := range m.agents {
+		if a.status != Voted {
+			cmds = append(cmds, m.startTurn(a))
+		}
+	}
+	// Every vote was carried: the decision is made again, not asked for.
+	return append(cmds, m.checkConsensus("")...)
 }

@@ -83,6 +83,11 @@ func (r *runner) step(in coord.Input) []coord.Command {
 			r.publish(event.AnswerAccepted{Agent: a.Agent, Content: a.Content, Label: r.answerRef(a).Answer, AnonLabel: a.Label,
 				Answers: r.answerRefs(r.m.Answers())})
 		}
+		// So are seeded votes: the resumed turn's last epoch.
+		for _, v := range r.m.Votes() {
+			r.publish(event.VoteAccepted{Agent: v.Voter, Target: v.Target, TargetLabel: v.Label,
+				TargetAnswer: r.currentRef(v.Target).Answer, Reason: v.Reason})
+		}
 	}
 	if p, ok := in.(coord.Proposed); ok && len(cmds) > 0 {
 		v := cmds[0].(coord.Reply).Verdict

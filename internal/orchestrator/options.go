@@ -78,6 +78,10 @@ type Options struct {
 	// resumed session turn starts from them, published as AnswerAccepted
 	// events when the run starts, and their agents are not asked again.
 	Seed []coord.Seed
+	// SeedVotes are votes counted before this run (coord.Config.SeedVotes):
+	// a resumed turn's last epoch. Their voters are not asked again; they
+	// are published as VoteAccepted events when the run starts.
+	SeedVotes []coord.Vote
 	// Snapshot, when set, is called from the run's loop as an answer is
 	// accepted (with the answer's stable label): its author's turn is waiting for the verdict (its files are
 	// at rest) and no turn that shows the answer has started yet. It
@@ -97,7 +101,8 @@ func (o *Options) MachineConfig() coord.Config {
 	for i, a := range o.Agents {
 		ids[i] = a.ID
 	}
-	return coord.Config{Agents: ids, Settings: o.Settings.WithDefaults(), ClientTools: len(o.ClientTools) > 0, Seed: o.Seed}
+	return coord.Config{Agents: ids, Settings: o.Settings.WithDefaults(), ClientTools: len(o.ClientTools) > 0, Seed: o.Seed,
+		SeedVotes: o.SeedVotes}
 }
 
 // Status is how a run ended (one type for library, server, logs and CLI).
