@@ -110,7 +110,11 @@ func (s *Session) ResumePending(ctx context.Context, rq Request, nested bool) (*
 	for _, a := range p.Answers {
 		rq.Seed = append(rq.Seed, orchestrator.Seed{Agent: a.Agent, Content: a.Content})
 	}
-	return s.Turn(ctx, rq, nested)
+	// The new turn is written with the answers it carries, in one
+	// transaction: a process killed before the run has accepted them again
+	// leaves the new turn with them (or no new turn), never a turn with
+	// none, which the next --continue would resume from nothing.
+	return s.turn(ctx, rq, nested, p.Answers)
 }
 
 // History is the conversation the completed turns make: each question
@@ -177,6 +181,12 @@ func (s *Session) Close(ctx context.Context) error {
 // answers, votes and outcome go to the store as they happen. Store
 // failures are warnings: they never stop a run.
 func (s *Session) Turn(ctx context.Context, rq Request, nested bool) (*Outcome, error) {
+	return s.turn(ctx, rq, nested, nil)
+}
+
+// turn is Turn for a turn that starts with the answers carried (recorded
+// with the turn: see ResumePending).
+func (s *Session) turn(ctx context.Context, rq Request, nested bool, carried []store.Answer) (*Outcome, error) {
 	wctx := context.WithoutCancel(ctx) // an interrupted turn still records how it ended
 	warn := s.warner()
 	if s.info.ID == "" {
@@ -187,12 +197,12 @@ func (s *Session) Turn(ctx context.Context, rq Request, nested bool) (*Outcome, 
 		s.info = info
 	}
 	s.pending = nil // no longer the last turn
-	n, err := s.st.BeginTurn(wctx, s.info.ID, rq.Question, "", os.Getpid(), s.env.Now())
+	n, err := s.st.BeginTurn(wctx, s.info.ID, rq.Question, "", os.Getpid(), s.env.Now(), carried...)
 	if err != nil {
 		return nil, execErr("sessions database: %v", err)
 	}
 	s.last = n
-	rec := &turnRecorder{st: s.st, session: s.info.ID, turn: n, ctx: wctx, warn: warn}
+	rec := &turnRecorder{st: s.st, session: s.info.ID, turn: n, ctx: wctx, warn: warn, carried: slices.Clone(carried)}
 	rq.History = append(rq.History, s.history...)
 	rq.Turn = &TurnLog{N: n, Nested: nested || s.info.LogDir != "", SessionDir: s.info.LogDir, Persist: rec.persist}
 	out, err := Execute(ctx, s.env, rq)
