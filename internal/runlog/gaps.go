@@ -103,7 +103,25 @@ func (g *gapSet) note() string {
 	for n := range g.files {
 		names = append(names, n)
 	}
-	sort.Strings(names)
+	// The logs readers parse and the files of the outcome first, then the
+	// rest (step files, agent outputs) by name.
+	rank := func(n string) int {
+		for i, k := range []string{journalName, ReplayName, "massgen.log", "status.json", "vote.json"} {
+			if n == k {
+				return i
+			}
+		}
+		if strings.HasPrefix(n, "final/") {
+			return 5
+		}
+		return 6
+	}
+	sort.Slice(names, func(i, j int) bool {
+		if ri, rj := rank(names[i]), rank(names[j]); ri != rj {
+			return ri < rj
+		}
+		return names[i] < names[j]
+	})
 	const show = 6
 	list := strings.Join(names[:min(show, len(names))], ", ")
 	if len(names) > show {
