@@ -117,6 +117,13 @@ Try it without any API key on the built-in simulator:
 			if displayFlag == "" && !up.noDisplay && !rq.Automation {
 				mode = configDisplay(env, rq, mode)
 			}
+			if cmd.Flags().Changed("orchestrator-timeout") {
+				// NaN, the infinities and values past a year are refused
+				// here too: the interactive session takes the flag as well.
+				if _, err := config.Seconds("--orchestrator-timeout", rq.Timeout); err != nil {
+					return usageErr("%v", err)
+				}
+			}
 			so := app.SessionOptions{Continue: up.cont, ID: up.sessionID}
 			switch {
 			case len(args) == 0 && streamEvents:
@@ -125,9 +132,6 @@ Try it without any API key on the built-in simulator:
 				return interactive(cmd.Context(), env, rq, outputFile, mode, so, !noAtRefs)
 			case len(args) > 1:
 				return usageErr("one question at a time: quote it, as in massgen \"%s\"", strings.Join(args, " "))
-			}
-			if cmd.Flags().Changed("orchestrator-timeout") && rq.Timeout <= 0 {
-				return usageErr("--orchestrator-timeout must be a positive number of seconds")
 			}
 			rq.Question = args[0]
 			if !noAtRefs {
@@ -159,7 +163,7 @@ Try it without any API key on the built-in simulator:
 	fl.StringVar(&historyFile, "history-file", "", "earlier turns of the conversation: a JSON file [{\"role\": \"user\"|\"assistant\", \"content\": \"…\"}]")
 	up.register(root)
 	root.AddCommand(newConfigCmd(env), newSimCmd(env), newExamplesCmd(env), newServeCmd(env), newMCPCmd(env),
-		newSessionsCmd(env), newLogsCmd(env), newSetupCmd(env), newQuickstartCmd(env), newInitCmd(env))
+		newSessionsCmd(env), newLogsCmd(env), newReplayCmd(env), newSetupCmd(env), newQuickstartCmd(env), newInitCmd(env))
 	return root
 }
 

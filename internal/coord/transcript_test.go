@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -93,10 +92,14 @@ func replay(t *testing.T, src string) string {
 			m = New(cfg)
 		}
 		in := parseInput(t, f, n+1)
-		for _, c := range m.Step(roundTrip(t, in, MarshalInput, UnmarshalInput)) {
-			out.WriteString("  " + describe(roundTrip(t, c, MarshalCommand, UnmarshalCommand)) + "\n")
+		// massgen replay prints a recorded run's inputs in this syntax.
+		if got := DescribeInput(in); got != line {
+			t.Errorf("line %d: %q is described as %q", n+1, line, got)
 		}
-		fmt.Fprintf(&out, "  = epoch %d; %s\n", m.Epoch(), statuses(m))
+		for _, c := range m.Step(roundTrip(t, in, MarshalInput, UnmarshalInput)) {
+			out.WriteString("  " + DescribeCommand(roundTrip(t, c, MarshalCommand, UnmarshalCommand)) + "\n")
+		}
+		fmt.Fprintf(&out, "  = %s\n", m.DescribeState())
 	}
 	return out.String()
 }
@@ -204,117 +207,6 @@ func roundTrip[T any](t *testing.T, v T, enc func(T) ([]byte, error), dec func([
 		t.Fatalf("%s does not decode to what was encoded (-want +got):\n%s", b, diff)
 	}
 	return got
-}
-
-func describe(c Command) string {
-	switch c := c.(type) {
-	case Reply:
-		return verdict(c.Verdict)
-	case StartTurn:
-		s := fmt.Sprintf("start %s turn=%d epoch=%d answers=%s", c.Agent, c.Turn, c.Epoch, answerList(c.Answers))
-		if c.Attempt > 1 {
-			s += fmt.Sprintf(" attempt=%d", c.Attempt)
-		}
-		if c.Delay > 0 {
-			s += fmt.Sprintf(" after=%s", c.Delay)
-		}
-		return s
-	case CancelTurn:
-		return fmt.Sprintf("cancel %s turn=%d (%s)", c.Agent, c.Turn, c.Reason)
-	case Inject:
-		return fmt.Sprintf("inject %s turn=%d epoch=%d answers=%s", c.Agent, c.Turn, c.Epoch, answerList(c.Answers))
-	case AgentFailed:
-		return fmt.Sprintf("agent-failed %s after %d failures: %s", c.Agent, c.Failures, c.Err)
-	case Present:
-		s := fmt.Sprintf("present winner=%s (%s) answer=%q tally={%s}", c.Winner, c.How, c.Answer.Content, tally(c.Tally))
-		if c.Skip != "" {
-			s += fmt.Sprintf(" skip=%q", c.Skip)
-		}
-		return s
-	case AnswerDirect:
-		return "answer-direct " + c.Agent
-	case Final:
-		s := fmt.Sprintf("final %s %q (%s)", c.Agent, c.Text, c.Reason)
-		if c.Fallback {
-			s += " fallback"
-		}
-		return s
-	case Evaluate:
-		return fmt.Sprintf("evaluate %s final=%q", c.Agent, c.Final)
-	case Restart:
-		return fmt.Sprintf("restart attempt=%d asked by %s: %q, %q", c.Attempt, c.Agent, c.Reason, c.Instructions)
-	case CancelCall:
-		return fmt.Sprintf("cancel-call (%s)", c.Reason)
-	case SetTimer:
-		return fmt.Sprintf("timer %s after=%s", c.Timer, c.After)
-	case Finish:
-		s := fmt.Sprintf("finish %s attempt=%d", c.Status, c.Attempt)
-		if c.Winner != "" {
-			s += fmt.Sprintf(" winner=%s (%s) tally={%s}", c.Winner, c.How, tally(c.Tally))
-		}
-		if c.Final != "" {
-			s += fmt.Sprintf(" final=%q", c.Final)
-		}
-		for _, flag := range []struct {
-			on   bool
-			name string
-		}{{c.Deadline, "deadline"}, {c.GraceExpired, "grace-expired"}} {
-			if flag.on {
-				s += " " + flag.name
-			}
-		}
-		if c.Fallback != "" {
-			s += fmt.Sprintf(" fallback=%q", c.Fallback)
-		}
-		if c.Reason != "" {
-			s += ": " + c.Reason
-		}
-		return s
-	}
-	return fmt.Sprintf("%#v", c)
-}
-
-func verdict(v Verdict) string {
-	s := "verdict " + v.Outcome.String()
-	if v.Label != "" {
-		s += " label=" + v.Label
-	}
-	if v.Target != "" {
-		s += " target=" + v.Target
-	}
-	if v.Message != "" {
-		s += fmt.Sprintf(" msg=%q", v.Message)
-	}
-	return s
-}
-
-func tally(t map[string]int) string {
-	var ids []string
-	for id := range t {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	var parts []string
-	for _, id := range ids {
-		parts = append(parts, fmt.Sprintf("%s:%d", id, t[id]))
-	}
-	return strings.Join(parts, " ")
-}
-
-func answerList(as []Answer) string {
-	var s []string
-	for _, a := range as {
-		s = append(s, fmt.Sprintf("%s=%s.%d", a.Label, a.Agent, a.Rev))
-	}
-	return "[" + strings.Join(s, " ") + "]"
-}
-
-func statuses(m *Machine) string {
-	var s []string
-	for _, a := range m.agents {
-		s = append(s, a.id+":"+a.status.String())
-	}
-	return strings.Join(s, " ")
 }
 
 func fields(line string) []string {
