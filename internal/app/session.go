@@ -98,17 +98,26 @@ func (s *Session) Pending() (store.Turn, bool) {
 }
 
 // ResumePending runs the interrupted last turn's question again as the
-// next turn, seeded with every answer it had accepted: those agents are
-// not asked for them again, and coordination goes on from there.
+// next turn, seeded with every answer it had accepted and the votes of its
+// last epoch: those agents are not asked for them again, and coordination
+// goes on from there.
 func (s *Session) ResumePending(ctx context.Context, rq Request, nested bool) (*Outcome, error) {
 	p, ok := s.Pending()
 	if !ok {
 		return nil, usageErr("no interrupted turn to resume")
 	}
 	s.pending = nil
-	rq.Question, rq.Seed = p.Question, nil
-	for _, a := range p.Answers {
-		rq.Seed = append(rq.Seed, orchestrator.Seed{Agent: a.Agent, Content: a.Content})
+	rq.Question, rq.Seed, rq.SeedVotes = p.Question, nil, nil
+	// The turn's replay log is the truth: written before the run acted on
+	// any step, it holds every answer and the last epoch's votes even when
+	// the process was killed. Without one (--no-logs), the answers the
+	// session recorded are carried.
+	if seeds, votes, err := runlog.Carried(p.LogDir); p.LogDir != "" && err == nil {
+		rq.Seed, rq.SeedVotes = seeds, votes
+	} else {
+		for _, a := range p.Answers {
+			rq.Seed = append(rq.Seed, orchestrator.Seed{Agent: a.Agent, Content: a.Content})
+		}
 	}
 	// The new turn is written with the answers it carries, in one
 	// transaction: a process killed before the run has accepted them again
@@ -204,7 +213,10 @@ func (s *Session) turn(ctx context.Context, rq Request, nested bool, carried []s
 	s.last = n
 	rec := &turnRecorder{st: s.st, session: s.info.ID, turn: n, ctx: wctx, warn: warn, carried: slices.Clone(carried)}
 	rq.History = append(rq.History, s.history...)
-	rq.Turn = &TurnLog{N: n, Nested: nested || s.info.LogDir != "", SessionDir: s.info.LogDir, Persist: rec.persist}
+	rq.Turn = &TurnLog{N: n, Nested: nested || s.info.LogDir != "", SessionDir: s.info.LogDir, Persist: rec.persist,
+		// Recorded before the run starts, so that --continue after a kill
+		// finds the turn's replay log.
+		Opened: func(dir string) { warn(s.st.SetTurnLogDir(wctx, s.info.ID, n, dir)) }}
 	out, err := Execute(ctx, s.env, rq)
 	if err != nil {
 		warn(s.st.FinishTurn(wctx, s.info.ID, n, store.TurnEnd{Status: "failed", Err: err.Error(), At: s.env.Now()}))
