@@ -201,7 +201,10 @@ func withWorkspaces(cfg *config.Config, workDir string, now time.Time, agents []
 			present = present.WithSources(src).Map(guardMCP(g))
 			presentMCP = presentFn
 		}
-		out[i].Tools, out[i].PresentTools = set, present
+		// A result too long for the model is kept whole in the workspace,
+		// where the file tools can read it in parts (tool.KeepWhole).
+		keep := tool.KeepWhole(g.Workspace())
+		out[i].Tools, out[i].PresentTools = set.Map(keep), present.Map(keep)
 		out[i].OnPresent = g.SetFinalPresentation
 		// The run's own files, written while the presenter works, stay out
 		// of the report of its changes (the log directory is added later).

@@ -64,7 +64,8 @@ func (f funcTool) Call(ctx context.Context, args json.RawMessage) Result {
 // tool can take the turn down with it: empty arguments are {}, arguments
 // that are not a JSON object are refused before the tool runs, a panic
 // becomes an error result naming the panic value, and with timeout > 0 the
-// call's context ends after it and a call that overran reports that.
+// call's context ends after it and a call that overran reports that. A
+// result longer than MaxResult is cut, with a note (Cut).
 func Invoke(ctx context.Context, t Tool, rawArgs string, timeout time.Duration) (res Result) {
 	name := t.Def().Name
 	args := json.RawMessage(strings.TrimSpace(rawArgs))
@@ -94,7 +95,7 @@ func Invoke(ctx context.Context, t Tool, rawArgs string, timeout time.Duration) 
 	if timeout > 0 && errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		res.Content = fmt.Sprintf("tool %s timed out after %s: %s", name, timeout, res.Content)
 	}
-	return res
+	return Cut(res, "")
 }
 
 func describe(err error) string {

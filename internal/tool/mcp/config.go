@@ -68,8 +68,10 @@ type Options struct {
 	StartTimeout time.Duration
 	// CallTimeout bounds a call (default 5 minutes).
 	CallTimeout time.Duration
-	// ResultCap is the most bytes of a result given to the model
-	// (default 64 KiB); the rest is cut, with a note saying so.
+	// ResultCap, when > 0, is the most bytes of a result the pool gives
+	// on; the rest is cut, with a note saying so. 0 leaves the cut to
+	// where every tool result is cut (tool.Invoke, tool.MaxResult), which
+	// can keep the whole result in the agent's workspace (tool.KeepWhole).
 	ResultCap int
 	// BreakerFailures failures in a row pause a server for BreakerCooldown
 	// (defaults 3 and 1 minute).
@@ -95,7 +97,6 @@ type Options struct {
 const (
 	DefaultStartTimeout    = 30 * time.Second
 	DefaultCallTimeout     = 5 * time.Minute
-	DefaultResultCap       = 64 << 10
 	DefaultBreakerFailures = 3
 	DefaultBreakerCooldown = time.Minute
 	DefaultRetryBackoff    = 10 * time.Second
@@ -107,9 +108,6 @@ func (o Options) withDefaults() Options {
 	}
 	if o.CallTimeout <= 0 {
 		o.CallTimeout = DefaultCallTimeout
-	}
-	if o.ResultCap <= 0 {
-		o.ResultCap = DefaultResultCap
 	}
 	if o.BreakerFailures <= 0 {
 		o.BreakerFailures = DefaultBreakerFailures

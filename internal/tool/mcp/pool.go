@@ -457,6 +457,10 @@ func (s *server) call(ctx context.Context, raw string, args json.RawMessage) too
 		err = fmt.Errorf("no result after %s: %w", timeout, err)
 		s.breaker.record(time.Now(), err)
 		return tool.Errorf("%s timed out: %v", name, err)
+	case err != nil && strings.Contains(err.Error(), "exceeded the configured maximum line length"):
+		// Not the server failing: its answer is larger than massgen reads.
+		return tool.Errorf("%s failed: its result is larger than %s, the most massgen reads from an MCP server; "+
+			"call it again asking for less (a narrower query, a range, a page)", name, tool.Size(MaxFrame))
 	case err != nil:
 		s.breaker.record(time.Now(), err)
 		return tool.Errorf("%s failed: %v%s", name, err, s.stderrNote())

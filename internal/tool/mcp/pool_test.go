@@ -21,7 +21,13 @@ import (
 	"github.com/massgen/massgen/internal/tool"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	if os.Getenv(bigServerEnv) != "" {
+		serveBig() // this test binary is the server of a test (bigresult_test.go)
+		return
+	}
+	goleak.VerifyTestMain(m)
+}
 
 // toolsOf resolves a source into a set.
 func toolsOf(t *testing.T, src tool.Source) *tool.Set {

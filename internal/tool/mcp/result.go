@@ -127,7 +127,7 @@ func size(n int) string {
 // capText keeps the first limit bytes of s (on a rune boundary) and says
 // what was cut: a model must never take a truncated result for a whole one.
 func capText(s string, limit int) string {
-	if len(s) <= limit {
+	if limit <= 0 || len(s) <= limit {
 		return s
 	}
 	cut := limit

@@ -208,7 +208,7 @@ func (s *server) connect(ctx context.Context) (*conn, error) {
 		}
 		defer stderr.Close() // Connect starts the process, which has its own copy
 		c.cmd = cmd
-		transport = &sdk.CommandTransport{Command: cmd, TerminateDuration: time.Second}
+		transport = &stdioTransport{cmd: cmd}
 	}
 	// The context given to Connect lives as long as the connection (the
 	// SSE transport holds its stream with it), so it is not ctx, which
@@ -420,4 +420,55 @@ func (s *server) onLog(_ context.Context, req *sdk.LoggingMessageRequest) {
 		f.(func(tool.Progress))(tool.Progress{Message: msg})
 		return true
 	})
+}
+
+// MaxFrame is the largest message massgen reads from a stdio MCP server.
+// The SDK's own limit (16 MiB) refused a 20 MB result outright; one this
+// large is read, then cut for the model (tool.MaxResult). Past it the
+// call fails, saying so. Reading a message costs the SDK about 19 times
+// its size in allocations (BenchmarkBigResult: 94 MB for 5 MB, 378 MB for
+// 20 MB), which is why the limit is not higher.
+const MaxFrame = 32 << 20
+
+// stdioTransport is the SDK's CommandTransport with MaxFrame as its
+// message limit: it starts the command and speaks newline-delimited
+// JSON-RPC on its stdin and stdout.
+type stdioTransport struct{ cmd *exec.Cmd }
+
+func (t *stdioTransport) Connect(ctx context.Context) (sdk.Connection, error) {
+	stdout, err := t.cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdin, err := t.cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := t.cmd.Start(); err != nil {
+		return nil, err
+	}
+	return (&sdk.IOTransport{Reader: io.NopCloser(stdout), Writer: &procStdin{cmd: t.cmd, w: stdin}, MaxLineLength: MaxFrame}).Connect(ctx)
+}
+
+// procStdin is a server's stdin; closing it ends the server as the MCP
+// spec asks: stdin closed, a moment to exit, then the kill (of its whole
+// process group), and the process is waited for.
+type procStdin struct {
+	cmd *exec.Cmd
+	w   io.WriteCloser
+}
+
+func (p *procStdin) Write(b []byte) (int, error) { return p.w.Write(b) }
+
+func (p *procStdin) Close() error {
+	_ = p.w.Close()
+	done := make(chan error, 1)
+	go func() { done <- p.cmd.Wait() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(time.Second):
+	}
+	killGroup(p.cmd)
+	return <-done
 }
