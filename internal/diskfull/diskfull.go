@@ -66,11 +66,10 @@ func Fill(t testing.TB, dir string, keep int64) (free func()) {
 	defer f.Close()
 	buf := make([]byte, 4096)
 	for {
-		var st syscall.Statfs_t
-		if err := syscall.Statfs(dir, &st); err != nil {
+		avail, err := available(dir)
+		if err != nil {
 			t.Fatal(err)
 		}
-		avail := int64(st.Bavail) * int64(st.Bsize)
 		if avail <= keep {
 			break
 		}

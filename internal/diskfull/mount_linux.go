@@ -45,3 +45,12 @@ func runInNamespace(t testing.TB) (bool, error) {
 	t.Logf("ran in a user namespace (to mount a tmpfs):\n%s", out)
 	return true, nil
 }
+
+// available is the space left for an unprivileged writer on dir's disk.
+func available(dir string) (int64, error) {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		return 0, err
+	}
+	return int64(st.Bavail) * int64(st.Bsize), nil
+}

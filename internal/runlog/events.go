@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/json"
+	"errors"
 	"path/filepath"
 	"slices"
 	"time"
@@ -49,6 +50,9 @@ func (w *Writer) appendJournal(r event.Record) error {
 		return err
 	}
 	_, err := w.journal.Write(b.Bytes())
+	if errors.Is(err, errStopped) {
+		return nil // the journal stopped at its first failure, reported then
+	}
 	return err
 }
 
