@@ -237,6 +237,11 @@ func (w *Writer) writeStatus() error {
 	}
 	err = w.putReserved(path, data)
 	if err != nil && isNoSpace(err) {
+		// Compact, to fit the blocks the file has if at all possible.
+		var c bytes.Buffer
+		if json.Compact(&c, data) == nil {
+			data = append(c.Bytes(), '\n')
+		}
 		if overwrite(path, data) == nil {
 			w.gaps.set(path, nil)
 			err = nil
