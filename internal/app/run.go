@@ -138,6 +138,9 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 	if strings.TrimSpace(rq.Question) == "" {
 		return nil, usageErr("the question is empty")
 	}
+	if err := checkQuestion(rq.Question); err != nil {
+		return nil, err
+	}
 	getenv := env.Getenv
 	if !env.DotEnvLoaded {
 		var err error

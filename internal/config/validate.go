@@ -82,6 +82,11 @@ func (v *validator) agents() {
 		v.errorf("agents", "the config defines no agents", "add an 'agents:' list, or a single 'agent:' map")
 		return
 	}
+	if len(c.Agents) > MaxAgents {
+		v.errorf("agents", fmt.Sprintf("the config defines %d agents; a team has at most %d", len(c.Agents), MaxAgents),
+			"use fewer agents, or split the work into several runs (upstream's largest example team has 50)")
+		return
+	}
 	first := map[string]int{}
 	for i, a := range c.Agents {
 		path := c.agentPath(i)
