@@ -93,6 +93,7 @@ func TestAResumedTurnKilledAsItBeginsKeepsTheAnswersItCarries(t *testing.T) {
 			resume.Process.Kill()
 			t.Fatalf("the resumed turn never began: %v\n%s", ctx.Err(), stderr.String())
 		}
+		time.Sleep(time.Millisecond) // the window is 10–20 ms wide
 	}
 	if err := resume.Process.Kill(); err != nil {
 		t.Fatal(err)
