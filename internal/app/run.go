@@ -107,6 +107,10 @@ type RunInfo struct {
 	Agents  []orchestrator.Agent
 	LogDir  string        // "" without logs
 	Timeout time.Duration // the whole-run deadline after its start
+	// Events is the run's broker: more subscribers may join it, from any
+	// sequence number (a client that reconnects), during the run and
+	// after it has ended.
+	Events *event.Broker
 }
 
 // Outcome is what Execute produced.
@@ -259,7 +263,7 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 	switch {
 	case rq.ObserveRun != nil:
 		sub := broker.Subscribe(rq.ObserveSkips...)
-		info := RunInfo{Agents: agents, LogDir: out.LogDir, Timeout: cmp.Or(settings.Timeout, coord.DefaultTimeout)}
+		info := RunInfo{Agents: agents, LogDir: out.LogDir, Timeout: cmp.Or(settings.Timeout, coord.DefaultTimeout), Events: broker}
 		wg.Go(func() { rq.ObserveRun(sub, info) })
 	case rq.Observe != nil:
 		sub := broker.Subscribe(rq.ObserveSkips...)

@@ -23,7 +23,6 @@ import (
 	"github.com/massgen/massgen/internal/app"
 	"github.com/massgen/massgen/internal/config"
 	"github.com/massgen/massgen/internal/event"
-	"github.com/massgen/massgen/internal/orchestrator"
 	"github.com/massgen/massgen/internal/provider"
 	"github.com/massgen/massgen/internal/redact"
 	"github.com/massgen/massgen/internal/server"
@@ -108,9 +107,9 @@ func (s *ServeRunner) Run(ctx context.Context, r server.RunRequest) (*server.Run
 	// Clients see coordination as progress lines and the final answer as
 	// content: the agents' streamed turns would only cost a wake-up each.
 	rq.ObserveSkips = []event.Type{event.TypeTextDelta, event.TypeReasoningDelta, event.TypeTurnEnded}
-	rq.Observe = func(sub *event.Subscription, _ []orchestrator.Agent, logDir string) {
+	rq.ObserveRun = func(sub *event.Subscription, info app.RunInfo) {
 		if r.Started != nil {
-			r.Started(logDir, sub.View())
+			r.Started(info.LogDir, sub.View(), info.Events)
 		}
 		for {
 			e, ok := sub.Next(nil)

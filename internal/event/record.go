@@ -16,6 +16,10 @@ import (
 // included), plus new ones, so readers of older logs keep working; which
 // fields a type fills is said on each type's record method.
 type Record struct {
+	// V is the schema version, SchemaVersion: the same in the logs,
+	// --stream-events=2, massgen serve's /v1/runs/{id}/events and the
+	// library. Absent in logs written before it was added.
+	V       int       `json:"v,omitempty"`
 	Seq     uint64    `json:"seq"`
 	Time    time.Time `json:"time"`
 	Type    Type      `json:"type"`
@@ -59,11 +63,18 @@ type Record struct {
 	Failures []coord.Failure `json:"failures,omitempty"`
 }
 
+// SchemaVersion is the version of the event schema: the JSON form of
+// Record. It changes only when a field's or a type's meaning changes;
+// within a version, fields and types may be added, and readers ignore what
+// they do not know. Version 1 was --stream-events' own renamed form (still
+// written by --stream-events without a version); 2 is this one schema.
+const SchemaVersion = 2
+
 // ToRecord flattens e.
 func ToRecord(e Event) Record {
 	r := e.record()
 	h := e.Head()
-	r.Seq, r.Time, r.Type, r.Attempt, r.Epoch = h.Seq, h.Time, e.Type(), h.Attempt, h.Epoch
+	r.V, r.Seq, r.Time, r.Type, r.Attempt, r.Epoch = SchemaVersion, h.Seq, h.Time, e.Type(), h.Attempt, h.Epoch
 	return r
 }
 

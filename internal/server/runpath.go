@@ -120,8 +120,8 @@ func (s *Server) serveRun(w http.ResponseWriter, r *http.Request, req *chatReque
 	ctx, cancel := context.WithCancelCause(r.Context())
 	defer cancel(nil)
 	defer context.AfterFunc(s.stopCtx, func() { cancel(errStopped) })()
-	rr.Started = func(logDir string, view *event.View) {
-		s.runs.update(id, func(ri *runInfo) { ri.LogDir, ri.View = logDir, view })
+	rr.Started = func(logDir string, view *event.View, events *event.Broker) {
+		s.runs.update(id, func(ri *runInfo) { ri.LogDir, ri.View, ri.Events = logDir, view, events })
 	}
 	s.log.Info("run started", "run", id, "model", model, "stream", req.Stream, "api", r.URL.Path)
 
@@ -217,8 +217,8 @@ func (s *Server) complete(ctx context.Context, w http.ResponseWriter, f format, 
 func (s *Server) stream(ctx context.Context, cancel context.CancelCauseFunc, w http.ResponseWriter, f format, c *call) (*RunResult, error) {
 	st := f.stream(w, c.id, c.model, c.start, s.d.WriteTimeout, func() { cancel(errClientGone) })
 	started := c.rr.Started
-	c.rr.Started = func(logDir string, view *event.View) {
-		started(logDir, view)
+	c.rr.Started = func(logDir string, view *event.View, events *event.Broker) {
+		started(logDir, view, events)
 		st.start(view)
 	}
 	c.rr.Observe = st.observe

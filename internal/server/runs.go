@@ -9,6 +9,10 @@ import (
 	"github.com/massgen/massgen/internal/event"
 )
 
+// keepEvents is how many finished runs keep their event broker in memory
+// (a bounded history each, see event.Broker) for GET /v1/runs/{id}/events.
+const keepEvents = 32
+
 // stateRunning is what the registry reports before a run has its own
 // status.json (or when it writes none).
 const stateRunning = "running"
@@ -23,6 +27,9 @@ type runInfo struct {
 	Winner  string
 	Ended   time.Time
 	View    *event.View // the run's live state; kept after the run for GET /v1/runs/{id}
+	// Events is the run's broker, kept after the run (bounded history) for
+	// GET /v1/runs/{id}/events.
+	Events *event.Broker
 }
 
 // registry maps run ids to runs for GET /v1/runs/{id}. A run is added
@@ -74,6 +81,13 @@ func (g *registry) finish(id, status, winner, logDir string, now time.Time) {
 		r.LogDir = logDir
 	}
 	g.finished = append(g.finished, id)
+	// The brokers of older finished runs are let go: their events are in
+	// their logs (coordination_events.jsonl), which /events reads then.
+	if n := len(g.finished) - keepEvents; n > 0 {
+		if old := g.runs[g.finished[n-1]]; old != nil {
+			old.Events = nil
+		}
+	}
 	for len(g.finished) > g.keep {
 		delete(g.runs, g.finished[0])
 		g.finished[0] = ""

@@ -57,10 +57,11 @@ type RunRequest struct {
 	// have it. The server checks the final answer against it.
 	Output *OutputFormat
 	// Started, when set, is called once the run has started (before its
-	// first event), with its log directory ("" without logs) and its live
+	// first event), with its log directory ("" without logs), its live
 	// view, which GET /v1/runs/{id} serves (nil: the server reads the
-	// run's status.json instead).
-	Started func(logDir string, view *event.View)
+	// run's status.json instead), and its event broker, whose events GET
+	// /v1/runs/{id}/events streams from any sequence number (nil: none).
+	Started func(logDir string, view *event.View, events *event.Broker)
 	// Observe, when set, is called for every event of the run except the
 	// agents' coordination deltas (event.TextDelta, event.ReasoningDelta;
 	// event.FinalDelta is included), in order, from one goroutine, and
@@ -228,6 +229,7 @@ func New(d Deps) *Server {
 	mux.HandleFunc("/v1/responses/{id}", s.keptResponse)
 	mux.HandleFunc("/v1/responses/{id}/input_items", s.handleInputItems)
 	mux.HandleFunc("/v1/runs/{id}", s.run)
+	mux.HandleFunc("/v1/runs/{id}/events", s.runEvents)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, NewError(http.StatusNotFound, "unknown_url", "Unknown route: %s %s", r.Method, r.URL.Path))
 	})

@@ -33,7 +33,7 @@ func fake(t *testing.T, events []event.Record, res *RunResult, err error) (*http
 		}
 		b := event.NewBroker()
 		if r.Started != nil {
-			r.Started("", b.View())
+			r.Started("", b.View(), b)
 		}
 		for _, rec := range events {
 			e, err := event.FromRecord(rec)
