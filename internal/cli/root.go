@@ -11,6 +11,7 @@ import (
 
 	"github.com/massgen/massgen/internal/app"
 	"github.com/massgen/massgen/internal/config"
+	"github.com/massgen/massgen/internal/event"
 	"github.com/massgen/massgen/internal/termsafe"
 )
 
@@ -66,6 +67,7 @@ func newRoot(ctx context.Context, env *Env, argv []string) *cobra.Command {
 	var noAtRefs bool
 	var up upstreamFlags
 	var streamEvents bool
+	var eventSchema int
 	var models []string
 	var historyFile string
 	root := &cobra.Command{
@@ -138,7 +140,10 @@ Try it without any API key on the built-in simulator:
 				rq.ContextPaths = append(rq.ContextPaths, app.AtReferences(rq.Question, env.WorkDir)...)
 			}
 			if streamEvents {
-				return runStreamed(cmd.Context(), env, rq, outputFile)
+				if eventSchema != 1 && eventSchema != event.SchemaVersion {
+					return usageErr("--event-schema %d: the event schemas are 1 (--stream-events' own line format, the default) and %d (the records of the logs and massgen serve)", eventSchema, event.SchemaVersion)
+				}
+				return runStreamed(cmd.Context(), env, rq, outputFile, eventSchema)
 			}
 			return runQuestion(cmd.Context(), env, rq, outputFile, mode, so)
 		},
@@ -159,6 +164,7 @@ Try it without any API key on the built-in simulator:
 	fl.BoolVar(&noAtRefs, "no-parse-at-references", false, "do not share the files a question names as @path (read) or @path:w (write)")
 	fl.StringVar(&cwdContext, "cwd-context", "", "share the current directory with the agents that have a cwd: ro or rw (rw: the winner may write it in its final presentation)")
 	fl.BoolVar(&streamEvents, "stream-events", false, "print the run's events as JSON lines on stdout, ending with a \"finished\" line (see the README)")
+	fl.IntVar(&eventSchema, "event-schema", 1, "with --stream-events: 1, its own line format, or 2, the one event schema of the logs and massgen serve (docs/events.md)")
 	fl.StringSliceVar(&models, "models", nil, "a team of these models, one agent each (comma-separated; backend inferred from each name)")
 	fl.StringVar(&historyFile, "history-file", "", "earlier turns of the conversation: a JSON file [{\"role\": \"user\"|\"assistant\", \"content\": \"…\"}]")
 	up.register(root)

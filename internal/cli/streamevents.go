@@ -133,6 +133,10 @@ type eventStream struct {
 	now    func() time.Time
 	seq    uint64
 	logDir string
+	// schema is the line format: 1 (the default) renames types and
+	// flattens fields for this stream; event.SchemaVersion writes each
+	// event as its record, the one schema of the logs and the server.
+	schema int
 }
 
 func (s *eventStream) write(l streamLine) {
@@ -227,8 +231,8 @@ func agentError(agent, msg, kind string, f *coord.Failure) *streamError {
 // runStreamed is the main job under --stream-events: the run's events as
 // JSON lines on stdout, ending with one "finished" line, and nothing on
 // stderr but warnings and the closing error.
-func runStreamed(ctx context.Context, env *Env, rq app.Request, outputFile string) error {
-	s := &eventStream{w: env.Stdout, now: env.Now}
+func runStreamed(ctx context.Context, env *Env, rq app.Request, outputFile string, schema int) error {
+	s := &eventStream{w: env.Stdout, now: env.Now, schema: schema}
 	rq.Automation = true
 	rq.Observe = func(sub *event.Subscription, _ []orchestrator.Agent, logDir string) {
 		s.logDir = logDir
@@ -237,12 +241,16 @@ func runStreamed(ctx context.Context, env *Env, rq app.Request, outputFile strin
 			if !ok {
 				return
 			}
-			if l, ok := s.line(e); ok {
+			if s.schema == event.SchemaVersion {
+				s.writeRecord(event.ToRecord(e))
+			} else if l, ok := s.line(e); ok {
 				s.write(l)
 			}
 		}
 	}
-	rq.ObserveSkips = []event.Type{event.TypeRunFinished}
+	if schema != event.SchemaVersion {
+		rq.ObserveSkips = []event.Type{event.TypeRunFinished}
+	}
 	if outputFile != "" {
 		if err := checkWritable(outputPath(env, outputFile)); err != nil {
 			err = usageErr("cannot write --output-file: %v", err)
@@ -272,8 +280,56 @@ func finishQuiet(env *Env, outputFile string, out *app.Outcome) error {
 	return finish(&discard, true, outputFile, out)
 }
 
+// writeRecord writes one line in the one event schema; its sequence
+// number is the run's own.
+func (s *eventStream) writeRecord(r event.Record) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.seq = max(s.seq, r.Seq)
+	b, _ := json.Marshal(r)
+	s.w.Write(append(b, '\n')) // a reader that went away cannot be told
+}
+
+// finishedRecord is the last line of a schema-2 stream: the run's result
+// in the record's fields.
+func (s *eventStream) finishedRecord(out *app.Outcome, code int, err error) {
+	s.mu.Lock()
+	seq := s.seq + 1
+	s.mu.Unlock()
+	r := event.Record{V: event.SchemaVersion, Seq: seq, Time: s.now().UTC(), Type: event.TypeFinished, ExitCode: &code, LogDir: s.logDir}
+	if out == nil {
+		r.Status = "error"
+		if err != nil {
+			r.Err = err.Error()
+		}
+		s.writeRecord(r)
+		return
+	}
+	res := out.Result
+	total := res.TotalUsage()
+	r.Status, r.Agent, r.Reason, r.Votes = string(res.Status), res.Winner, res.How, res.Tally
+	r.InputTokens, r.OutputTokens, r.CostUSD = total.InputTokens, total.OutputTokens, res.TotalCost()
+	r.DurationMS = float64(res.Duration.Microseconds()) / 1000
+	r.Fallback, r.GraceExpired, r.LogDir, r.AnswerFile, r.Failures = res.Fallback, res.GraceExpired, out.LogDir, out.AnswerFile, res.Failures
+	if res.Status == orchestrator.Completed {
+		r.Text = res.Final
+	} else if res.Err != nil {
+		r.Err = res.Err.Error()
+	}
+	r.Usage = map[string]event.UsageRecord{}
+	for id, u := range res.Usage {
+		r.Usage[id] = event.UsageRecord{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, ReasoningTokens: u.ReasoningTokens,
+			CachedTokens: u.CachedTokens, CostUSD: res.Cost[id]}
+	}
+	s.writeRecord(r)
+}
+
 // finished writes the last line of a run that ran.
 func (s *eventStream) finished(out *app.Outcome, code int) {
+	if s.schema == event.SchemaVersion {
+		s.finishedRecord(out, code, nil)
+		return
+	}
 	res := out.Result
 	total := res.TotalUsage()
 	cost := res.TotalCost()
@@ -305,6 +361,10 @@ func (s *eventStream) finished(out *app.Outcome, code int) {
 // finishedErr writes the last line of a run that could not start.
 func (s *eventStream) finishedErr(err error, kind string) {
 	code := codeOf(err)
+	if s.schema == event.SchemaVersion {
+		s.finishedRecord(nil, code, err)
+		return
+	}
 	l := streamLine{Type: "finished", Status: "error", ExitCode: &code, LogDir: s.logDir,
 		Error: &streamError{Message: err.Error(), Kind: kind}}
 	if pe, ok := errors.AsType[*llm.Error](err); ok {

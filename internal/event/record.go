@@ -61,6 +61,28 @@ type Record struct {
 	// run_finished of a failed run: Failures); Err stays their text.
 	Failure  *coord.Failure  `json:"failure,omitempty"`
 	Failures []coord.Failure `json:"failures,omitempty"`
+
+	// The result of a run, on the "finished" line that ends an event
+	// stream (--stream-events --event-schema 2): how the process exits,
+	// where the logs and the answer are, and what each agent spent.
+	ExitCode   *int                   `json:"exit_code,omitempty"`
+	LogDir     string                 `json:"log_dir,omitempty"`
+	AnswerFile string                 `json:"answer_file,omitempty"`
+	Usage      map[string]UsageRecord `json:"usage,omitempty"`
+}
+
+// TypeFinished is the type of the line that ends an event stream with the
+// run's result. It is not an event of the run (FromRecord refuses it):
+// the stream's writer adds it once the run has ended.
+const TypeFinished Type = "finished"
+
+// UsageRecord is one agent's usage in a record.
+type UsageRecord struct {
+	InputTokens     int64   `json:"input_tokens"`
+	OutputTokens    int64   `json:"output_tokens"`
+	ReasoningTokens int64   `json:"reasoning_tokens,omitempty"`
+	CachedTokens    int64   `json:"cached_tokens,omitempty"`
+	CostUSD         float64 `json:"cost_usd,omitempty"`
 }
 
 // SchemaVersion is the version of the event schema: the JSON form of
