@@ -37,7 +37,7 @@ func TestAServerThatNeverStartsIsLeftOutAndTheRunSaysSo(t *testing.T) {
 	if !slices.Contains(out.IgnoredFeatures, feature) {
 		t.Errorf("IgnoredFeatures = %q, want %q", out.IgnoredFeatures, feature)
 	}
-	if !strings.Contains(stderr.String(), "agent a: its tools are left out: MCP server silent did not start within its start-up limit (init_timeout 500ms") {
+	if !strings.Contains(stderr.String(), "agent a: its tools are left out: MCP server silent did not answer within its start-up limit (init_timeout 500ms") {
 		t.Errorf("stderr lacks the warning:\n%s", stderr.String())
 	}
 	b, err := os.ReadFile(filepath.Join(out.LogDir, "status.json"))

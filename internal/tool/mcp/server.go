@@ -101,9 +101,14 @@ func (s *server) connectAndList(ctx context.Context) error {
 			return err
 		}
 		// The start's own limit, or the run's deadline (Pool.StartBy)
-		// when that came first.
-		return fmt.Errorf("MCP server %s did not start within its start-up limit (init_timeout %v, or the run's deadline if sooner): %w",
-			s.cfg.Name, limit, err)
+		// when that came first; how the process ended after that is
+		// massgen's doing, not news.
+		what := s.cfg.URL
+		if s.cfg.Type == Stdio || s.cfg.Type == "" {
+			what = fmt.Sprintf("command %q", strings.Join(append([]string{s.cfg.Command}, s.cfg.Args...), " "))
+		}
+		return redact.Masked(fmt.Errorf("MCP server %s did not answer within its start-up limit (init_timeout %v, or the run's deadline "+
+			"if sooner), so it was stopped: %s%s", s.cfg.Name, limit, what, s.stderrNote()))
 	}
 	c, err := s.connect(ctx)
 	if err != nil {

@@ -59,12 +59,12 @@ func TestAServerThatNeverAnswersIsLeftOutAfterItsInitTimeout(t *testing.T) {
 	}
 	left := p.LeftOut()
 	if len(left) != 1 || left[0].Agent != "a" || left[0].Server != "silent" ||
-		!strings.Contains(left[0].Err.Error(), "MCP server silent did not start within its start-up limit (init_timeout 300ms") {
+		!strings.Contains(left[0].Err.Error(), "MCP server silent did not answer within its start-up limit (init_timeout 300ms, or the run's deadline if sooner), so it was stopped: command \"sh -c cat >/dev/null\"") {
 		t.Errorf("LeftOut() = %+v", left)
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if j := strings.Join(warnings, "\n"); !strings.Contains(j, "agent a: its tools are left out: MCP server silent did not start within") {
+	if j := strings.Join(warnings, "\n"); !strings.Contains(j, "agent a: its tools are left out: MCP server silent did not answer within its start-up limit") {
 		t.Errorf("warnings = %s", j)
 	}
 }
@@ -85,7 +85,7 @@ func TestTheRunsDeadlineBoundsTheStart(t *testing.T) {
 	if err != nil || len(tools) != 0 {
 		t.Fatalf("tools = %v, %v; want none, no error", tools, err)
 	}
-	if left := p.LeftOut(); len(left) != 1 || !strings.Contains(left[0].Err.Error(), "did not start within its start-up limit") {
+	if left := p.LeftOut(); len(left) != 1 || !strings.Contains(left[0].Err.Error(), "did not answer within its start-up limit") {
 		t.Errorf("LeftOut() = %+v", left)
 	}
 }
