@@ -9,16 +9,15 @@ import (
 	"github.com/massgen/massgen/internal/event"
 )
 
-// Event is one thing that happened during a run, as coordination_events.json
-// records it. Type is one of run_started, turn_started, text_delta,
-// reasoning_delta, tool_called, new_answer, vote_cast, action_rejected,
-// restart, turn_failed, turn_ended, agent_failed, timeout, budget_exceeded,
-// winner_selected, final_started, final_delta, final_answer,
-// post_evaluation, orchestration_restart, run_finished.
+// Event is one thing that happened during a run, in the one event schema
+// (docs/events.md): the Go form of the records coordination_events.jsonl,
+// `massgen serve`'s /v1/runs/{id}/events and `--stream-events
+// --event-schema 2` hold. Type is one of the EventType constants below.
 type Event struct {
+	V       int // the schema version, EventSchema
 	Seq     uint64
 	Time    time.Time
-	Type    string
+	Type    EventType
 	Attempt int    // orchestration attempt, from 1
 	Epoch   int    // accepted answers so far in this attempt
 	Agent   string // real agent id
@@ -49,11 +48,44 @@ type Event struct {
 	Failures []Failure
 }
 
+// EventType names a kind of event: a string (an alias, so code that
+// treats Type as a string keeps working), one of the constants below.
+type EventType = string
+
+// EventSchema is the version of the event schema.
+const EventSchema = event.SchemaVersion
+
+// The event types, in the order a run meets them.
+const (
+	EventRunStarted     EventType = EventType(event.TypeRunStarted)
+	EventTurnStarted    EventType = EventType(event.TypeTurnStarted)
+	EventTextDelta      EventType = EventType(event.TypeTextDelta)
+	EventReasoningDelta EventType = EventType(event.TypeReasoningDelta)
+	EventToolProgress   EventType = EventType(event.TypeToolProgress)
+	EventToolCalled     EventType = EventType(event.TypeToolCalled)
+	EventAnswer         EventType = EventType(event.TypeAnswerAccepted) // "new_answer"
+	EventVote           EventType = EventType(event.TypeVoteAccepted)   // "vote_cast"
+	EventActionRejected EventType = EventType(event.TypeActionRejected)
+	EventTurnRestarted  EventType = EventType(event.TypeTurnRestarted)
+	EventTurnFailed     EventType = EventType(event.TypeTurnFailed)
+	EventTurnEnded      EventType = EventType(event.TypeTurnEnded)
+	EventAgentFailed    EventType = EventType(event.TypeAgentFailed)
+	EventTimeout        EventType = EventType(event.TypeTimeout)
+	EventBudgetExceeded EventType = EventType(event.TypeBudgetExceeded)
+	EventWinnerSelected EventType = EventType(event.TypeWinnerSelected)
+	EventFinalStarted   EventType = EventType(event.TypeFinalStarted)
+	EventFinalDelta     EventType = EventType(event.TypeFinalDelta)
+	EventFinalAnswer    EventType = EventType(event.TypeFinalAnswer)
+	EventPostEvaluation EventType = EventType(event.TypePostEvaluation)
+	EventRunRestarted   EventType = EventType(event.TypeRunRestarted)
+	EventRunFinished    EventType = EventType(event.TypeRunFinished)
+)
+
 // eventFrom is the one mapping from the run's events to the public type.
 func eventFrom(e event.Event) Event {
 	r := event.ToRecord(e)
 	return Event{
-		Seq: r.Seq, Time: r.Time, Type: string(r.Type), Attempt: r.Attempt, Epoch: r.Epoch, Agent: r.Agent,
+		V: r.V, Seq: r.Seq, Time: r.Time, Type: string(r.Type), Attempt: r.Attempt, Epoch: r.Epoch, Agent: r.Agent,
 		Label: r.Label, AnonLabel: r.AnonLabel, TargetAnswer: r.TargetAnswer, Labels: r.Labels, Text: r.Text,
 		Target: r.Target, TargetLabel: r.TargetLabel, Reason: r.Reason, Err: r.Err, Status: r.Status, Agents: r.Agents,
 		Votes: r.Votes, InputTokens: r.InputTokens, OutputTokens: r.OutputTokens, CostUSD: r.CostUSD,
