@@ -64,3 +64,16 @@ def test_binary_not_found(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> No
     monkeypatch.setenv("PATH", str(tmp_path))  # only the console-entry script: skipped
     with pytest.raises(massgen.BinaryNotFound, match="no massgen binary"):
         massgen.find_binary()
+
+
+async def test_stream_in_the_one_schema(tmp_path: Path, failing_config: Path) -> None:
+    seen = []
+    with pytest.raises(massgen.ExecutionError) as ei:
+        async for ev in massgen.stream("hi", config=failing_config, cwd=tmp_path, event_schema=2):
+            seen.append(ev)
+    assert all(ev["v"] == massgen.EVENT_SCHEMA for ev in seen)
+    failed = [ev for ev in seen if ev["type"] == "turn_failed"]
+    assert failed and failed[0]["failure"]["kind"] == "auth" and failed[0]["failure"]["status"] == 401
+    assert seen[-1]["type"] == "finished" and seen[-1]["status"] == "failed"
+    e = ei.value
+    assert (e.agent, e.provider, e.status, e.failure, e.exit_code) == ("a", "sim", 401, "auth", 2)

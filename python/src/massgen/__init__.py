@@ -27,11 +27,12 @@ from ._errors import (
     MassGenError,
     RunTimeoutError,
 )
-from ._run import STREAM_VERSION, Event, events, result_from
+from ._run import EVENT_SCHEMA, STREAM_VERSION, Event, events, result_from
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "EVENT_SCHEMA",
     "STREAM_VERSION",
     "BinaryNotFound",
     "ConfigError",
@@ -119,6 +120,10 @@ def stream(
         async for ev in massgen.stream("question", config="@examples/sim_three_agents"):
             if ev["type"] == "final_delta":
                 print(ev["text"], end="", flush=True)
+
+    With event_schema=2 the events are in the one schema instead
+    (docs/events.md): the records of the logs and of massgen serve's
+    /v1/runs/{id}/events ("new_answer", "vote_cast", …), "finished" last.
     """
     return events(query, models=models, config=config, history=history, timeout=timeout, **kw)
 

@@ -90,6 +90,15 @@ def error_from(finished: dict[str, Any] | None, returncode: int, stderr: str) ->
         cls = _BY_EXIT.get(returncode, MassGenError)
         return cls(f"massgen exited with code {returncode} before the end of its event stream: {tail}", exit_code=returncode)
     err = finished.get("error") or {}
+    if finished.get("v") == 2:
+        # The one schema: the error is text and each agent's failure is
+        # data; the first agent's stands for the run's, as in version 1.
+        failures = finished.get("failures") or [{}]
+        f = failures[0]
+        err = {"message": finished.get("error"), "agent": f.get("agent"), "provider": f.get("provider"),
+               "model": f.get("model"), "status": f.get("status"), "failure": f.get("kind"),
+               "retryable": f.get("retryable"), "retry_after_s": f.get("retry_after_s"),
+               "kind": "failed" if finished.get("status") == "failed" else finished.get("status")}
     code = finished.get("exit_code", returncode)
     cls = _BY_EXIT.get(code, MassGenError)
     return cls(

@@ -24,6 +24,9 @@ Event = dict[str, Any]
 """One event of a run, as the README's --stream-events table describes it."""
 
 STREAM_VERSION = 1
+# The one event schema of the logs, massgen serve's /v1/runs/{id}/events and
+# the Go API (docs/events.md): stream(..., event_schema=2) yields it.
+EVENT_SCHEMA = 2
 # Final answers can be long: one line holds a whole answer.
 _LINE_LIMIT = 64 * 1024 * 1024
 # After SIGTERM the binary cancels every request within 100 ms and closes its
@@ -59,13 +62,18 @@ def command(
     output_file: str | os.PathLike[str] | None = None,
     debug: bool = False,
     binary: str | None = None,
+    event_schema: int = 1,
 ) -> list[str]:
     """The binary's command line for a run (exposed for tests and debugging)."""
     if not isinstance(query, str) or not query.strip():
         raise ValueError("query must be a non-empty string")
     if isinstance(models, str):
         models = [models]
+    if event_schema not in (STREAM_VERSION, EVENT_SCHEMA):
+        raise ValueError(f"event_schema must be {STREAM_VERSION} or {EVENT_SCHEMA}")
     args = [binary or find_binary(), "--stream-events"]
+    if event_schema != STREAM_VERSION:
+        args += ["--event-schema", str(event_schema)]
     if config is not None:
         args += ["--config", os.fspath(config)]
     if models:
@@ -152,8 +160,9 @@ async def events(
                 if not raw.strip():
                     continue
                 ev: Event = json.loads(raw)
-                if ev.get("v") != STREAM_VERSION:
-                    raise MassGenError(f"massgen binary speaks event stream v{ev.get('v')}, this library v{STREAM_VERSION}")
+                want = kw.get("event_schema", STREAM_VERSION)
+                if ev.get("v") != want:
+                    raise MassGenError(f"massgen binary speaks event stream v{ev.get('v')}, this library asked for v{want}")
                 if ev.get("type") == "finished":
                     finished = ev
                 yield ev
