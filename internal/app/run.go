@@ -209,20 +209,30 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 	}
 	watchBytes(broker.View())
 	var logs *runlog.Writer
+	var noLogs string // why there are none, when the disk had no room
 	if !rq.NoLogs && (cfg.UI.LoggingEnabled || rq.Debug || rq.Automation) {
 		root := rq.LogDir
 		if root == "" {
 			root = filepath.Join(env.WorkDir, ".massgen", "massgen_logs")
 		}
-		if logs, err = openLogs(root, env.Now(), metadata(cfg, rq, ignored), rq.Turn); err != nil {
+		logs, err = openLogs(root, env.Now(), metadata(cfg, rq, ignored), rq.Turn)
+		switch {
+		case err != nil && runlog.IsNoSpace(err):
+			// A full disk does not stop the run: it goes on without logs,
+			// and says so.
+			noLogs = fmt.Sprintf("no logs were written: there is no space for them under %s (%v)", root, err)
+			fmt.Fprintf(env.Stderr, "warning: %s\n", noLogs)
+			logs = nil
+		case err != nil:
 			return nil, execErr("cannot create the log directory: %w", err)
+		default:
+			if rq.Turn != nil && rq.Turn.Opened != nil {
+				rq.Turn.Opened(logs.Dir())
+			}
+			logOut = io.MultiWriter(logOut, logs.LogWriter())
+			watchBytes(logs.View())
+			wss.ignored.watch(logs.View())
 		}
-		if rq.Turn != nil && rq.Turn.Opened != nil {
-			rq.Turn.Opened(logs.Dir())
-		}
-		logOut = io.MultiWriter(logOut, logs.LogWriter())
-		watchBytes(logs.View())
-		wss.ignored.watch(logs.View())
 	}
 	log := slog.New(slog.NewTextHandler(logOut, &slog.HandlerOptions{Level: level}))
 	for _, n := range t.notes {
@@ -235,7 +245,7 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 	}
 	ctx, mcpDone := t.withMCPRun(ctx, log, runLogDir, runDeadline(cfg), wss.ignored)
 
-	out := &Outcome{IgnoredFeatures: ignored}
+	out := &Outcome{IgnoredFeatures: ignored, LogsIncomplete: noLogs}
 	var wg sync.WaitGroup
 	// Persist, then deliver: every event but the deltas is in
 	// coordination_events.jsonl (written, so the OS keeps it across a kill

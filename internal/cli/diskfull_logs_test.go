@@ -88,3 +88,30 @@ func TestARunWhoseLogDiskFillsCompletesAndSaysItsLogsAreIncomplete(t *testing.T)
 		t.Errorf("massgen logs show (%v) does not say the logs are incomplete:\n%s", err, show)
 	}
 }
+
+// A log disk with no room even for the run's directory does not stop the
+// run: it goes on without logs, says so on stderr, and prints its answer.
+func TestARunWithNoRoomForItsLogsRunsWithoutThem(t *testing.T) {
+	root := diskfull.MountWith(t, "size=1m,nr_inodes=1") // no file or directory can be created
+	if root == "" {
+		return // run in a user namespace, where the tmpfs could be mounted
+	}
+	bin := buildMassgen(t)
+	work := t.TempDir()
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "--config", "@examples/sim_three_agents", "--log-dir", filepath.Join(root, "logs"), "What is the capital of France?")
+	cmd.Dir = work
+	cmd.Env = []string{"HOME=" + work, "PATH=" + os.Getenv("PATH")}
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("the run failed: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "Answer") {
+		t.Errorf("no answer on stdout:\n%s", stdout.String())
+	}
+	if !strings.Contains(stderr.String(), "no logs were written: there is no space for them") {
+		t.Errorf("stderr does not say the run has no logs:\n%s", stderr.String())
+	}
+}

@@ -5,6 +5,7 @@ package diskfull
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -27,11 +28,18 @@ const childEnv = "MASSGEN_DISKFULL_CHILD"
 // twin that always runs.
 func Mount(t testing.TB, size int) string {
 	t.Helper()
+	return MountWith(t, fmt.Sprintf("size=%d", size))
+}
+
+// MountWith is Mount with the tmpfs's options: "size=65536",
+// "nr_inodes=1" (a disk where no file can be created)…
+func MountWith(t testing.TB, options string) string {
+	t.Helper()
 	dir := filepath.Join(t.TempDir(), "full")
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	err := mount(dir, size)
+	err := mount(dir, options)
 	if err != nil && os.Getenv(childEnv) == "" && os.Getenv(forceEnv) == "" {
 		if ran, cerr := runInNamespace(t); ran {
 			return ""
@@ -40,7 +48,7 @@ func Mount(t testing.TB, size int) string {
 		}
 	}
 	if err != nil {
-		t.Skipf("cannot mount a %d-byte tmpfs (%v): the injected disk-full test covers this", size, err)
+		t.Skipf("cannot mount a tmpfs (%s): %v", options, err)
 	}
 	t.Cleanup(func() {
 		if err := unmount(dir); err != nil {

@@ -10,8 +10,8 @@ import (
 	"testing"
 )
 
-func mount(dir string, size int) error {
-	return syscall.Mount("tmpfs", dir, "tmpfs", 0, fmt.Sprintf("size=%d,mode=0755", size))
+func mount(dir, options string) error {
+	return syscall.Mount("tmpfs", dir, "tmpfs", 0, options+",mode=0755")
 }
 
 func unmount(dir string) error { return syscall.Unmount(dir, syscall.MNT_DETACH) }

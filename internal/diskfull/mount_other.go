@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-func mount(string, int) error { return errors.New("tmpfs is Linux's") }
+func mount(string, string) error { return errors.New("tmpfs is Linux's") }
 
 func unmount(string) error { return nil }
 

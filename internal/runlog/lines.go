@@ -96,6 +96,9 @@ func (l *lineFile) Close() error {
 	return err
 }
 
+// IsNoSpace reports whether err is a full disk (or a quota reached).
+func IsNoSpace(err error) bool { return isNoSpace(err) }
+
 // isNoSpace reports whether err is a full disk (or quota).
 func isNoSpace(err error) bool {
 	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)
