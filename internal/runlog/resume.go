@@ -23,9 +23,19 @@ func Carried(dir string) (seeds []coord.Seed, votes []coord.Vote, err error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", ReplayName, err)
 	}
+	if len(l.Config.Agents) == 0 {
+		// Not even the config line is whole: the log says nothing, and
+		// the caller falls back on what the session recorded.
+		return nil, nil, fmt.Errorf("%s: the log ends before its config", ReplayName)
+	}
 	m := coord.New(l.Config)
 	for _, r := range l.Steps {
 		m.Step(r.In)
+	}
+	if len(l.Steps) == 0 {
+		// Killed before its first step: the run carries what it was
+		// seeded with (a resumed turn's answers), not nothing.
+		m.Step(coord.Start{})
 	}
 	seeds, votes = m.Carried()
 	return seeds, votes, nil
