@@ -53,6 +53,9 @@ func TestDependenciesPointOneWay(t *testing.T) {
 	never("internal/app", "internal/tui")
 	never("internal/orchestrator", append(above, "internal/config", "internal/runlog", "internal/provider")...)
 	never("internal/agent", append(above, "internal/orchestrator", "internal/config")...)
+	// An agent's workflow tools over MCP serve the agent vocabulary; they
+	// know nothing of the orchestrator that drives the turn.
+	never("internal/agent/workflowmcp", append(above, "internal/orchestrator", "internal/config", "internal/event")...)
 	never("internal/runlog", append(above, "internal/orchestrator", "internal/llm")...)
 	never("internal/tool", append(above, "internal/orchestrator", "internal/agent")...)
 	never("internal/tool/files", append(above, "internal/orchestrator", "internal/agent", "internal/config")...)

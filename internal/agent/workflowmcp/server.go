@@ -1,0 +1,258 @@
+// Package workflowmcp serves massgen's workflow tools (new_answer, vote)
+// over MCP to an agent that brings its own tool loop — a coding-agent CLI
+// such as Claude Code or Codex, or an agent on another machine. Its calls
+// become the Propose outcomes of the agent's task and the coordinator's
+// verdicts their results, so such an agent takes part through the same
+// agent.Agent interface as our LLM agent: Server.Run is the body of its
+// Run.
+//
+// The server listens on 127.0.0.1 only, over MCP's streamable HTTP, and
+// every request must carry its bearer token (a per-process secret handed
+// to the agent's MCP configuration). It imports the MCP SDK and the
+// agent vocabulary, nothing of the orchestrator.
+package workflowmcp
+
+import (
+	"cmp"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"iter"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/massgen/massgen/internal/agent"
+	"github.com/massgen/massgen/internal/coord"
+	"github.com/massgen/massgen/internal/llm"
+	"github.com/massgen/massgen/internal/tool"
+)
+
+// Server is one agent's workflow tools over MCP. One turn at a time is
+// bound to it (Run); between turns a call is refused.
+type Server struct {
+	// Grace is how long an agent whose action was decided may take to
+	// read the result and end on its own before it is stopped (default
+	// DefaultGrace). An interrupted turn stops it at once.
+	Grace time.Duration
+
+	mcp   *mcp.Server
+	token string
+	ln    net.Listener
+	http  *http.Server
+
+	mu    sync.Mutex
+	judge tool.Judge // the bound turn's; nil between turns
+	bound uint64     // which Run bound it: a turn winding down must not unbind its successor
+}
+
+// DefaultGrace is Server.Grace's default.
+const DefaultGrace = 2 * time.Second
+
+// New returns a server with its tools and a fresh token; Listen serves it.
+func New() *Server {
+	var b [24]byte
+	_, _ = rand.Read(b[:])
+	s := &Server{token: hex.EncodeToString(b[:])}
+	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "massgen_workflow", Title: "massgen workflow tools", Version: "1"},
+		&mcp.ServerOptions{Instructions: "End your work by calling exactly one of these tools: new_answer with your complete answer, " +
+			"or vote for the best existing answer. The coordinator's verdict is the result."})
+	s.setTools(nil)
+	return s
+}
+
+// Listen serves the tools on a free port of 127.0.0.1 and returns the
+// endpoint's URL; every request must send "Authorization: Bearer "+Token().
+func (s *Server) Listen() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	s.ln = ln
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, nil)
+	s.http = &http.Server{Handler: s.requireToken(h)}
+	go s.http.Serve(ln)
+	return "http://" + ln.Addr().String() + "/mcp", nil
+}
+
+// Token is the bearer token the endpoint requires.
+func (s *Server) Token() string { return s.token }
+
+// Connect serves one session over t (stdio or in-memory transports).
+func (s *Server) Connect(ctx context.Context, t mcp.Transport) (*mcp.ServerSession, error) {
+	return s.mcp.Connect(ctx, t, nil)
+}
+
+// Close stops the endpoint and its sessions.
+func (s *Server) Close() error {
+	if s.http == nil {
+		return nil
+	}
+	return s.http.Close()
+}
+
+// requireToken answers 401 to a request without the token (compared as
+// digests, in constant time).
+func (s *Server) requireToken(next http.Handler) http.Handler {
+	want := sha256.Sum256([]byte(s.token))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		scheme, tok, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+		got := sha256.Sum256([]byte(strings.TrimSpace(tok)))
+		if !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="massgen workflow"`)
+			http.Error(w, "missing or wrong bearer token", http.StatusUnauthorized)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// setTools offers new_answer always and vote for exactly labels (none: no
+// vote tool), as the LLM agent's turns do. Changing them tells the
+// connected clients (tools/list_changed).
+func (s *Server) setTools(labels []string) {
+	s.mcp.AddTool(mcpTool(tool.NewAnswer()), s.handler(func(j tool.Judge) tool.Tool { return tool.NewAnswerTool(j) }))
+	if len(labels) == 0 {
+		s.mcp.RemoveTools(coord.ToolVote)
+		return
+	}
+	s.mcp.AddTool(mcpTool(tool.Vote(labels)), s.handler(func(j tool.Judge) tool.Tool { return tool.VoteTool(labels, j) }))
+}
+
+func mcpTool(d llm.ToolDef) *mcp.Tool {
+	return &mcp.Tool{Name: d.Name, Description: d.Description, InputSchema: d.Parameters}
+}
+
+// handler runs a workflow tool against the bound turn's judge: the
+// arguments are read and judged as the LLM agent's are.
+func (s *Server) handler(make func(tool.Judge) tool.Tool) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		s.mu.Lock()
+		judge := s.judge
+		s.mu.Unlock()
+		if judge == nil {
+			return errorResult("No coordination turn is in progress: this call was not recorded."), nil
+		}
+		args := json.RawMessage(req.Params.Arguments)
+		if len(args) == 0 {
+			args = json.RawMessage("{}")
+		}
+		res := tool.Invoke(ctx, make(judge), string(args), 0)
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: res.Content}}, IsError: res.IsError}, nil
+	}
+}
+
+func errorResult(msg string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: msg}}, IsError: true}
+}
+
+// ErrNoAction is the failure of a turn whose agent ended without an
+// accepted workflow action.
+var ErrNoAction = errors.New("the agent ended its turn without calling new_answer or vote")
+
+// Run plays one coordination task of an agent with its own tool loop:
+// loop drives the agent (starts the CLI with this server in its MCP
+// configuration and waits for it) while the server's tools are bound to
+// this task. Each call the agent makes becomes a Propose outcome, whose
+// verdict from inbox is the call's result. Once an action is accepted
+// (or found stale) the turn is over: loop's context is cancelled, so the
+// agent stops at once, and Run ends with Done. A loop that returns first
+// ends the turn as a failure (ErrNoAction when it returned nil).
+func (s *Server) Run(ctx context.Context, task agent.Task, inbox *agent.Inbox, loop func(ctx context.Context) error) iter.Seq[agent.Outcome] {
+	return func(yield func(agent.Outcome) bool) {
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		proposals := make(chan agent.Propose)
+		verdicts := make(chan coord.Verdict)
+		labels := make([]string, len(task.Answers))
+		for i, a := range task.Answers {
+			labels[i] = a.Label
+		}
+		s.mu.Lock()
+		s.setTools(labels)
+		s.bound++
+		mine := s.bound
+		s.judge = func(act coord.Action) coord.Verdict {
+			select {
+			case proposals <- agent.Propose{Seen: task.Epoch, Action: act}:
+			case <-ctx.Done():
+				return coord.Verdict{Outcome: coord.Stale, Message: "the turn is over"}
+			}
+			select {
+			case v := <-verdicts:
+				return v
+			case <-ctx.Done():
+				return coord.Verdict{Outcome: coord.Stale, Message: "the turn is over"}
+			}
+		}
+		s.mu.Unlock()
+		defer func() {
+			s.mu.Lock()
+			if s.bound == mine {
+				s.judge = nil
+			}
+			s.mu.Unlock()
+		}()
+
+		loopDone := make(chan error, 1)
+		go func() { loopDone <- loop(ctx) }()
+		var done agent.Done
+		for {
+			select {
+			case p := <-proposals:
+				if !yield(p) {
+					cancel()
+					<-loopDone
+					return
+				}
+				v := inbox.Verdict(ctx)
+				if v.Outcome == coord.Rejected {
+					if !yield(agent.Rejected{Reason: v.Message}) {
+						cancel()
+						<-loopDone
+						return
+					}
+				}
+				select {
+				case verdicts <- v:
+				case <-ctx.Done():
+				}
+				if v.Outcome != coord.Rejected {
+					// The turn is decided: the agent reads its result and
+					// ends, or is stopped after the grace.
+					grace := time.NewTimer(cmp.Or(s.Grace, DefaultGrace))
+					select {
+					case <-loopDone:
+					case <-grace.C:
+						cancel()
+						<-loopDone
+					}
+					grace.Stop()
+					yield(done)
+					return
+				}
+			case err := <-loopDone:
+				if ctx.Err() != nil && err == nil {
+					err = ctx.Err()
+				}
+				if err == nil {
+					err = ErrNoAction
+				}
+				done.Failure = agent.FailureOf(err, "", "", "")
+				if errors.Is(err, ErrNoAction) {
+					done.Failure.Kind = coord.FailProtocol
+				}
+				yield(done)
+				return
+			}
+		}
+	}
+}
