@@ -6,7 +6,6 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"charm.land/glamour/v2"
 	"github.com/charmbracelet/x/ansi"
 )
 
@@ -108,8 +107,8 @@ func (m *model) tableLines() []string {
 	return lines
 }
 
-// mdCache keeps the final answer's markdown rendering: glamour is far too
-// slow to run on every frame, and the text changes once.
+// mdCache keeps the final answer's markdown rendering (markdown.go): the
+// text changes once, the frames many times.
 type mdCache struct {
 	text  string
 	width int
@@ -121,16 +120,7 @@ func (c *mdCache) render(text string, width int) string {
 		return c.out
 	}
 	c.text, c.width = text, width
-	out := ""
-	r, err := glamour.NewTermRenderer(glamour.WithStandardStyle("dark"), glamour.WithWordWrap(max(20, width-4)))
-	if err == nil {
-		out, err = r.Render(text)
-	}
-	if err != nil { // never lose the answer over its markup
-		out = strings.Join(wrapLines(text, width), "\n")
-	}
-	// glamour pads every line to the wrap width and frames the text with
-	// blank lines; the screen has no room to spare.
+	out := renderMarkdown(text, width)
 	lines := strings.Split(strings.Trim(out, "\n"), "\n")
 	for i, l := range lines {
 		lines[i] = strings.TrimRight(l, " ")

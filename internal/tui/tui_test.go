@@ -19,10 +19,7 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(build.dir) // the tmux tests' binary
 	}
 	if code == 0 {
-		// regexp2 (under glamour's syntax highlighting) keeps one shared
-		// clock goroutine for its match timeouts; it ends on its own a
-		// while after the last match, which a short test run outlives.
-		if err := goleak.Find(goleak.IgnoreAnyFunction("github.com/dlclark/regexp2.runClock")); err != nil {
+		if err := goleak.Find(); err != nil {
 			fmt.Fprintln(os.Stderr, "goleak:", err)
 			code = 1
 		}
