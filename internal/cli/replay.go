@@ -6,34 +6,40 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/massgen/massgen/internal/coord"
+	"github.com/massgen/massgen/internal/event"
+	"github.com/massgen/massgen/internal/orchestrator"
 	"github.com/massgen/massgen/internal/runlog"
 )
 
 // newReplayCmd is `massgen replay LOG_DIR`: the run's decisions again, from
 // its replay log alone, without any agent.
 func newReplayCmd(env *Env) *cobra.Command {
-	var quiet bool
+	var quiet, events bool
 	cmd := &cobra.Command{
 		Use:   "replay LOG_DIR",
 		Short: "Replay a run's decisions from its log and check that they reproduce",
 		Long: "Reads LOG_DIR/" + runlog.ReplayName + " (the coordination machine's inputs, written before the run acted on\n" +
 			"them), feeds them to a fresh machine without asking any agent, and prints every step as a transcript:\n" +
 			"the input, the commands it gave, the agents' state. It ends with the winner and tally, and exits 2 at\n" +
-			"the first step whose decisions differ from the recorded ones.",
+			"the first step whose decisions differ from the recorded ones. With --events it prints the run's decision\n" +
+			"events instead (answers, votes, failures, the winner, the final answer), derived from the log the way\n" +
+			"the run derived them.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return replay(env, args[0], quiet)
+			return replay(env, args[0], quiet, events)
 		},
 	}
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "print only the summary")
+	cmd.Flags().BoolVar(&events, "events", false, "print the decision events derived from the log instead of the transcript")
 	return cmd
 }
 
-func replay(env *Env, dir string, quiet bool) error {
+func replay(env *Env, dir string, quiet, events bool) error {
 	if !filepath.IsAbs(dir) {
 		dir = filepath.Join(env.WorkDir, dir)
 	}
@@ -51,6 +57,12 @@ func replay(env *Env, dir string, quiet bool) error {
 		return usageErr("cannot replay %s: %v", path, err)
 	}
 	out := env.Stdout
+	if events {
+		for i, e := range orchestrator.DeriveLog(l) {
+			fmt.Fprintln(out, event.Describe(event.Stamped(e, uint64(i+1), time.Time{})))
+		}
+		quiet = true
+	}
 	if !quiet {
 		fmt.Fprintf(out, "# %s: agents %s\n", path, strings.Join(l.Config.Agents, ", "))
 	}

@@ -8,7 +8,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/massgen/massgen/internal/coord"
+	"github.com/massgen/massgen/internal/event"
+	"github.com/massgen/massgen/internal/orchestrator"
 	"github.com/massgen/massgen/internal/runlog"
 )
 
@@ -89,6 +96,72 @@ func TestReplayOfRecordedRuns(t *testing.T) {
 		code := Run(t.Context(), []string{"replay", "-q", abs}, Env{Getenv: func(string) string { return "" }, Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, WorkDir: t.TempDir()})
 		if code != 0 || !strings.HasPrefix(out.String(), "reproduced: ") || !strings.Contains(out.String(), "winner ") {
 			t.Errorf("%s: exit %d, %q %q", path, code, out.String(), errb.String())
+		}
+	}
+}
+
+// The decision events are a pure function of the replay log: derived from
+// the log alone (massgen replay --events), they are the ones the run
+// logged in coordination_events.jsonl — same types, agents, answers,
+// labels, votes, winner and final answer, in the same order.
+func TestEventsDerivedFromTheLogAreTheOnesTheRunPublished(t *testing.T) {
+	for _, args := range [][]string{
+		{"--config", "@examples/sim_three_agents", "What is the capital of France?"},
+		{"--config", "@examples/sim_single_agent", "q"},
+	} {
+		r := massgen(t, t.Context(), nil, nil, args...)
+		if r.code != 0 {
+			t.Fatalf("run: exit %d\n%s", r.code, r.stderr)
+		}
+		dir := r.logDir(t)
+		f, err := os.Open(filepath.Join(dir, runlog.ReplayName))
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := coord.ReadLog(f)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var derived []event.Record
+		for _, e := range orchestrator.DeriveLog(l) {
+			derived = append(derived, event.ToRecord(e))
+		}
+		var logged []event.Record
+		ef, err := os.Open(filepath.Join(dir, "coordination_events.jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = runlog.ReadJSONLines(ef, func(line []byte) error {
+			var rec event.Record
+			err := json.Unmarshal(line, &rec)
+			logged = append(logged, rec)
+			return err
+		})
+		ef.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		kinds := map[event.Type]bool{}
+		for _, d := range derived {
+			kinds[d.Type] = true
+		}
+		var decisions []event.Record
+		for _, rec := range logged {
+			if kinds[rec.Type] || rec.Type == event.TypeTurnFailed || rec.Type == event.TypeAgentFailed {
+				decisions = append(decisions, rec)
+			}
+		}
+		if len(derived) < 2 || len(derived) != len(decisions) {
+			t.Fatalf("%v: %d derived events, %d logged decision events", args, len(derived), len(decisions))
+		}
+		for i, d := range derived {
+			g := decisions[i]
+			g.Seq, g.Time, g.InputTokens, g.OutputTokens, g.CostUSD = 0, time.Time{}, 0, 0, 0
+			d.Seq, d.Time = 0, time.Time{}
+			if diff := cmp.Diff(g, d, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("%v: event %d (%s) differs (-logged +derived):\n%s", args, i, d.Type, diff)
+			}
 		}
 	}
 }

@@ -56,6 +56,7 @@ type Presented struct {
 // An evaluation that failed counts as submit: it must not throw away a
 // good answer.
 type Evaluated struct {
+	Agent        string `json:",omitempty"` // who evaluated: the winner (for the record; absent in older logs)
 	Restart      bool   `json:",omitempty"`
 	Reason       string `json:",omitempty"`
 	Instructions string `json:",omitempty"`

@@ -3,8 +3,6 @@ package orchestrator
 import (
 	"context"
 	"errors"
-	"fmt"
-	"strings"
 	"time"
 
 	"github.com/massgen/massgen/internal/agent"
@@ -68,42 +66,34 @@ func (r *runner) stopAll() {
 	}
 }
 
-// step feeds one input to the machine, traces it, and publishes what the
-// input and its commands mean for observers.
+// step feeds one input to the machine, traces it (the run's replay log
+// is written before anything acts on the step), and publishes the
+// decision events the step makes (derive), with what only the running
+// process adds to them: the snapshot of an accepted answer's workspace,
+// the token usage of the call whose result this step is (callUsage).
 func (r *runner) step(in coord.Input) []coord.Command {
+	pre := event.Header{Attempt: r.attempt, Epoch: r.epoch}
 	cmds := r.m.Step(in)
 	if r.o.Trace != nil {
 		r.o.Trace(in, cmds)
 	}
 	r.attempt, r.epoch = r.m.Attempt(), r.m.Epoch()
-	if _, ok := in.(coord.Start); ok {
-		// Seeded answers are the answer set from the start: observers
-		// (logs, sessions) see them accepted before any turn begins.
-		for _, a := range r.m.Answers() {
-			r.publish(event.AnswerAccepted{Agent: a.Agent, Content: a.Content, Label: r.answerRef(a).Answer, AnonLabel: a.Label,
-				Answers: r.answerRefs(r.m.Answers())})
-		}
-		// So are seeded votes: the resumed turn's last epoch.
-		for _, v := range r.m.Votes() {
-			r.publish(event.VoteAccepted{Agent: v.Voter, Target: v.Target, TargetLabel: v.Label,
-				TargetAnswer: r.currentRef(v.Target).Answer, Reason: v.Reason})
-		}
-	}
-	if p, ok := in.(coord.Proposed); ok && len(cmds) > 0 {
-		v := cmds[0].(coord.Reply).Verdict
-		switch {
-		case v.Outcome == coord.Accepted && p.Action.Kind == coord.ActNewAnswer:
-			var ws string
-			if r.o.Snapshot != nil {
-				ws = r.o.Snapshot(p.Agent, r.currentRef(p.Agent).Answer)
+	for _, e := range derive(in, cmds, r.m, r.pos, pre) {
+		switch x := e.(type) {
+		case event.AnswerAccepted:
+			if _, proposed := in.(coord.Proposed); proposed && r.o.Snapshot != nil {
+				x.Workspace = r.o.Snapshot(x.Agent, x.Label)
+				e = x
 			}
-			r.publish(event.AnswerAccepted{Agent: p.Agent, Content: strings.TrimSpace(p.Action.Content),
-				Label: r.currentRef(p.Agent).Answer, AnonLabel: v.Label, Answers: r.answerRefs(r.m.Answers()), Workspace: ws})
-		case v.Outcome == coord.Accepted:
-			r.publish(event.VoteAccepted{Agent: p.Agent, Target: v.Target, TargetLabel: v.Label, TargetAnswer: r.currentRef(v.Target).Answer, Reason: p.Action.Reason})
-		case v.Outcome == coord.Stale && p.Action.Kind == coord.ActVote && len(cmds) > 1:
-			r.publish(event.ActionRejected{Agent: p.Agent, Reason: "stale vote: " + v.Message})
+		case event.PostEvaluation:
+			x.Usage = r.callUsage
+			e = x
+		case event.FinalAnswer:
+			// The final answer carries the cost of the call that made it.
+			x.Usage = r.callUsage
+			e = x
 		}
+		r.o.Events.Publish(e)
 	}
 	return cmds
 }
@@ -116,7 +106,6 @@ func (r *runner) handle(msg inboxMsg) []coord.Command {
 	if !r.budgetHit {
 		if why := r.overBudget(); why != "" {
 			r.budgetHit = true
-			r.publish(event.BudgetExceeded{Reason: why})
 			cmds = r.step(coord.BudgetSpent{Reason: why})
 		}
 	}
@@ -134,33 +123,18 @@ func (r *runner) handle(msg inboxMsg) []coord.Command {
 		// The failure's text goes to events, logs and the machine masked: a
 		// provider's error already is, a tool's or a wrapper's may not be.
 		f.Agent, f.Message = msg.agent, redact.String(f.Message)
-		var e event.Event = event.TurnFailed{Agent: msg.agent, Err: f.Message, Failure: f}
-		if f.Kind == coord.FailTimeout {
-			e = event.Timeout{Agent: msg.agent, Err: f.Message, Failure: f}
-		}
-		r.publish(e)
 		return append(cmds, r.step(coord.TurnFailed{Agent: msg.agent, Turn: msg.turn, Err: f.Message,
 			CircuitOpen: f.Kind == coord.FailCircuitOpen, Failure: f})...)
 	case msg.call != nil:
-		r.call, r.lastCall = nil, nil
-		switch in := msg.call.in.(type) {
-		case coord.Presented:
-			r.lastCall = msg.call
-			if in.Err == "" {
-				r.toolCalls = msg.call.calls
-			}
-		case coord.Evaluated:
-			verdict := "submit"
-			if in.Restart {
-				verdict = "restart"
-			}
-			r.publish(event.PostEvaluation{Agent: msg.agent, Verdict: verdict, Reason: in.Reason,
-				Usage: event.Usage{InputTokens: msg.call.usage.InputTokens, OutputTokens: msg.call.usage.OutputTokens, CostUSD: msg.call.cost}})
+		r.call = nil
+		if in, ok := msg.call.in.(coord.Presented); ok && in.Err == "" {
+			r.toolCalls = msg.call.calls
 		}
+		r.callUsage = event.Usage{InputTokens: msg.call.usage.InputTokens, OutputTokens: msg.call.usage.OutputTokens, CostUSD: msg.call.cost}
+		defer func() { r.callUsage = event.Usage{} }()
 		return append(cmds, r.step(msg.call.in)...)
 	case msg.timer == coord.TimerDeadline:
 		delete(r.timers, msg.timer)
-		r.publish(event.Timeout{Reason: fmt.Sprintf("run deadline of %s passed", r.o.Timeout)})
 		return append(cmds, r.step(coord.DeadlinePassed{})...)
 	case msg.timer == coord.TimerGrace:
 		delete(r.timers, msg.timer)
@@ -199,28 +173,16 @@ func (r *runner) exec(ctx context.Context, cmds []coord.Command) *coord.Finish {
 				r.beforeTurn(r.byID[c.Agent])(c.Answers)
 				t.inbox.Post(agent.Update{Epoch: c.Epoch, Answers: c.Answers})
 			}
-		case coord.AgentFailed:
-			r.publish(event.AgentFailed{Agent: c.Agent, Err: c.Err, Reason: c.Reason, Failure: c.Failure})
 		case coord.Present:
-			r.publish(event.WinnerSelected{Agent: c.Winner, Votes: c.Tally, How: c.How, Label: r.answerRef(c.Answer).Answer, Answers: r.answerRefs(c.Answers)})
 			if c.Skip == "" {
 				r.startPresentation(ctx, c)
 			}
 		case coord.AnswerDirect:
 			r.startDirect(ctx, c)
-		case coord.Final:
-			e := event.FinalAnswer{Agent: c.Agent, Text: c.Text, Reason: c.Reason}
-			if lc := r.lastCall; lc != nil {
-				// The final answer carries the cost of the call that made it.
-				e.Usage = event.Usage{InputTokens: lc.usage.InputTokens, OutputTokens: lc.usage.OutputTokens, CostUSD: lc.cost}
-				r.lastCall = nil
-			}
-			r.publish(e)
 		case coord.Evaluate:
 			r.startEvaluation(ctx, c)
 		case coord.Restart:
 			r.feedback = agentFeedback(c)
-			r.publish(event.RunRestarted{Header: event.Header{Attempt: c.Attempt - 1}, Agent: c.Agent, Reason: c.Reason, Instructions: c.Instructions})
 		case coord.CancelCall:
 			if r.call != nil {
 				r.call(errors.New(c.Reason))

@@ -104,9 +104,9 @@ func (r *runner) startEvaluation(ctx context.Context, c coord.Evaluate) {
 		// An evaluation that failed or said nothing counts as submit: it
 		// must not throw away a good answer.
 		if ev := d.Evaluation; ev != nil {
-			return coord.Evaluated{Restart: ev.Restart, Reason: ev.Reason, Instructions: ev.Instructions}
+			return coord.Evaluated{Agent: c.Agent, Restart: ev.Restart, Reason: ev.Reason, Instructions: ev.Instructions}
 		}
-		return coord.Evaluated{}
+		return coord.Evaluated{Agent: c.Agent}
 	})
 }
 

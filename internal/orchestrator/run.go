@@ -80,7 +80,7 @@ type runner struct {
 	live      map[coord.TurnID]*liveTurn
 	replies   map[coord.TurnID]chan coord.Verdict // turns waiting for a Reply
 	call      context.CancelCauseFunc             // the presentation, evaluation or direct call in flight
-	lastCall  *callResult                         // the call that ended last, for the final answer's usage
+	callUsage event.Usage                         // the usage of the call whose result is being stepped
 	toolCalls []llm.ToolCall                      // client tool calls of the last presentation that succeeded
 	timers    map[coord.Timer]*time.Timer
 	views     map[string]*viewGate // views.go
@@ -148,16 +148,6 @@ func (r *runner) answerRefs(as []coord.Answer) []event.AnswerRef {
 		refs[i] = r.answerRef(a)
 	}
 	return refs
-}
-
-// currentRef is the ref of agent id's current answer (zero if it has none).
-func (r *runner) currentRef(id string) event.AnswerRef {
-	for _, a := range r.m.Answers() {
-		if a.Agent == id {
-			return r.answerRef(a)
-		}
-	}
-	return event.AnswerRef{}
 }
 
 // send delivers a message to the loop, unless the loop has ended.
