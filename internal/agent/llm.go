@@ -13,7 +13,7 @@ import (
 )
 
 // LLM is the agent made of a model and its own tools: our tool loop
-// (Turn, Presentation, PostEvaluate) behind the Agent interface.
+// (llmTurn, presentation, postEvaluate) behind the Agent interface.
 type LLM struct {
 	ID        string // the agent's id, for its failures
 	Backend   string // backend type, for its failures
@@ -99,7 +99,7 @@ func (a *LLM) play(ctx context.Context, task Task, inbox *Inbox, p *pump) Done {
 	}
 	switch task.Kind {
 	case TaskCoordinate:
-		t := &Turn{
+		t := &llmTurn{
 			Model: a.Model, Request: llm.Request{Model: a.ModelName, Params: a.Params},
 			System: task.System, User: task.User, Answers: task.Answers, Epoch: task.Epoch,
 			Emit: p, Tools: a.Tools, MaxToolSteps: task.Limits.MaxToolSteps, ToolTimeout: task.Limits.ToolTimeout,
@@ -116,15 +116,15 @@ func (a *LLM) play(ctx context.Context, task Task, inbox *Inbox, p *pump) Done {
 	case TaskPresent, TaskDirect:
 		req := a.finalRequest()
 		if task.Kind == TaskPresent && a.PresentTools != nil {
-			pr := &Presentation{Model: a.Model, Request: req, System: task.System, User: task.User, Client: task.ClientTools,
+			pr := &presentation{Model: a.Model, Request: req, System: task.System, User: task.User, Client: task.ClientTools,
 				Tools: a.PresentTools, Emit: p, MaxToolSteps: task.Limits.MaxToolSteps, ToolTimeout: task.Limits.ToolTimeout, OnTool: onTool}
 			text, calls, usage, err := pr.Run(ctx)
 			return Done{Text: text, ToolCalls: calls, Usage: usage, Failure: a.failure(err)}
 		}
-		text, calls, usage, err := PresentWithTools(ctx, a.Model, req, task.System, task.User, task.ClientTools, p)
+		text, calls, usage, err := presentWithTools(ctx, a.Model, req, task.System, task.User, task.ClientTools, p)
 		return Done{Text: text, ToolCalls: calls, Usage: usage, Failure: a.failure(err)}
 	case TaskEvaluate:
-		ev := PostEvaluate(ctx, a.Model, llm.Request{Model: a.ModelName, Params: a.Params}, task.System, task.User, nil)
+		ev := postEvaluate(ctx, a.Model, llm.Request{Model: a.ModelName, Params: a.Params}, task.System, task.User, nil)
 		return Done{Usage: ev.Usage, Evaluation: &ev}
 	}
 	return Done{Failure: &coord.Failure{Kind: coord.FailOther, Agent: a.ID, Message: "unknown task kind " + task.Kind.String()}}

@@ -13,16 +13,16 @@ import (
 	"github.com/massgen/massgen/internal/tool"
 )
 
-// Present streams the winner's final answer. It offers no tools: the
+// present streams the winner's final answer. It offers no tools: the
 // presentation is text for the user.
-func Present(ctx context.Context, m llm.Model, base llm.Request, system, user string, emit Emitter) (string, llm.Usage, error) {
-	text, _, usage, err := PresentWithTools(ctx, m, base, system, user, nil, emit)
+func present(ctx context.Context, m llm.Model, base llm.Request, system, user string, emit Emitter) (string, llm.Usage, error) {
+	text, _, usage, err := presentWithTools(ctx, m, base, system, user, nil, emit)
 	return text, usage, err
 }
 
-// PresentWithTools is Present for an API client that brought its own tools:
+// presentWithTools is present for an API client that brought its own tools:
 // the winner may answer by calling them, and the calls go back to the client.
-func PresentWithTools(ctx context.Context, m llm.Model, base llm.Request, system, user string, tools []llm.ToolDef, emit Emitter) (string, []llm.ToolCall, llm.Usage, error) {
+func presentWithTools(ctx context.Context, m llm.Model, base llm.Request, system, user string, tools []llm.ToolDef, emit Emitter) (string, []llm.ToolCall, llm.Usage, error) {
 	req := base
 	req.Messages = []llm.Message{{Role: llm.RoleSystem, Content: system}, {Role: llm.RoleUser, Content: user}}
 	req.Tools = tools
@@ -38,10 +38,10 @@ type Evaluation struct {
 	Usage        llm.Usage
 }
 
-// PostEvaluate asks the winner to submit or reject the final answer. Any
+// postEvaluate asks the winner to submit or reject the final answer. Any
 // failure or a response without a post-evaluation call counts as submit:
 // an evaluation problem must not throw away a good answer.
-func PostEvaluate(ctx context.Context, m llm.Model, base llm.Request, system, user string, emit Emitter) Evaluation {
+func postEvaluate(ctx context.Context, m llm.Model, base llm.Request, system, user string, emit Emitter) Evaluation {
 	req := base
 	req.Messages = []llm.Message{{Role: llm.RoleSystem, Content: system}, {Role: llm.RoleUser, Content: user}}
 	req.Tools = []llm.ToolDef{tool.Submit(), tool.Restart()}
@@ -61,11 +61,11 @@ func PostEvaluate(ctx context.Context, m llm.Model, base llm.Request, system, us
 	return ev
 }
 
-// Presentation is a final presentation in which the winner may use its own
+// presentation is a final presentation in which the winner may use its own
 // tools (a workspace's file and command tools) before it writes the final
 // answer: their calls run and the model goes on, up to MaxToolSteps tool
 // steps. Calls of the client's tools end it, and go back to the client.
-type Presentation struct {
+type presentation struct {
 	Model   llm.Model
 	Request llm.Request // Model and Params set
 	System  string
@@ -83,7 +83,7 @@ type Presentation struct {
 
 // Run plays the presentation: the final text, the client's tool calls (if
 // the model made any) and the usage of every request.
-func (p *Presentation) Run(ctx context.Context) (string, []llm.ToolCall, llm.Usage, error) {
+func (p *presentation) Run(ctx context.Context) (string, []llm.ToolCall, llm.Usage, error) {
 	// Tools still starting (an MCP server's, in planning mode) are waited for.
 	own, err := p.Tools.Resolve(ctx)
 	if err != nil {
@@ -94,7 +94,7 @@ func (p *Presentation) Run(ctx context.Context) (string, []llm.ToolCall, llm.Usa
 	req.Messages = []llm.Message{{Role: llm.RoleSystem, Content: p.System}, {Role: llm.RoleUser, Content: p.User}}
 	req.Tools = append(p.Tools.Defs(), p.Client...)
 	maxSteps := cmp.Or(max(p.MaxToolSteps, 0), MaxToolSteps)
-	runner := &Turn{ToolTimeout: p.ToolTimeout, OnTool: p.OnTool}
+	runner := &llmTurn{ToolTimeout: p.ToolTimeout, OnTool: p.OnTool}
 	var usage llm.Usage
 	for step := 0; ; step++ {
 		r, err := collect(ctx, p.Model, &req, p.Emit)

@@ -15,7 +15,7 @@ func TestPresentReturnsTrimmedTextAndOffersNoTools(t *testing.T) {
 	em := &recordingEmitter{}
 	// A base request that carries tools must not leak them into the presentation.
 	base := llm.Request{Model: "fake-1", Tools: []llm.ToolDef{{Name: "new_answer"}}, Params: map[string]any{"top_p": 0.9}}
-	text, usage, err := Present(t.Context(), m, base, "SYS", "USER", em)
+	text, usage, err := present(t.Context(), m, base, "SYS", "USER", em)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +47,7 @@ func TestPresentReturnsTrimmedTextAndOffersNoTools(t *testing.T) {
 func TestPresentReturnsTheModelError(t *testing.T) {
 	provErr := &llm.Error{Provider: "fake", Status: 500, Message: "boom"}
 	m := script(reply{text: "partial ", err: provErr})
-	text, _, err := Present(t.Context(), m, llm.Request{}, "SYS", "USER", nil)
+	text, _, err := present(t.Context(), m, llm.Request{}, "SYS", "USER", nil)
 	if !errors.Is(err, provErr) {
 		t.Errorf("err = %v, want the provider error", err)
 	}
@@ -97,7 +97,7 @@ func TestPostEvaluate(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			m := script(tt.reply)
-			got := PostEvaluate(t.Context(), m, llm.Request{Model: "fake-1"}, "SYS", "EVAL", nil)
+			got := postEvaluate(t.Context(), m, llm.Request{Model: "fake-1"}, "SYS", "EVAL", nil)
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}

@@ -20,7 +20,7 @@ func TestPresentationRunsOwnToolsThenAnswers(t *testing.T) {
 		reply{text: " The sum is 5. "},
 	)
 	var seen []string
-	p := &Presentation{Model: m, Request: llm.Request{Model: "fake"}, System: "SYS", User: "USER", Tools: own,
+	p := &presentation{Model: m, Request: llm.Request{Model: "fake"}, System: "SYS", User: "USER", Tools: own,
 		Client: []llm.ToolDef{{Name: "client_tool"}}, Emit: &recordingEmitter{},
 		OnTool: func(c llm.ToolCall, r tool.Result, _ time.Duration) { seen = append(seen, c.Name+"="+r.Content) }}
 	text, calls, _, err := p.Run(t.Context())
@@ -43,7 +43,7 @@ func TestPresentationRunsOwnToolsThenAnswers(t *testing.T) {
 func TestPresentationReturnsClientCalls(t *testing.T) {
 	own, _ := tool.NewSet(tooltest.Add())
 	m := script(reply{text: "calling", calls: []llm.ToolCall{{ID: "c1", Name: "client_tool", Arguments: `{}`}}})
-	p := &Presentation{Model: m, Tools: own, Client: []llm.ToolDef{{Name: "client_tool"}}, Emit: &recordingEmitter{}}
+	p := &presentation{Model: m, Tools: own, Client: []llm.ToolDef{{Name: "client_tool"}}, Emit: &recordingEmitter{}}
 	_, calls, _, err := p.Run(t.Context())
 	if err != nil || len(calls) != 1 || calls[0].Name != "client_tool" {
 		t.Fatalf("calls %v err %v", calls, err)
@@ -54,7 +54,7 @@ func TestPresentationToolStepLimit(t *testing.T) {
 	own, _ := tool.NewSet(tooltest.Add())
 	call := reply{calls: []llm.ToolCall{{ID: "c", Name: "add", Arguments: `{"a":1,"b":1}`}}}
 	m := script(call, call, call)
-	p := &Presentation{Model: m, Tools: own, Emit: &recordingEmitter{}, MaxToolSteps: 2}
+	p := &presentation{Model: m, Tools: own, Emit: &recordingEmitter{}, MaxToolSteps: 2}
 	if _, _, _, err := p.Run(t.Context()); err == nil || !strings.Contains(err.Error(), "tool step limit") {
 		t.Fatalf("err %v", err)
 	}

@@ -53,7 +53,7 @@ var noopTool = tool.Func(llm.ToolDef{Name: "noop", Description: "Do nothing.",
 
 // benchTurn is a turn whose model calls noop in steps responses, one call
 // each, then answers; the coordinator accepts the answer.
-func benchTurn(b *testing.B, steps int) (*Turn, *benchModel) {
+func benchTurn(b *testing.B, steps int) (*llmTurn, *benchModel) {
 	m := &benchModel{}
 	for range steps {
 		m.responses = append(m.responses, benchResponse("noop", benchArgs))
@@ -63,7 +63,7 @@ func benchTurn(b *testing.B, steps int) (*Turn, *benchModel) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	return &Turn{
+	return &llmTurn{
 		Model: m, Request: llm.Request{Model: "bench"}, System: "SYSTEM PROMPT", User: "USER MESSAGE",
 		Tools: tools, MaxToolSteps: steps + 1,
 		OnTool: func(llm.ToolCall, tool.Result, time.Duration) {}, // as the orchestrator listens
@@ -112,7 +112,7 @@ func BenchmarkToolLoop(b *testing.B) {
 	withTools, mt := benchTurn(b, toolCalls)
 	baseline, mb := benchTurn(b, 0)
 	for _, c := range []struct {
-		t     *Turn
+		t     *llmTurn
 		m     *benchModel
 		steps int
 	}{{withTools, mt, toolCalls}, {baseline, mb, 0}} {

@@ -23,7 +23,7 @@ type toolCallRecord struct {
 }
 
 // withTools gives turn the tools and records what OnTool hears.
-func withTools(turn *Turn, s *tool.Set) *[]toolCallRecord {
+func withTools(turn *llmTurn, s *tool.Set) *[]toolCallRecord {
 	var got []toolCallRecord
 	turn.Tools = s
 	turn.OnTool = func(c llm.ToolCall, res tool.Result, _ time.Duration) {

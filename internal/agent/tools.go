@@ -45,7 +45,7 @@ func sortCalls(calls []llm.ToolCall, tools *tool.Set) sorted {
 
 // runTools runs the calls in s.run, several at a time, and records their
 // results in s.results. OnTool hears of each, in call order, once all are done.
-func (t *Turn) runTools(ctx context.Context, calls []llm.ToolCall, s sorted, tools *tool.Set) {
+func (t *llmTurn) runTools(ctx context.Context, calls []llm.ToolCall, s sorted, tools *tool.Set) {
 	took := make([]time.Duration, len(calls))
 	sem := make(chan struct{}, maxParallelCalls)
 	var wg sync.WaitGroup

@@ -23,8 +23,9 @@ const MaxAttempts = 3
 // answering or voting fails its turn instead of spending without end.
 const MaxToolSteps = 20
 
-// Turn is one coordination turn of one agent.
-type Turn struct {
+// llmTurn is one coordination turn of the LLM agent: the tool loop
+// behind LLM.Run for TaskCoordinate.
+type llmTurn struct {
 	Model   llm.Model
 	Request llm.Request // Model and Params set; Messages and Tools are filled in by Run
 	System  string      // coordination system prompt
@@ -72,7 +73,7 @@ type Result struct {
 
 // Run plays the turn to its end: requests, tool steps, attempts at a
 // workflow action, until the coordinator accepts one (or finds it stale).
-func (t *Turn) Run(ctx context.Context) Result {
+func (t *llmTurn) Run(ctx context.Context) Result {
 	p := &play{t: t, answers: t.Answers, seen: t.Epoch, maxSteps: cmp.Or(max(t.MaxToolSteps, 0), MaxToolSteps)}
 	p.req = t.Request
 	p.req.Messages = []llm.Message{{Role: llm.RoleSystem, Content: t.System}, {Role: llm.RoleUser, Content: t.User}}
@@ -90,7 +91,7 @@ func (t *Turn) Run(ctx context.Context) Result {
 
 // play is the state of one Run.
 type play struct {
-	t        *Turn
+	t        *llmTurn
 	own      *tool.Set // t.Tools, resolved
 	req      llm.Request
 	res      Result

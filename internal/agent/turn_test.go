@@ -13,13 +13,13 @@ import (
 	"github.com/massgen/massgen/internal/tool"
 )
 
-// judgeCall is one call of Turn.Judge.
+// judgeCall is one call of llmTurn.Judge.
 type judgeCall struct {
 	Seen int
 	Act  coord.Action
 }
 
-// judge answers Turn.Judge with scripted verdicts (Accepted once they run
+// judge answers llmTurn.Judge with scripted verdicts (Accepted once they run
 // out) and records what it was asked.
 type judge struct {
 	verdicts []coord.Verdict
@@ -40,8 +40,8 @@ var twoAnswers = []coord.Answer{
 }
 
 // newTurn returns a turn on m that sees answers at epoch, judged by j.
-func newTurn(m llm.Model, j *judge, answers []coord.Answer, epoch int) *Turn {
-	return &Turn{
+func newTurn(m llm.Model, j *judge, answers []coord.Answer, epoch int) *llmTurn {
+	return &llmTurn{
 		Model:   m,
 		Request: llm.Request{Model: "fake-1", Params: map[string]any{"temperature": 0.2}},
 		System:  "SYSTEM PROMPT",
