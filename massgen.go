@@ -205,7 +205,7 @@ func Run(ctx context.Context, question string, o Options) (*Result, error) {
 		History: hist, Timeout: o.Timeout.Seconds(), NoLogs: o.NoLogs, LogDir: o.LogDir,
 	}
 	if o.OnEvent != nil {
-		rq.Observe = func(sub *event.Subscription, _ []orchestrator.Agent, _ string) {
+		rq.Observe = func(sub *event.Subscription, info app.RunInfo) {
 			for {
 				e, ok := sub.Next(nil)
 				if !ok {

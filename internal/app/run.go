@@ -57,14 +57,12 @@ type Request struct {
 	// FinalFormat, when set, is the shape of final answer an API client
 	// asked for (massgen serve's response_format).
 	FinalFormat *FinalFormat
-	// Observe, when set, is called once the team is built, with a
-	// subscription to the run's events (the display uses it) and the log
-	// directory ("" without logs). It must consume the subscription until
-	// it ends.
-	Observe func(sub *event.Subscription, agents []orchestrator.Agent, logDir string)
-	// ObserveRun, when set, is called as Observe is (and instead of it),
-	// with what a live display shows beside the events: the run's limits.
-	ObserveRun func(sub *event.Subscription, info RunInfo)
+	// Observe, when set, is how a caller watches the run: called once the
+	// team is built, from its own goroutine, with a subscription to the
+	// run's events (everything but ObserveSkips) and what the run is
+	// (RunInfo: the team, the log directory, the deadline, the broker for
+	// more subscribers). It must consume the subscription until it ends.
+	Observe func(sub *event.Subscription, info RunInfo)
 	// ObserveSkips are the event types Observe's subscription leaves out.
 	ObserveSkips []event.Type
 	// Teams, when set, shares one team per config across runs (massgen
@@ -102,7 +100,7 @@ type TurnLog struct {
 	Opened func(logDir string)
 }
 
-// RunInfo is what ObserveRun learns about a run as it starts.
+// RunInfo is what Observe learns about a run as it starts.
 type RunInfo struct {
 	Agents  []orchestrator.Agent
 	LogDir  string        // "" without logs
@@ -270,14 +268,10 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 		sub := broker.SubscribeWith(event.SubscribeOptions{Skip: event.Deltas, NeverCut: true})
 		wg.Go(func() { logEvents(log, sub) })
 	}
-	switch {
-	case rq.ObserveRun != nil:
+	if rq.Observe != nil {
 		sub := broker.Subscribe(rq.ObserveSkips...)
 		info := RunInfo{Agents: agents, LogDir: out.LogDir, Timeout: cmp.Or(settings.Timeout, coord.DefaultTimeout), Events: broker}
-		wg.Go(func() { rq.ObserveRun(sub, info) })
-	case rq.Observe != nil:
-		sub := broker.Subscribe(rq.ObserveSkips...)
-		wg.Go(func() { rq.Observe(sub, agents, out.LogDir) })
+		wg.Go(func() { rq.Observe(sub, info) })
 	}
 	opts := orchestrator.Options{
 		Agents:      agents,

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/massgen/massgen/internal/event"
-	"github.com/massgen/massgen/internal/orchestrator"
 	"github.com/massgen/massgen/internal/runlog"
 )
 
@@ -37,8 +36,8 @@ ui: {logging_enabled: true}
 	done := make(chan *Outcome, 1)
 	go func() {
 		out, err := Execute(ctx, env, Request{Question: "q", Config: "c.yaml", LogDir: filepath.Join(dir, "logs"),
-			Observe: func(sub *event.Subscription, _ []orchestrator.Agent, dir string) {
-				logDir <- dir
+			Observe: func(sub *event.Subscription, info RunInfo) {
+				logDir <- info.LogDir
 				for ok := true; ok; _, ok = sub.Next(nil) {
 				}
 			}})

@@ -331,11 +331,11 @@ func sessionLine(env *Env, sess *app.Session, rq app.Request, out *app.Outcome) 
 // observe gives rq the plain (or automation, or silent) display.
 func observe(env *Env, rq *app.Request, silent bool) {
 	automation := rq.Automation
-	rq.Observe = func(sub *event.Subscription, _ []orchestrator.Agent, logDir string) {
+	rq.Observe = func(sub *event.Subscription, info app.RunInfo) {
 		d := newDisplay(env, automation)
 		d.silent = silent
-		if logDir != "" {
-			d.logDir(logDir)
+		if info.LogDir != "" {
+			d.logDir(info.LogDir)
 		}
 		d.run(sub)
 	}

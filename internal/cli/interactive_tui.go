@@ -40,7 +40,7 @@ func interactiveTUI(ctx context.Context, env *Env, sess *app.Session, rq app.Req
 		turnCtx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		rq := questionRequest(env, rq, rq.Question, atRefs)
-		rq.ObserveRun = func(sub *event.Subscription, info app.RunInfo) {
+		rq.Observe = func(sub *event.Subscription, info app.RunInfo) {
 			ui.Follow(sub, tui.Run{Timeout: info.Timeout, Cancel: cancel})
 		}
 		rq.ObserveSkips = event.Bookkeeping

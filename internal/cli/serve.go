@@ -107,7 +107,7 @@ func (s *ServeRunner) Run(ctx context.Context, r server.RunRequest) (*server.Run
 	// Clients see coordination as progress lines and the final answer as
 	// content: the agents' streamed turns would only cost a wake-up each.
 	rq.ObserveSkips = []event.Type{event.TypeTextDelta, event.TypeReasoningDelta, event.TypeTurnEnded}
-	rq.ObserveRun = func(sub *event.Subscription, info app.RunInfo) {
+	rq.Observe = func(sub *event.Subscription, info app.RunInfo) {
 		if r.Started != nil {
 			r.Started(info.LogDir, sub.View(), info.Events)
 		}

@@ -234,8 +234,8 @@ func agentError(agent, msg, kind string, f *coord.Failure) *streamError {
 func runStreamed(ctx context.Context, env *Env, rq app.Request, outputFile string, schema int) error {
 	s := &eventStream{w: env.Stdout, now: env.Now, schema: schema}
 	rq.Automation = true
-	rq.Observe = func(sub *event.Subscription, _ []orchestrator.Agent, logDir string) {
-		s.logDir = logDir
+	rq.Observe = func(sub *event.Subscription, info app.RunInfo) {
+		s.logDir = info.LogDir
 		for {
 			e, ok := sub.Next(nil)
 			if !ok {

@@ -103,7 +103,7 @@ func runTUI(ctx context.Context, env *Env, rq app.Request, outputFile string, ru
 	ui := tui.New(tui.Options{Input: env.Stdin, Output: env.Stdout, Context: ctx, Cancel: cancel,
 		ExitAtEnd: !isTerminal(env.Stdin)})
 	var logDir string
-	rq.ObserveRun = func(sub *event.Subscription, info app.RunInfo) {
+	rq.Observe = func(sub *event.Subscription, info app.RunInfo) {
 		logDir = info.LogDir
 		ui.Follow(sub, tui.Run{Timeout: info.Timeout})
 	}

@@ -65,7 +65,7 @@ func (s *Server) run(ctx context.Context, req *mcp.CallToolRequest, in RunInput)
 	defer context.AfterFunc(s.stop, cancel)()
 	if token := req.Params.GetProgressToken(); token != nil {
 		rq.ObserveSkips = slices.Concat(event.Deltas, event.Bookkeeping)
-		rq.Observe = func(sub *event.Subscription, _ []orchestrator.Agent, _ string) {
+		rq.Observe = func(sub *event.Subscription, info app.RunInfo) {
 			notifyProgress(ctx, req.Session, token, sub)
 		}
 	}
