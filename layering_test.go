@@ -69,6 +69,7 @@ func TestDependenciesPointOneWay(t *testing.T) {
 	// tool: the standard library and x/sys only, no massgen package.
 	never("internal/workspace", append(above, "internal/orchestrator", "internal/agent", "internal/config", "internal/tool", "internal/llm", "internal/coord", "internal/event")...)
 	never("internal/workspace/sandbox", append(above, "internal/orchestrator", "internal/agent", "internal/config", "internal/tool", "internal/llm", "internal/coord", "internal/event")...)
+	never("internal/workspace/sandbox/docker", append(above, "internal/orchestrator", "internal/agent", "internal/config", "internal/tool", "internal/llm", "internal/coord", "internal/event")...)
 	// coord and event: the standard library only (scripts/test checks
 	// their whole closure); an adapter: llm and its own SDK, nothing else.
 	for _, adapter := range []string{"chatcompat", "openai", "anthropic", "gemini"} {

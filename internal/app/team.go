@@ -144,7 +144,7 @@ func buildModel(a config.Agent, getenv func(string) string, sims map[string]stri
 	spec, _ := provider.Lookup(b.Type)
 	p, ok := llm.LookupProvider(b.Type)
 	if !ok {
-		return nil, nil, "", execErr("agent %s: no provider for backend type %q is linked into this program", a.ID, b.Type)
+		return nil, nil, "", execErr("agent %s: no provider for backend type %q is linked into this program%s", a.ID, b.Type, linkHint(spec.Wire))
 	}
 	lb := llm.Backend{Type: b.Type, Model: modelName(a), APIKey: b.APIKey, Stream: b.Stream, Params: requestParams(b), Getenv: getenv,
 		// The environment override wins over the config: it is this run's choice.
@@ -218,4 +218,18 @@ func requestParams(b config.Backend) map[string]any {
 		}
 	}
 	return out
+}
+
+// linkHint names the package a Go program imports to link the provider of
+// a wire API (a program links only the providers it imports; see
+// providers/).
+func linkHint(w provider.Wire) string {
+	pkg := map[provider.Wire]string{
+		provider.WireChat: "chatcompat", provider.WireSim: "chatcompat", provider.WireResponses: "openai",
+		provider.WireAnthropic: "anthropic", provider.WireGemini: "gemini",
+	}[w]
+	if pkg == "" {
+		return ""
+	}
+	return fmt.Sprintf(`: import _ "github.com/massgen/massgen/providers/%s" (or providers/all)`, pkg)
 }

@@ -19,7 +19,8 @@
 // and lists.
 //
 // In docker mode the commands run in a container of the configured image
-// with the same mounts instead (docker.go), when a Docker engine answers.
+// with the same mounts instead, when a Docker engine answers and the
+// program links package sandbox/docker (dockerconfig.go).
 package sandbox
 
 import (
@@ -82,7 +83,7 @@ type Runner struct {
 	blocked  []*regexp.Regexp
 	bwrap    string           // "" when commands run unsandboxed or in Docker
 	tc       func() toolchain // the user's Python, shown in the sandbox (toolchain.go); nil unless bwrap
-	docker   *dockerBox       // docker mode's container
+	docker   Container        // docker mode's container
 	disabled error            // why no command can run, or nil
 	warnings []string
 	noCgroup sync.Once
@@ -126,7 +127,16 @@ func New(g *workspace.Guard, cfg Config) (*Runner, error) {
 			r.disabled = nil // the config accepted it; Sandboxed says so
 		}
 	case "docker":
-		r.docker, r.warnings, r.disabled = newDockerBox(g, cfg)
+		open := dockerOpen.Load()
+		if open == nil {
+			r.disabled = errDockerNotLinked
+			break
+		}
+		var c Container
+		c, r.warnings, r.disabled = (*open)(g, cfg)
+		if r.disabled == nil {
+			r.docker = c
+		}
 	default:
 		return nil, fmt.Errorf("command_line_execution_mode %q is not known; use local or docker", cfg.Mode)
 	}
@@ -149,7 +159,7 @@ func (r *Runner) Describe() string {
 	switch {
 	case r.docker != nil:
 		return fmt.Sprintf("It runs in a Docker container (%s) that keeps what you install outside your files for the rest of the run: "+
-			"only your workspace is writable among your files, /tmp is private, and other paths are read-only or absent.", r.docker.cfg.Image)
+			"only your workspace is writable among your files, /tmp is private, and other paths are read-only or absent.", r.docker.Image())
 	case r.bwrap != "":
 		return "It runs in a sandbox: only your workspace is writable, /tmp is private and empty, and other paths are read-only or absent."
 	}
@@ -161,16 +171,14 @@ func (r *Runner) Container() string {
 	if r.docker == nil {
 		return ""
 	}
-	r.docker.mu.Lock()
-	defer r.docker.mu.Unlock()
-	return r.docker.id
+	return r.docker.ID()
 }
 
 // Close removes docker mode's container; a local Runner has nothing to
 // close. Safe to call more than once.
 func (r *Runner) Close() {
 	if r.docker != nil {
-		r.docker.close()
+		r.docker.Close()
 	}
 }
 
@@ -267,7 +275,7 @@ func (r *Runner) Run(ctx context.Context, command, dir string) (Result, error) {
 		defer stopCmd()
 		var full atomic.Bool
 		stop := r.watchSize(stopCmd, &full)
-		exit, timedOut, err := r.docker.run(dctx, cwd, command, out)
+		exit, timedOut, err := r.docker.Run(dctx, cwd, command, out)
 		stop()
 		res := Result{ExitCode: exit, TimedOut: timedOut, Output: out.buf.String(), Truncated: out.dropped}
 		if full.Load() {

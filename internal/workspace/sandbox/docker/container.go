@@ -1,9 +1,10 @@
-package sandbox
+package docker
 
 // Docker mode's container: made with the guard's mounts, its packages
 // installed, held open by massgen, removed when done.
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -11,6 +12,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/api/types/mount"
@@ -143,9 +145,9 @@ func (b *dockerBox) removeID(id string) {
 	b.cli.ContainerRemove(ctx, id, client.ContainerRemoveOptions{Force: true})
 }
 
-// close stops a pull in flight, removes the container and lets go of the
+// Close stops a pull in flight, removes the container and lets go of the
 // engine.
-func (b *dockerBox) close() {
+func (b *dockerBox) Close() {
 	b.mu.Lock()
 	b.removeLocked()
 	if p := b.pull; p != nil {
@@ -206,4 +208,21 @@ func shellQuote(words []string) string {
 		q[i] = "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
 	}
 	return strings.Join(q, " ")
+}
+
+// capped keeps the first max bytes written to it (an install's output,
+// quoted when it fails).
+type capped struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+	max int
+}
+
+func (c *capped) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if room := c.max - c.buf.Len(); room > 0 {
+		c.buf.Write(p[:min(room, len(p))])
+	}
+	return len(p), nil
 }

@@ -1,4 +1,9 @@
-package sandbox
+// Package docker is docker mode (command_line_execution_mode: docker): an
+// agent's commands in a container, with the mounts its workspace.Guard
+// allows. Importing it registers it with package sandbox; a program that
+// does not import it does not link the Docker client (about 35 packages,
+// and an image-reference parser that compiles its patterns at start-up).
+package docker
 
 // Docker mode (command_line_execution_mode: docker). An agent's commands
 // run in one container of the configured image, created at its first
@@ -38,10 +43,8 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/massgen/massgen/internal/workspace"
+	"github.com/massgen/massgen/internal/workspace/sandbox"
 )
-
-// DefaultImage is upstream's default command_line_docker_image.
-const DefaultImage = "massgen/mcp-runtime:latest"
 
 // Bounds of the engine's slower operations.
 const (
@@ -52,54 +55,13 @@ const (
 	pidsLimit      = 4096 // a fork bomb stops here, a parallel build does not
 )
 
-// Docker is how docker mode builds an agent's container (upstream's
-// command_line_docker_* keys).
-type Docker struct {
-	// Image is command_line_docker_image ("" = DefaultImage). It is pulled
-	// at the first command when the engine does not have it.
-	Image string
-	// Memory is command_line_docker_memory_limit in bytes (0 = no limit).
-	Memory int64
-	// CPUs is command_line_docker_cpu_limit (0 = no limit).
-	CPUs float64
-	// Network is command_line_docker_network_mode: none (default), bridge
-	// or host.
-	Network string
-	// Sudo is command_line_docker_enable_sudo: commands run as the image's
-	// user with the engine's default capabilities, so sudo (or root) can
-	// install system packages in the container.
-	Sudo bool
-	// Credentials are shared with the container on purpose
-	// (command_line_docker_credentials).
-	Credentials Credentials
-	// Packages are installed in each new container before its first
-	// command (command_line_docker_packages).
-	Packages Packages
-}
-
-// Credentials are files and variables of the user's that commands may use.
-type Credentials struct {
-	// Files are paths under the user's home (".ssh", ".gitconfig"), bound
-	// read-only at the same place under the container's home (/tmp).
-	Files []string
-	// EnvVars are names of massgen's environment variables passed in.
-	EnvVars []string
-}
-
-// Packages are installed by the image's package managers, as root.
-type Packages struct {
-	System []string // apt-get install -y
-	Python []string // pip install
-	NPM    []string // npm install -g
-}
-
 // home is HOME inside the container: its fresh /tmp, as under bubblewrap.
 const home = "/tmp"
 
 // dockerBox is one agent's container.
 type dockerBox struct {
 	cli   *client.Client
-	cfg   Docker
+	cfg   sandbox.Docker
 	g     *workspace.Guard
 	env   []string // KEY=VALUE for every command
 	binds []mount.Mount
@@ -116,10 +78,20 @@ type dockerBox struct {
 // newDockerBox connects to the engine DOCKER_HOST names (the local socket
 // by default). An engine that does not answer is the error; an image not
 // there yet is a warning, and its pull starts at once.
-func newDockerBox(g *workspace.Guard, cfg Config) (*dockerBox, []string, error) {
+func init() {
+	sandbox.RegisterDocker(func(g *workspace.Guard, cfg sandbox.Config) (sandbox.Container, []string, error) {
+		b, warnings, err := newDockerBox(g, cfg)
+		if err != nil {
+			return nil, nil, err
+		}
+		return b, warnings, nil
+	})
+}
+
+func newDockerBox(g *workspace.Guard, cfg sandbox.Config) (*dockerBox, []string, error) {
 	d := cfg.Docker
 	if d.Image == "" {
-		d.Image = DefaultImage
+		d.Image = sandbox.DefaultImage
 	}
 	if d.Network == "" {
 		d.Network = "none"
@@ -218,7 +190,17 @@ func dockerMissing(host string, err error) error {
 // run runs command in dir of the agent's container, writing its output
 // (stdout and stderr interleaved) to out. A command that outlives ctx is
 // killed with its container, which the next command makes anew.
-func (b *dockerBox) run(ctx context.Context, dir, command string, out io.Writer) (exit int, timedOut bool, err error) {
+// Image is the image the container runs.
+func (b *dockerBox) Image() string { return b.cfg.Image }
+
+// ID is the live container's, or "".
+func (b *dockerBox) ID() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.id
+}
+
+func (b *dockerBox) Run(ctx context.Context, dir, command string, out io.Writer) (exit int, timedOut bool, err error) {
 	for attempt := 0; ; attempt++ {
 		id, err := b.container(ctx)
 		if err != nil {

@@ -1,4 +1,4 @@
-package sandbox
+package docker
 
 // Docker mode's image: pulled from the start of the run when the engine
 // lacks it, waited for by the commands.
