@@ -42,7 +42,7 @@ const (
 )
 
 // entry is one block of the conversation. Answers are markdown, rendered
-// once per width (glamour is too slow for every frame).
+// once per width (markdown.go), not on every frame.
 type entry struct {
 	kind  entryKind
 	text  string
