@@ -163,7 +163,7 @@ Try it without any API key on the built-in simulator:
 	fl.BoolVar(&rq.Debug, "debug", false, "verbose logging to stderr and massgen.log")
 	fl.BoolVar(&noAtRefs, "no-parse-at-references", false, "do not share the files a question names as @path (read) or @path:w (write)")
 	fl.StringVar(&cwdContext, "cwd-context", "", "share the current directory with the agents that have a cwd: ro or rw (rw: the winner may write it in its final presentation)")
-	fl.BoolVar(&streamEvents, "stream-events", false, "print the run's events as JSON lines on stdout, ending with a \"finished\" line (see the README)")
+	fl.BoolVar(&streamEvents, "stream-events", false, "print the run's events as JSON lines on stdout, ending with a \"finished\" line (see docs/events.md)")
 	fl.IntVar(&eventSchema, "event-schema", 1, "with --stream-events: 1, its own line format, or 2, the one event schema of the logs and massgen serve (docs/events.md)")
 	fl.StringSliceVar(&models, "models", nil, "a team of these models, one agent each (comma-separated; backend inferred from each name)")
 	fl.StringVar(&historyFile, "history-file", "", "earlier turns of the conversation: a JSON file [{\"role\": \"user\"|\"assistant\", \"content\": \"…\"}]")

@@ -26,7 +26,7 @@ const StreamVersion = 1
 
 // streamLine is one line of --stream-events output. One flat struct, so
 // every line has the same field order and a reader needs no per-type
-// schema; the README's table says which type fills which field.
+// schema; docs/events.md says which type fills which field.
 type streamLine struct {
 	V    int    `json:"v"`
 	Seq  uint64 `json:"seq"`

@@ -84,8 +84,8 @@ var laterFlags = func() []laterFlag {
 		{name: "eval-criteria", value: true, do: "evaluation criteria files are not available yet"},
 		{name: "checklist-criteria-preset", value: true, do: "checklist criteria are not available yet"},
 		{name: "skip-agent-selector", note: true, do: "massgen has no agent selector"},
-		{name: "schema-backend", value: true, do: "the schema printer is not available yet: the README's Configuration section lists the keys"},
-		{name: "with-examples", do: "the schema printer is not available yet: the README's Configuration section lists the keys"},
+		{name: "schema-backend", value: true, do: "the schema printer is not available yet: docs/configuration.md lists the keys"},
+		{name: "with-examples", do: "the schema printer is not available yet: docs/configuration.md lists the keys"},
 	}
 }()
 
@@ -137,10 +137,10 @@ func (u *upstreamFlags) unavailable() error {
 	}{
 		{u.selectCfg, "--select", "the interactive config picker is not available yet: list the configs with `massgen examples` and pass --config @examples/NAME"},
 		{u.rate, "--rate-limit", "rate_limits.yaml is not read: set requests_per_minute and tokens_per_minute in an agent's backend instead"},
-		{u.showSchema, "--show-schema", "the schema printer is not available yet: the README's Configuration section lists the keys, and `massgen config validate FILE` checks a file"},
+		{u.showSchema, "--show-schema", "the schema printer is not available yet: docs/configuration.md lists the keys, and `massgen config validate FILE` checks a file"},
 		{u.skipValidation, "--skip-validation", "massgen always validates; its warnings never stop a run"},
 		{u.strictValidation, "--strict-validation", "check the config first with `massgen config validate --strict FILE`"},
-		{u.listBackends, "--list-backends", "the README's Providers section lists them; `massgen --backend TYPE --model NAME` runs one"},
+		{u.listBackends, "--list-backends", "docs/providers.md lists them; `massgen --backend TYPE --model NAME` runs one"},
 	} {
 		if f.set {
 			return usageErr("%s: %s", f.flag, f.do)
