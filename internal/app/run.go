@@ -21,6 +21,7 @@ import (
 	"github.com/massgen/massgen/internal/llm"
 	"github.com/massgen/massgen/internal/orchestrator"
 	"github.com/massgen/massgen/internal/runlog"
+	"github.com/massgen/massgen/internal/telemetry"
 )
 
 // Request is one run as the CLI flags, a server request or the public Go
@@ -268,6 +269,9 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 		sub := broker.SubscribeWith(event.SubscribeOptions{Skip: event.Deltas, NeverCut: true})
 		wg.Go(func() { logEvents(log, sub) })
 	}
+	// OpenTelemetry traces and metrics, when OTEL_* asks for them (nil
+	// otherwise): a subscriber like the others, flushed before we return.
+	otel := telemetry.Start(getenv, broker, env.Stderr)
 	if rq.Observe != nil {
 		sub := broker.Subscribe(rq.ObserveSkips...)
 		info := RunInfo{Agents: agents, LogDir: out.LogDir, Timeout: cmp.Or(settings.Timeout, coord.DefaultTimeout), Events: broker}
@@ -302,6 +306,7 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 	}
 	broker.Close()
 	wg.Wait()
+	otel.Finish(ctx)
 	if err := broker.PersistErr(); err != nil {
 		fmt.Fprintf(env.Stderr, "warning: storing events: %v\n", err)
 	}

@@ -40,6 +40,7 @@ const scope = "github.com/massgen/massgen"
 // pipeline is what one configuration exports through.
 type pipeline struct {
 	tp     *sdktrace.TracerProvider // nil when traces are not exported
+	spans  *quietExporter
 	tracer trace.Tracer
 	mp     *sdkmetric.MeterProvider // nil when metrics are not exported
 	reader *sdkmetric.ManualReader
@@ -70,7 +71,8 @@ func pipelineFor(c telemetry.Config) (*pipeline, error) {
 		if err != nil {
 			return nil, err
 		}
-		p.tp = sdktrace.NewTracerProvider(sdktrace.WithResource(res), sdktrace.WithBatcher(exp),
+		p.spans = &quietExporter{SpanExporter: exp}
+		p.tp = sdktrace.NewTracerProvider(sdktrace.WithResource(res), sdktrace.WithBatcher(p.spans),
 			sdktrace.WithSampler(sdktrace.AlwaysSample()))
 		p.tracer = p.tp.Tracer(scope)
 	}
@@ -181,10 +183,38 @@ func (r *run) Finish(ctx context.Context) error {
 	}
 	var errs []error
 	if r.p.tp != nil {
-		errs = append(errs, r.p.tp.ForceFlush(ctx))
+		errs = append(errs, r.p.tp.ForceFlush(ctx), r.p.spans.takeErr())
 	}
 	errs = append(errs, r.p.exportMetrics(ctx))
 	return errors.Join(errs...)
+}
+
+// quietExporter keeps the error of a failed export for the next Finish
+// to report, instead of letting the batch processor hand it to the
+// OpenTelemetry global error handler (which would print it, mid-run, over
+// a terminal UI).
+type quietExporter struct {
+	sdktrace.SpanExporter
+	mu  sync.Mutex
+	err error
+}
+
+func (e *quietExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
+	if err := e.SpanExporter.ExportSpans(ctx, spans); err != nil {
+		e.mu.Lock()
+		e.err = err
+		e.mu.Unlock()
+	}
+	return nil
+}
+
+// takeErr returns the last export error since it was last called.
+func (e *quietExporter) takeErr() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	err := e.err
+	e.err = nil
+	return err
 }
 
 // Shutdown flushes and stops every exporter this process set up (the

@@ -61,7 +61,7 @@ const (
 	attrAgents      = "massgen.agents"
 	attrSimulated   = "massgen.simulated"
 	attrRetryable   = "massgen.failure.retryable"
-	attrSimBackend  = "massgen.backend"
+	attrBackend     = "massgen.backend"
 )
 
 // turn is an agent span that is open, or ended and awaiting the verdict
@@ -253,7 +253,7 @@ func (d *deriver) startTurn(agent, kind string, h event.Header) *turn {
 	attrs := append(d.agentAttrs(agent), attribute.String(attrAgentID, agent), attribute.String(attrAgentName, agent),
 		attribute.String(attrTurnKind, kind), attribute.Int(attrAttempt, h.Attempt), attribute.Int(attrEpoch, h.Epoch))
 	if a := d.team[agent]; a.Backend != "" {
-		attrs = append(attrs, attribute.String(attrSimBackend, a.Backend))
+		attrs = append(attrs, attribute.String(attrBackend, a.Backend))
 		if a.Simulated {
 			attrs = append(attrs, attribute.Bool(attrSimulated, true))
 		}
