@@ -397,6 +397,15 @@ func TestUnreachableEndpointWarns(t *testing.T) {
 // The Go library links the light half only: the OpenTelemetry SDK and its
 // exporters come with the massgen command or an explicit import.
 func TestLibraryDoesNotLinkTheSDK(t *testing.T) {
+	for _, pkg := range []string{"github.com/massgen/massgen/cmd/massgen", "github.com/massgen/massgen/telemetry"} {
+		out, err := exec.Command("go", "list", "-deps", pkg).Output()
+		if err != nil {
+			t.Fatalf("go list %s: %v", pkg, err)
+		}
+		if !strings.Contains(string(out), "\ngithub.com/massgen/massgen/internal/telemetry/otlp\n") {
+			t.Errorf("%s does not link the exporter", pkg)
+		}
+	}
 	for pkg, banned := range map[string][]string{
 		"github.com/massgen/massgen":                    {"github.com/massgen/massgen/internal/telemetry/otlp", "go.opentelemetry.io/otel/sdk", "go.opentelemetry.io/otel/exporters"},
 		"github.com/massgen/massgen/internal/telemetry": {"go.opentelemetry.io/"},
