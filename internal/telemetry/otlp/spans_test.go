@@ -147,3 +147,48 @@ func TestFailedRun(t *testing.T) {
 		t.Errorf("run span: %v %q %v", s.Status().Code, s.Status().Description, attrs(s))
 	}
 }
+
+// Post-evaluation is a span from the final answer to its verdict; content
+// is recorded only when asked for.
+func TestPostEvaluationAndContent(t *testing.T) {
+	for _, content := range []bool{false, true} {
+		d, rec := testDeriver(t)
+		d.content = content
+		t0 := time.Unix(1000, 0)
+		feed(d, t0,
+			event.RunStarted{Team: team, Question: "why?"},
+			event.TurnStarted{Agent: "a"},
+			event.AnswerAccepted{Header: event.Header{Epoch: 1}, Agent: "a", Label: "agent1.1", Content: "because"},
+			event.TurnEnded{Agent: "a"},
+			event.FinalAnswer{Agent: "a", Text: "because.", Reason: "the stored answer stands"},
+			event.PostEvaluation{Agent: "a", Verdict: "submit", Usage: event.Usage{InputTokens: 3, OutputTokens: 1}},
+			event.RunFinished{Status: "completed", Winner: "a"},
+		)
+		var post, run, turn sdktrace.ReadOnlySpan
+		for _, s := range rec.Ended() {
+			switch {
+			case attrs(s)["massgen.turn.kind"].AsString() == "post_evaluation":
+				post = s
+			case s.Name() == "invoke_agent massgen":
+				run = s
+			default:
+				turn = s
+			}
+		}
+		if post == nil || post.StartTime() != t0.Add(4*time.Second) || post.EndTime() != t0.Add(5*time.Second) ||
+			attrs(post)["massgen.post_evaluation.verdict"].AsString() != "submit" || attrs(post)["gen_ai.usage.input_tokens"].AsInt64() != 3 {
+			t.Fatalf("post-evaluation span: %v", post)
+		}
+		_, q := attrs(run)["massgen.question"]
+		_, f := attrs(run)["massgen.final_answer"]
+		a := false
+		for _, kv := range turn.Events()[0].Attributes {
+			if kv.Key == "massgen.answer.text" {
+				a = true
+			}
+		}
+		if q != content || f != content || a != content {
+			t.Errorf("content %v: question %v, final answer %v, answer text %v", content, q, f, a)
+		}
+	}
+}
