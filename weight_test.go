@@ -122,3 +122,15 @@ func TestUnlinkedDockerModeSaysWhatToImport(t *testing.T) {
 		t.Error("a runner with no container says it is sandboxed")
 	}
 }
+
+// With no config, the team comes from the keys set; a key whose provider
+// the program does not link is skipped, and when no other is left the
+// error says what to import rather than building a team that cannot run.
+func TestDefaultTeamSkipsUnlinkedProviders(t *testing.T) {
+	env := map[string]string{"GEMINI_API_KEY": "k", "HOME": t.TempDir()}
+	_, err := massgen.Run(t.Context(), "q", massgen.Options{NoLogs: true, WorkDir: t.TempDir(), Getenv: func(k string) string { return env[k] }})
+	if err == nil || !strings.Contains(err.Error(), "GEMINI_API_KEY is set") ||
+		!strings.Contains(err.Error(), `import _ "github.com/massgen/massgen/providers/gemini"`) {
+		t.Fatalf("only a Gemini key, Gemini not linked: err = %v", err)
+	}
+}

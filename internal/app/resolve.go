@@ -11,6 +11,7 @@ import (
 
 	"github.com/massgen/massgen/examples"
 	"github.com/massgen/massgen/internal/config"
+	"github.com/massgen/massgen/internal/llm"
 	"github.com/massgen/massgen/internal/provider"
 	"github.com/massgen/massgen/internal/redact"
 )
@@ -239,13 +240,22 @@ var defaultTeams = []struct{ env, id, typ, model string }{
 // defaultTeam builds a team from the providers whose keys are set.
 func defaultTeam(getenv func(string) string) (*config.Config, error) {
 	var team []config.Agent
+	var unlinked []string // keyed providers this program does not link (a library that did not import them)
 	seen := map[string]bool{}
 	for _, d := range defaultTeams {
 		if getenv(d.env) == "" || seen[d.id] {
 			continue
 		}
 		seen[d.id] = true
+		if _, ok := llm.LookupProvider(d.typ); !ok {
+			spec, _ := provider.Lookup(d.typ)
+			unlinked = append(unlinked, d.env+" is set, but backend type "+d.typ+" is not linked into this program"+linkHint(spec.Wire))
+			continue
+		}
 		team = append(team, config.Agent{ID: d.id, Backend: config.Backend{Type: d.typ, Model: d.model, Stream: true}})
+	}
+	if len(team) == 0 && len(unlinked) > 0 {
+		return nil, usageErr("no config found, and no provider whose key is set is linked:\n  %s", strings.Join(unlinked, "\n  "))
 	}
 	if len(team) == 0 {
 		return nil, usageErr("no config found and no API key set.\n" +
