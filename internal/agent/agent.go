@@ -74,6 +74,11 @@ type Task struct {
 	ClientTools []llm.ToolDef
 	// Limits bound the task's tool use.
 	Limits Limits
+	// State is what the agent kept from its previous task of this run
+	// (Done.State), as opaque data: an agent that must remember between
+	// turns (a CLI's session id, a remote agent's conversation) keeps it
+	// here rather than in memory, so any process can play its next task.
+	State []byte
 }
 
 // Limits bound what one task may spend on tools. Zero values take the

@@ -66,6 +66,9 @@ type Done struct {
 	// Failure says why the task ended without its result (nil when it
 	// succeeded: an accepted or stale action, a presentation, a verdict).
 	Failure *coord.Failure
+	// State, when not nil, is what the agent keeps for its next task
+	// (Task.State); nil keeps the previous state.
+	State []byte
 }
 
 func (Text) outcome()         {}

@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"context"
+	"fmt"
 	"iter"
 	"slices"
 	"sync"
@@ -24,13 +25,19 @@ type scripted struct {
 	mu            sync.Mutex
 	tasks         []agent.TaskKind
 	verdicts      []coord.Verdict
+	states        []string // the State each task was given
 }
 
 func (s *scripted) Run(ctx context.Context, task agent.Task, inbox *agent.Inbox) iter.Seq[agent.Outcome] {
 	return func(yield func(agent.Outcome) bool) {
 		s.mu.Lock()
 		s.tasks = append(s.tasks, task.Kind)
+		s.states = append(s.states, string(task.State))
+		n := len(s.tasks)
 		s.mu.Unlock()
+		// It remembers between tasks only through State: how many tasks
+		// it has played so far.
+		state := []byte(fmt.Sprintf("played %d", n))
 		switch task.Kind {
 		case agent.TaskCoordinate:
 			act := coord.Action{Kind: coord.ActNewAnswer, Content: s.answer}
@@ -46,10 +53,10 @@ func (s *scripted) Run(ctx context.Context, task agent.Task, inbox *agent.Inbox)
 			s.mu.Lock()
 			s.verdicts = append(s.verdicts, v)
 			s.mu.Unlock()
-			yield(agent.Done{Usage: llm.Usage{InputTokens: 10, OutputTokens: 5}})
+			yield(agent.Done{Usage: llm.Usage{InputTokens: 10, OutputTokens: 5}, State: state})
 		case agent.TaskPresent:
 			if yield(agent.Text{Text: s.final}) {
-				yield(agent.Done{Text: s.final, Usage: llm.Usage{InputTokens: 20, OutputTokens: 7}})
+				yield(agent.Done{Text: s.final, Usage: llm.Usage{InputTokens: 20, OutputTokens: 7}, State: state})
 			}
 		default:
 			yield(agent.Done{})
@@ -103,6 +110,16 @@ func TestAScriptedAgentRunsThroughTheSameInterfaceInAFullRun(t *testing.T) {
 		defer s.mu.Unlock()
 		if s.tasks[len(s.tasks)-1] != agent.TaskPresent || s.tasks[0] != agent.TaskCoordinate {
 			t.Errorf("tasks %v, want coordination turns, then the presentation", s.tasks)
+		}
+		// Each task got the State its previous one returned.
+		for i, got := range s.states {
+			want := ""
+			if i > 0 {
+				want = fmt.Sprintf("played %d", i)
+			}
+			if got != want {
+				t.Errorf("task %d was given state %q, want %q", i+1, got, want)
+			}
 		}
 		if len(s.verdicts) == 0 || s.verdicts[0].Outcome != coord.Accepted || s.verdicts[0].Label != "agent1" {
 			t.Errorf("verdicts read from the inbox: %+v, want its answer accepted as agent1", s.verdicts)

@@ -23,13 +23,18 @@ func (r *runner) startCall(ctx context.Context, id string, task agent.Task, befo
 	h := event.Header{Attempt: r.attempt, Epoch: r.epoch} // read here, on the loop goroutine
 	final := task.Kind == agent.TaskPresent || task.Kind == agent.TaskDirect
 	impl := r.impl(r.byID[id])
+	after := r.queue(id)
 	r.wg.Go(func() {
 		defer cancel(nil)
+		defer after.done()
+		after.wait(cctx) // a cancelled call still reports, as a failure of its own
 		if before != nil {
 			before()
 		}
 		inbox := agent.NewInbox()
+		task.State = r.state(id)
 		done := r.follow(impl.Run(r.o.Activities.watch(cctx, id), task, inbox), inbox, id, h, final, nil)
+		r.keepState(id, done.State)
 		if f := done.Failure; f != nil {
 			f.Agent, f.Message = id, redact.String(f.Message)
 		}

@@ -26,8 +26,8 @@ func Run(ctx context.Context, question string, o Options) *Result {
 		live:     map[coord.TurnID]*liveTurn{},
 		replies:  map[coord.TurnID]chan coord.Verdict{},
 		timers:   map[coord.Timer]*time.Timer{},
-		views:    map[string]*viewGate{},
-		usage:    map[string]*llm.Usage{}, cost: map[string]float64{}, tools: map[string]ToolUse{},
+		views:    map[string]*viewGate{}, lastTask: map[string]chan struct{}{},
+		usage: map[string]*llm.Usage{}, cost: map[string]float64{}, tools: map[string]ToolUse{}, states: map[string][]byte{},
 	}
 	for i := range o.Agents {
 		a := &o.Agents[i]
@@ -83,13 +83,15 @@ type runner struct {
 	callUsage event.Usage                         // the usage of the call whose result is being stepped
 	toolCalls []llm.ToolCall                      // client tool calls of the last presentation that succeeded
 	timers    map[coord.Timer]*time.Timer
-	views     map[string]*viewGate // views.go
+	views     map[string]*viewGate     // views.go
+	lastTask  map[string]chan struct{} // each agent's latest task, closed when it ends (taskOrder)
 	budgetHit bool
 
-	mu    sync.Mutex // guards usage, cost and tools: turns add to them as they go
-	usage map[string]*llm.Usage
-	cost  map[string]float64
-	tools map[string]ToolUse
+	mu     sync.Mutex // guards usage, cost, tools and states: tasks add to them as they go
+	usage  map[string]*llm.Usage
+	cost   map[string]float64
+	tools  map[string]ToolUse
+	states map[string][]byte // each agent's Done.State, for its next task
 }
 
 // liveTurn is an in-flight turn as the loop sees it.

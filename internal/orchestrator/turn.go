@@ -33,10 +33,12 @@ func (r *runner) startTurn(ctx context.Context, c coord.StartTurn) {
 	}
 	h := event.Header{Attempt: attempt, Epoch: c.Epoch}
 	impl, timeout := r.impl(a), r.o.TurnTimeout
+	after := r.queue(c.Agent)
 	r.wg.Go(func() {
 		defer cancel(nil)
+		defer after.done()
 		var done agent.Done
-		if wait(tctx, c.Delay) {
+		if after.wait(tctx) && wait(tctx, c.Delay) {
 			prepare(c.Answers)
 			runCtx := r.o.Activities.watch(tctx, c.Agent)
 			if timeout > 0 {
@@ -44,9 +46,11 @@ func (r *runner) startTurn(ctx context.Context, c coord.StartTurn) {
 				runCtx, stop = context.WithTimeout(runCtx, timeout)
 				defer stop()
 			}
+			task.State = r.state(c.Agent)
 			done = r.follow(impl.Run(runCtx, task, lt.inbox), lt.inbox, c.Agent, h, false, func(p agent.Propose) coord.Verdict {
 				return r.judge(c, p)
 			})
+			r.keepState(c.Agent, done.State)
 			if f := done.Failure; f != nil && f.Kind == coord.FailTimeout && tctx.Err() == nil {
 				f.Message = fmt.Sprintf("turn timed out after %s: %s", timeout, f.Message)
 			}
@@ -62,6 +66,54 @@ func (r *runner) startTurn(ctx context.Context, c coord.StartTurn) {
 			Usage: event.Usage{InputTokens: done.Usage.InputTokens, OutputTokens: done.Usage.OutputTokens, CostUSD: cost}, ToolRounds: done.Steps})
 		r.send(inboxMsg{agent: c.Agent, turn: c.Turn, result: &turnResult{failure: done.Failure}})
 	})
+}
+
+// taskOrder makes one agent's tasks run one after another: a task starts
+// once the agent's previous task has ended (a superseded turn ends at
+// once, a decided one as soon as it has read its verdict), so an agent
+// never has two tasks at work — two CLI processes in one workspace — and
+// each task gets the State its predecessor returned.
+type taskOrder struct{ prev, this chan struct{} }
+
+// queue is the order of the agent's task being started now; called on
+// the loop.
+func (r *runner) queue(id string) taskOrder {
+	o := taskOrder{prev: r.lastTask[id], this: make(chan struct{})}
+	r.lastTask[id] = o.this
+	return o
+}
+
+// wait waits for the previous task to end; false when ctx ended first.
+func (o taskOrder) wait(ctx context.Context) bool {
+	if o.prev == nil {
+		return ctx.Err() == nil
+	}
+	select {
+	case <-o.prev:
+		return ctx.Err() == nil
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func (o taskOrder) done() { close(o.this) }
+
+// state is what agent id kept from its last finished task (Task.State).
+func (r *runner) state(id string) []byte {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.states[id]
+}
+
+// keepState keeps what a finished task returned for the agent's next one;
+// nil keeps what it had.
+func (r *runner) keepState(id string, s []byte) {
+	if s == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.states[id] = s
 }
 
 // judge puts a turn's proposal to the loop and waits for the machine's
