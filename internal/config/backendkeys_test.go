@@ -82,7 +82,6 @@ func TestKnownProviderParamsPassThroughSilently(t *testing.T) {
       reasoning: {effort: medium, summary: auto}
       text: {verbosity: low}
       extra_body: {anything: [1, 2]}
-      stop: END
       seed: null
 `
 	cfg := parseOK(t, src, nil)
@@ -90,7 +89,7 @@ func TestKnownProviderParamsPassThroughSilently(t *testing.T) {
 		t.Errorf("unexpected warnings:%s", dump(cfg.Warnings))
 	}
 	p := cfg.Agents[0].Backend.Params
-	for _, k := range []string{"temperature", "top_p", "max_tokens", "reasoning", "text", "extra_body", "stop"} {
+	for _, k := range []string{"temperature", "top_p", "max_tokens", "reasoning", "text", "extra_body"} {
 		if _, ok := p[k]; !ok {
 			t.Errorf("%s not passed through: %v", k, p)
 		}
@@ -100,38 +99,110 @@ func TestKnownProviderParamsPassThroughSilently(t *testing.T) {
 	}
 }
 
-// A key that is neither known nor near one is a provider parameter massgen
-// has not heard of. It is sent as upstream sends it, but not silently: the
-// warning says so and names the way to send it without a warning.
-func TestUnknownProviderParamIsSentWithAWarning(t *testing.T) {
-	src := "agents:\n  - id: a\n    backend:\n      type: openai\n      model: gpt-4o\n      prompt_cache_retention: 24h\n"
-	cfg := parseOK(t, src, nil)
-	w, ok := find(cfg.Warnings, "agents[0].backend.prompt_cache_retention", Warning)
-	if !ok || w.Line != 6 || !strings.Contains(w.Message, "sent to the provider as is") || !strings.Contains(w.Suggestion, "extra_body") {
-		t.Errorf("warning = %s (found %v)", w, ok)
+// A key massgen does not know is never sent to a provider, whatever the
+// backend type: upstream passes such keys through, and a real provider
+// refuses the request. Each one is warned about at its line and listed by
+// IgnoredFeatures; the keys of upstream features massgen does not drive
+// (websocket_mode, Claude tool search…) name the feature.
+func TestUnknownBackendKeysAreNeverSent(t *testing.T) {
+	unknown := []string{"permissions: {default: read}", "prompt_cache_ttl: 24h", "group_config: {max_round: 3}"}
+	features := map[string]string{
+		"websocket_mode: true":           "WebSocket",
+		"enable_tool_search: true":       "Claude tool search",
+		"tool_search_variant: bm25":      "Claude tool search",
+		"enable_strict_tool_use: true":   "Claude strict tool use",
+		"enable_programmatic_flow: true": "Claude programmatic tool calling",
+		"max_concurrent_tools: 8":        "tool concurrency",
+		"enable_nlip: true":              "NLIP",
 	}
-	if cfg.Agents[0].Backend.Params["prompt_cache_retention"] != "24h" {
-		t.Errorf("not passed through: %v", cfg.Agents[0].Backend.Params)
-	}
-	if got := cfg.IgnoredFeatures(); len(got) != 0 {
-		t.Errorf("a parameter that is sent is not ignored: %q", got)
+	for _, typ := range []string{"openai", "claude", "gemini", "chatcompletion", "grok", "vllm"} {
+		t.Run(typ, func(t *testing.T) {
+			src := "agents:\n  - id: a\n    backend:\n      type: " + typ + "\n      model: m\n      base_url: http://localhost:1/v1\n"
+			var lines []string
+			for _, l := range unknown {
+				lines = append(lines, l)
+			}
+			for l := range features {
+				lines = append(lines, l)
+			}
+			for _, l := range lines {
+				src += "      " + l + "\n"
+			}
+			cfg := parseOK(t, src, nil)
+			if p := cfg.Agents[0].Backend.Params; len(p) != 0 {
+				t.Errorf("unknown keys reach the provider: Params = %v", p)
+			}
+			for i, l := range lines {
+				name, _, _ := strings.Cut(l, ":")
+				w, ok := find(cfg.Warnings, "agents[0].backend."+name, Warning)
+				if !ok || w.Line != 7+i {
+					t.Errorf("%s: warning %s (found %v), want one at line %d", name, w, ok, 7+i)
+					continue
+				}
+				if f := features[l]; f != "" && !strings.Contains(w.Message, f) {
+					t.Errorf("%s: warning %q does not name the feature %q", name, w.Message, f)
+				}
+				if !strings.Contains(w.Message, "ignored") && !strings.Contains(w.Message, "not sent") {
+					t.Errorf("%s: warning %q does not say it is not acted on", name, w.Message)
+				}
+				if !slices.Contains(cfg.IgnoredFeatures(), name+" (agent a)") {
+					t.Errorf("%s not in IgnoredFeatures %q", name, cfg.IgnoredFeatures())
+				}
+			}
+		})
 	}
 
-	// Under extra_body the same parameter is the user's explicit choice.
-	quiet := parseOK(t, "agents:\n  - id: a\n    backend:\n      type: openai\n      model: gpt-4o\n      extra_body: {prompt_cache_retention: 24h}\n", nil)
-	if len(quiet.Warnings) != 0 {
-		t.Errorf("extra_body draws warnings:%s", dump(quiet.Warnings))
+	// Under extra_body the same parameter is the user's explicit choice:
+	// sent, without a warning.
+	quiet := parseOK(t, "agents:\n  - id: a\n    backend:\n      type: openai\n      model: gpt-4o\n      extra_body: {prompt_cache_ttl: 24h}\n", nil)
+	if len(quiet.Warnings) != 0 || quiet.Agents[0].Backend.Params["extra_body"] == nil {
+		t.Errorf("extra_body: params %v, warnings:%s", quiet.Agents[0].Backend.Params, dump(quiet.Warnings))
 	}
+}
 
-	// The Gemini adapter reads only the parameters it knows; an unknown one
-	// is not sent, so the warning must not claim it is.
-	gem := parseOK(t, "agents:\n  - id: a\n    backend:\n      type: gemini\n      model: gemini-2.5-flash\n      prompt_cache_retention: 24h\n", nil)
-	w, ok = find(gem.Warnings, "agents[0].backend.prompt_cache_retention", Warning)
-	if !ok || !strings.Contains(w.Message, "ignored") || !strings.Contains(w.Suggestion, "extra_body") {
-		t.Errorf("gemini warning = %s (found %v)", w, ok)
+// Provider parameters are an allowlist per wire API: a parameter of
+// another API is not sent, and the warning names this API's word for it.
+func TestParamsOfAnotherAPIAreNotSent(t *testing.T) {
+	tests := []struct {
+		typ, line, sugg string
+	}{
+		{"openai", "stop: END", "extra_body"},
+		{"openai", "reasoning_effort: high", "reasoning: {effort"},
+		{"openai", "verbosity: low", "text: {verbosity"},
+		{"claude", "stop: [END]", "stop_sequences"},
+		{"claude", "max_output_tokens: 100", "max_tokens"},
+		{"claude", "reasoning: {effort: high}", "extra_body"},
+		{"chatcompletion", "stop_sequences: [END]", "stop"},
+		{"chatcompletion", "text: {verbosity: low}", "extra_body"},
+		{"gemini", "safety_settings: []", "extra_body"},
+		{"gemini", "thinking: {type: enabled}", "thinking_config"},
+		{"gemini", "reasoning_effort: low", "thinking_level"},
 	}
-	if !slices.Contains(gem.IgnoredFeatures(), "prompt_cache_retention (agent a)") {
-		t.Errorf("IgnoredFeatures = %q", gem.IgnoredFeatures())
+	for _, tc := range tests {
+		t.Run(tc.typ+" "+tc.line, func(t *testing.T) {
+			src := "agents:\n  - id: a\n    backend:\n      type: " + tc.typ + "\n      model: m\n      " + tc.line + "\n"
+			cfg := parseOK(t, src, nil)
+			name, _, _ := strings.Cut(tc.line, ":")
+			if _, sent := cfg.Agents[0].Backend.Params[name]; sent {
+				t.Errorf("%s is sent to %s", name, tc.typ)
+			}
+			w, ok := find(cfg.Warnings, "agents[0].backend."+name, Warning)
+			if !ok || w.Line != 6 || !strings.Contains(w.Message, "not sent") || !strings.Contains(w.Suggestion, tc.sugg) {
+				t.Errorf("warning = %s (found %v), want 'not sent' at line 6 and a suggestion with %q", w, ok, tc.sugg)
+			}
+		})
+	}
+	// and each API's own parameters go through silently
+	for typ, line := range map[string]string{
+		"openai": "max_output_tokens: 100", "claude": "stop_sequences: [END]", "chatcompletion": "stop: END",
+		"vllm": "chat_template_kwargs: {enable_thinking: false}", "gemini": "thinking_config: {thinking_budget: 0}",
+		"zai": "thinking: {type: enabled}", "grok": "search_parameters: {mode: auto}",
+	} {
+		cfg := parseOK(t, "agents:\n  - id: a\n    backend:\n      type: "+typ+"\n      model: m\n      base_url: http://localhost:1/v1\n      "+line+"\n", nil)
+		name, _, _ := strings.Cut(line, ":")
+		if _, sent := cfg.Agents[0].Backend.Params[name]; !sent || len(cfg.Warnings) != 0 {
+			t.Errorf("%s %s: params %v, warnings:%s", typ, line, cfg.Agents[0].Backend.Params, dump(cfg.Warnings))
+		}
 	}
 }
 

@@ -84,6 +84,8 @@ func (d *decoder) pythonTools(n *node, key string) []CustomTool {
 			// In upstream's computer-use examples, but upstream reads it nowhere.
 			d.ignore(e.keyPos, join(key, e.key), e.key, "'default_params' is ignored (upstream MassGen does not read it either)",
 				"use preset_args to bind arguments before the model sees the tool")
+		case e.key == "defer_loading":
+			d.upstreamValue(e, join(key, e.key), deferLoading)
 		case !slices.Contains(customToolKeys, e.key):
 			d.unknown(e, key, customToolKeys)
 		}

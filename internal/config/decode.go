@@ -212,6 +212,13 @@ func (d *decoder) decode(root *node) {
 		d.stopped = true
 		return
 	}
+	if root.get("agents") == nil && root.get("agent") == nil && isRateLimitsFile(root) {
+		c.bad["agents"] = true
+		d.errorAt(root.pairs[0].keyPos, "", "this is a rate-limits file (upstream's rate_limits.yaml: provider → model → rpm/tpm/rpd), not a team config",
+			"massgen does not read it: pace a backend with requests_per_minute / tokens_per_minute, and pass a config with 'agents:'")
+		d.stopped = true
+		return
+	}
 	for _, p := range root.pairs {
 		if !slices.Contains(topLevelKeys, p.key) {
 			d.unknown(p, "", topLevelKeys)
@@ -232,6 +239,15 @@ func (d *decoder) decode(root *node) {
 	if s, ok := d.str("session_id", root.get("session_id")); ok {
 		d.unsupported(root.get("session_id"), "session_id")
 		d.extra(&c.Extra, "session_id", &node{kind: kindString, s: s})
+	}
+	for _, p := range root.pairs {
+		if s, ok := topLevelUpstream[p.key]; ok && d.upstreamValue(p, p.key, s) {
+			d.extra(&c.Extra, p.key, p.val)
+		}
+		if _, ok := placeholderKeys[p.key]; ok && d.present(p.key, p) {
+			d.placeholder(p, p.key, p.key)
+			d.extra(&c.Extra, p.key, p.val)
+		}
 	}
 }
 
@@ -307,7 +323,18 @@ func (d *decoder) agent(n *node, path string) {
 		d.extra(&a.Extra, "memory", m)
 	}
 	for _, p := range n.pairs {
-		if !slices.Contains(agentKeys, p.key) {
+		key := join(path, p.key)
+		switch s, upstream := agentUpstream[p.key]; {
+		case upstream:
+			if d.upstreamValue(p, key, s) {
+				d.extra(&a.Extra, p.key, p.val)
+			}
+		case p.key == "append_system_prompt":
+			if d.present(key, p) {
+				d.placeholder(p, key, "agent.append_system_prompt")
+				d.extra(&a.Extra, p.key, p.val)
+			}
+		case !slices.Contains(agentKeys, p.key):
 			d.unknown(p, path, agentKeys)
 		}
 	}
@@ -323,4 +350,28 @@ func (d *decoder) agent(n *node, path string) {
 	}
 	c.Agents = append(c.Agents, a)
 	c.agentPaths = append(c.agentPaths, path)
+}
+
+// isRateLimitsFile recognises upstream's rate-limits file, which sits among
+// its example configs: provider → model → {rpm, tpm, rpd}.
+func isRateLimitsFile(root *node) bool {
+	if len(root.pairs) == 0 {
+		return false
+	}
+	for _, p := range root.pairs {
+		if p.val.kind != kindMap || len(p.val.pairs) == 0 {
+			return false
+		}
+		for _, m := range p.val.pairs {
+			if m.val.kind != kindMap {
+				return false
+			}
+			for _, l := range m.val.pairs {
+				if !slices.Contains([]string{"rpm", "tpm", "rpd"}, l.key) {
+					return false
+				}
+			}
+		}
+	}
+	return true
 }

@@ -77,6 +77,10 @@ func (d *decoder) backend(bp *pair, path string) Backend {
 		case p.key == "context_paths":
 			b.ContextPaths = d.contextPaths(p, key)
 			b.Extra[p.key] = plain(p.val)
+		case p.key == "concurrent_tool_execution":
+			if on, ok := d.boolean(key, p); ok && !on {
+				d.ignore(p.keyPos, key, p.key, "'concurrent_tool_execution: false' is ignored: massgen runs the tool calls of one response concurrently (up to 4 at once)", "")
+			}
 		case isOwnedBackendKey(p.key):
 			d.ownedKey(p, key)
 			if !provider.SupportsBuiltin(b.Type, p.key) {
@@ -86,7 +90,7 @@ func (d *decoder) backend(bp *pair, path string) Backend {
 				b.Extra[p.key] = plain(p.val)
 			}
 		case isProviderParam(p.key):
-			if d.param(p, key) {
+			if d.param(p, key) && d.sentTo(b.Type, p, key) {
 				b.Params[p.key] = plain(p.val)
 			}
 		default:

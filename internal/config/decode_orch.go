@@ -74,7 +74,7 @@ func (d *decoder) orchestrator(p *pair) {
 		switch e.key {
 		case "voting_sensitivity":
 			if s, ok := d.str(key, e); ok {
-				o.VotingSensitivity = s
+				o.VotingSensitivity = d.votingSensitivity(e, key, s)
 			}
 		case "answer_novelty_requirement":
 			if s, ok := d.str(key, e); ok {
@@ -145,7 +145,26 @@ func (d *decoder) orchestrator(p *pair) {
 			if _, ok := d.mapping(key, e, "a map"); ok {
 				d.keep(o, e)
 			}
+		case "skip_final_presentation":
+			// v0.1.73's name for presenting no final answer: the winner's
+			// answer is final (ui.enable_final_presentation: false, which
+			// wins when the config has both: ui() runs after this).
+			if b, ok := d.boolean(key, e); ok && b {
+				c.UI.EnableFinalPresentation = new(false)
+			}
 		default:
+			if spec, ok := orchestratorUpstream[e.key]; ok {
+				if d.upstreamValue(e, key, spec) {
+					d.extra(&o.Extra, e.key, e.val)
+				}
+				continue
+			}
+			if _, ok := placeholderKeys[key]; ok {
+				if d.present(key, e) {
+					d.placeholder(e, key, key)
+				}
+				continue
+			}
 			if slices.Contains(orchestratorKeys, e.key) {
 				d.keep(o, e)
 				continue
@@ -153,6 +172,29 @@ func (d *decoder) orchestrator(p *pair) {
 			d.unknown(e, "orchestrator", orchestratorKeys)
 		}
 	}
+}
+
+// votingSensitivity reads voting_sensitivity. v0.1.73's values past
+// lenient/balanced/strict load and vote by the nearest level this version
+// implements (votingFallback), with a warning naming the feature; the value
+// as written is kept in Extra for the feature that will read it. Anything
+// else is returned as is, for Validate to refuse with the valid values.
+func (d *decoder) votingSensitivity(e *pair, key, s string) string {
+	level, ok := votingFallback[s]
+	if !ok {
+		return s
+	}
+	d.extra(&d.cfg.Orchestrator.Extra, e.key, e.val)
+	feature := s + " voting"
+	switch {
+	case s == "checklist_gated" || s == "checklist" || s == "checklist_scored":
+		feature = "checklist voting (" + s + ")"
+	case s == "sequential":
+		feature = "sequential voting (strict, then balanced, then lenient)"
+	}
+	d.ignore(e.val.pos, key, "voting_sensitivity: "+s,
+		fmt.Sprintf("voting_sensitivity '%s' is accepted, but this version does not support %s yet: agents vote by the '%s' rules", s, feature, level), "")
+	return level
 }
 
 func (d *decoder) keep(o *Orchestrator, e *pair) {
@@ -220,6 +262,10 @@ func (d *decoder) coordination(e *pair, key string) {
 				d.unsupported(t, tkey)
 			}
 		default:
+			if spec, ok := coordinationUpstream[t.key]; ok {
+				d.upstreamValue(t, tkey, spec)
+				continue
+			}
 			d.unknown(t, key, coordinationKeys)
 		}
 	}
@@ -234,7 +280,7 @@ func (d *decoder) ui(p *pair) {
 	}
 	display, hasDisplay := d.str("ui.display_type", m.get("display_type"))
 	if hasDisplay {
-		u.DisplayType = display
+		u.DisplayType = d.displayValue(m.get("display_type"), "ui.display_type", display)
 	}
 	if tp := m.get("type"); tp != nil {
 		// 18 upstream example configs write `type:`, which upstream silently
@@ -244,7 +290,7 @@ func (d *decoder) ui(p *pair) {
 		} else if s, ok := d.str("ui.type", tp); ok {
 			d.warnAt(tp.keyPos, "ui.type", "'type' is not a MassGen ui key (upstream ignores it); reading it as display_type",
 				"rename it to 'display_type'")
-			u.DisplayType = s
+			u.DisplayType = d.displayValue(tp, "ui.type", s)
 			d.cfg.src["DisplayType"] = "ui.type"
 		}
 	}
@@ -262,9 +308,38 @@ func (d *decoder) ui(p *pair) {
 			d.unsupported(m.get(k), join("ui", k))
 		}
 	}
+	// skip_agent_selector skips upstream's pick-an-agent prompt after a
+	// run; massgen has none, so true is what happens anyway.
+	d.boolean("ui.skip_agent_selector", m.get("skip_agent_selector"))
 	for _, e := range m.pairs {
+		if spec, ok := uiUpstream[e.key]; ok {
+			d.upstreamValue(e, join("ui", e.key), spec)
+			continue
+		}
 		if !slices.Contains(uiKeys, e.key) {
 			d.unknown(e, "ui", uiKeys)
 		}
 	}
+}
+
+// displayValue maps a v0.1.73 display type onto massgen's displays, which
+// the CLI picks from the value (internal/cli): textual_terminal (upstream's
+// default), rich_terminal (deprecated upstream, which runs Textual for it),
+// textual and rich are the full-screen terminal display where the terminal
+// can show one; simple and terminal print plain progress lines; silent and
+// none print nothing but the answer ("none" is read as silent). "web" is
+// upstream's browser UI, which only its web server can drive: massgen's is
+// `massgen serve`, so a run from the command line uses the default display,
+// with a warning. Any other value is left for Validate to refuse.
+func (d *decoder) displayValue(p *pair, key, v string) string {
+	switch v {
+	case "none":
+		return "silent"
+	case "web":
+		d.ignore(p.val.pos, key, "display_type: web",
+			"display type 'web' is upstream's browser UI, which its web server drives: this run uses the terminal display",
+			"run `massgen serve` for massgen's HTTP interface, or use textual_terminal")
+		return DefaultDisplayType
+	}
+	return v
 }

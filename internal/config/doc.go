@@ -19,15 +19,19 @@
 //     the CLI prints (`WARNINGS:`) and the run log records; ignored.go
 //     classifies every accepted key, and a test keeps that complete.
 //   - Keys nobody knows draw a warning with a did-you-mean suggestion. Inside
-//     a backend the rule is params.go's: known provider parameters are sent
-//     (type-checked), a near miss of a known key is a typo (warned, never
-//     sent), and anything else is sent as is with a warning, as upstream
-//     passes it through; `extra_body` sends parameters without a warning.
+//     a backend the rule is params.go's allowlist: a documented parameter of
+//     the API the backend type speaks is sent (type-checked); anything else,
+//     a parameter of another API or a key nobody knows, is warned about and
+//     never sent; `extra_body` sends parameters as is, without a warning.
+//   - MassGen v0.1.73's keys (upstream.go) load: its display types map onto
+//     massgen's displays, its voting sensitivities onto the nearest level
+//     massgen implements, and the keys of features this version does not
+//     implement yet warn with the feature's name.
 //   - Plain YAML 1.1 booleans (yes/no/on/off) are read as booleans, because
 //     upstream reads configs with PyYAML, which does so.
 //   - ${VAR} and ${VAR:-default} are expanded in every string value.
 //
 // Where upstream is buggy this package follows DESIGN.md instead: `silent`
-// is a valid display type, `orchestrator.timeout` is honoured rather than
+// and `none` are valid display types, `orchestrator.timeout` is honoured rather than
 // ignored, and `max_new_answers_per_agent` defaults to 5 so that runs converge.
 package config

@@ -38,10 +38,23 @@ var DockerCredentialFiles = map[string]string{
 	"gh_config":   ".config/gh",
 	"npm_config":  ".npmrc",
 	"pypi_config": ".pypirc",
+	// v0.1.73: the CLI agents' logins, for tools that run them in the container
+	"claude_config": ".claude",
+	"codex_config":  ".codex",
+	"gemini_config": ".gemini",
+}
+
+// credentialUpstream are v0.1.73's other command_line_docker_credentials
+// keys, which this version does not act on yet.
+var credentialUpstream = map[string]upstreamKey{
+	"env_file":           {kind: paramString, feature: featDockerCreds, hint: "export the variables in the shell that runs massgen and list them in env_vars"},
+	"env_vars_from_file": {kind: paramStringList, feature: featDockerCreds, hint: "list the variables in env_vars"},
+	"pass_all_env":       {kind: paramBool, feature: "passing the whole environment into the container (pass_all_env)", hint: "list the variables in env_vars"},
+	"additional_mounts":  {kind: paramMap, feature: "additional Docker mounts"},
 }
 
 var (
-	credentialKeys = []string{"mount", "env_vars"}
+	credentialKeys = []string{"mount", "env_vars", "env_file", "env_vars_from_file", "pass_all_env", "additional_mounts"}
 	packageKeys    = []string{"system", "python", "npm"}
 )
 
@@ -80,6 +93,8 @@ func (d *decoder) dockerKey(p *pair, key string) {
 				}
 			case "env_vars":
 				d.stringList(join(key, "env_vars"), e)
+			case "env_file", "env_vars_from_file", "pass_all_env", "additional_mounts":
+				d.upstreamValue(e, join(key, e.key), credentialUpstream[e.key])
 			default:
 				d.unknown(e, key, credentialKeys)
 			}

@@ -47,6 +47,13 @@ var implementedKeys = []string{
 	"command_line_docker_image", "command_line_docker_memory_limit", "command_line_docker_cpu_limit",
 	"command_line_docker_network_mode", "command_line_docker_enable_sudo", "command_line_docker_credentials",
 	"command_line_docker_packages",
+	// v0.1.73 keys massgen acts on: skip_final_presentation is
+	// enable_final_presentation: false; massgen has no agent selector to
+	// skip; its MCP client filters tools itself and offers no roots, which
+	// is what upstream's wrappers are for; it runs the tool calls of one
+	// response concurrently (false is warned about in decode_backend.go).
+	"skip_final_presentation", "skip_agent_selector",
+	"use_mcpwrapped_for_tool_filtering", "use_no_roots_wrapper", "concurrent_tool_execution",
 }
 
 var builtinFlags = []string{"enable_web_search", "enable_code_execution", "enable_code_interpreter"}
@@ -56,15 +63,17 @@ var builtinFlags = []string{"enable_web_search", "enable_code_execution", "enabl
 // support workspaces yet".
 var ignoredFeatures = map[string]string{
 	// workspaces and files
-	"agent_temporary_workspace_parent": "workspaces", "use_two_tier_workspace": "two-tier workspaces",
-	"context_write_access_enabled": "context paths",
-	"enforce_read_before_delete":   "workspaces", "upload_files": "file uploads", "media_max_file_size_mb": "file uploads",
-	// tools
-	"direct_mcp_servers": "MCP tools", "max_mcp_message_history": "MCP tools",
-	"exclude_file_operation_mcps": "MCP tools", "use_mcpwrapped_for_tool_filtering": "MCP tools",
-	"use_no_roots_wrapper": "MCP tools", "custom_tools_path": "custom tools",
-	"auto_discover_custom_tools": "custom tools", "exclude_custom_tools": "custom tools",
-	"shared_tools_directory": "custom tools", "enable_code_based_tools": "code-based tools",
+	"use_two_tier_workspace":     "two-tier workspaces",
+	"enforce_read_before_delete": "the read-before-delete guard", "upload_files": "file uploads", "media_max_file_size_mb": "file uploads",
+	// tools (custom tools, MCP servers and their filters are implemented:
+	// these are upstream's sub-features of them)
+	"max_mcp_message_history":     "a cap on MCP message history",
+	"exclude_file_operation_mcps": "leaving out the file-operation tools (exclude_file_operation_mcps)",
+	"custom_tools_path":           "loading custom tools from a directory (custom_tools_path)",
+	"auto_discover_custom_tools":  "upstream's built-in tool library (auto_discover_custom_tools)",
+	"exclude_custom_tools":        "upstream's built-in tool library (exclude_custom_tools)",
+	"enable_code_based_tools":     "code-based tools", "shared_tools_directory": "code-based tools", "direct_mcp_servers": "code-based tools",
+	"max_concurrent_tools":    "a configurable tool concurrency (massgen runs up to 4 calls at once)",
 	"enable_multimodal_tools": "multimodal tools",
 	"multimodal_config":       "multimodal tools", "hooks": "hooks",
 	"enable_web_search":       "provider web search for this backend type",
@@ -76,7 +85,14 @@ var ignoredFeatures = map[string]string{
 	"audio_generation_backend": "audio generation", "audio_generation_model": "audio generation",
 	// other backend kinds' settings (claude_code and ag2 do not run in this version)
 	"permission_mode": "Claude Code", "disallowed_tools": "Claude Code", "max_thinking_tokens": "Claude Code",
-	"agent_config": "AG2",
+	"agent_config": "AG2", "group_config": "AG2",
+	// provider features of v0.1.73's backends that massgen's adapters do not drive yet
+	"websocket_mode":           "the Responses API over WebSocket (websocket_mode)",
+	"enable_tool_search":       "Claude tool search",
+	"tool_search_variant":      "Claude tool search",
+	"enable_strict_tool_use":   "Claude strict tool use",
+	"enable_programmatic_flow": "Claude programmatic tool calling",
+	"enable_nlip":              featNLIP, "nlip": featNLIP, "nlip_config": featNLIP,
 	// coordination
 	"vote_only": "vote-only agents", "max_new_answers_global": "a global answer cap",
 	"skip_coordination_rounds": "skip_coordination_rounds", "debug_final_answer": "debug_final_answer",
@@ -90,6 +106,10 @@ var ignoredFeatures = map[string]string{
 	// set by upstream at run time, not by users
 	"enable_rate_limit": "upstream's rate limiter", "instance_id": "upstream run-time settings",
 	"_config_path": "upstream run-time settings", "agent_id": "upstream run-time settings",
+	"agent_temporary_workspace_parent": "upstream run-time settings", "context_write_access_enabled": "upstream run-time settings",
+	// keys upstream's examples write that upstream does not read (placeholderKeys)
+	"display": "nothing (upstream ignores it)", "task": "nothing (upstream ignores it)",
+	"max_turns": "nothing (upstream ignores it)", "append_system_prompt": "nothing (upstream ignores it)",
 	"debug_delay_seconds": "debug delays", "debug_delay_after_n_tools": "debug delays",
 	// ui settings that flags own here
 	"automation_mode": "ui.automation_mode", "debug": "ui.debug",
@@ -113,9 +133,12 @@ func ignoredFeature(key string) (string, bool) {
 	if f, ok := ignoredFeatures[key]; ok {
 		return f, true
 	}
+	if f, ok := upstreamFeature(key); ok {
+		return f, true
+	}
 	switch {
 	case strings.HasPrefix(key, "command_line_"):
-		return "command execution", true
+		return "this command-line setting", true
 	case strings.HasPrefix(key, "enable_") && strings.HasSuffix(key, "_generation"):
 		return strings.TrimSuffix(strings.TrimPrefix(key, "enable_"), "_generation") + " generation", true
 	}

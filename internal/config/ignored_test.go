@@ -101,7 +101,7 @@ func TestUnknownEnumValuesAreErrors(t *testing.T) {
 	}{
 		{oneAgent + "orchestrator: {answer_novelty_requirement: strct}\n", "orchestrator.answer_novelty_requirement", "did you mean 'strict'? (valid values: lenient, balanced, strict)"},
 		{oneAgent + "orchestrator: {answer_novelty_requirement: medium}\n", "orchestrator.answer_novelty_requirement", "valid values: lenient, balanced, strict"},
-		{oneAgent + "orchestrator: {voting_sensitivity: Strict}\n", "orchestrator.voting_sensitivity", "did you mean 'strict'? (valid values: lenient, balanced, strict)"},
+		{oneAgent + "orchestrator: {voting_sensitivity: Strict}\n", "orchestrator.voting_sensitivity", "did you mean 'strict'? (valid values: lenient, balanced, strict, roi, "},
 		{oneAgent + "orchestrator: {restart_policy: injct}\n", "orchestrator.restart_policy", "did you mean 'inject'? (valid values: restart, inject)"},
 		{oneAgent + "ui: {display_type: simpel}\n", "ui.display_type", "did you mean 'simple'?"},
 		{oneAgent + "orchestrator: {context_paths: [{path: /tmp, permission: rw}]}\n", "orchestrator.context_paths[0].permission", "valid values: read, write"},

@@ -12,9 +12,11 @@ import (
 // warning with a suggestion. In a backend, the tables decide what stays
 // *out* of the provider request; params.go decides what goes in.
 
-var topLevelKeys = []string{
+var topLevelKeys = append([]string{
 	"agents", "agent", "orchestrator", "ui", "timeout_settings", "memory", "session_id", "hooks",
-}
+	// placeholders of upstream's examples (placeholderKeys)
+	"display", "task",
+}, upstreamKeyNames(topLevelUpstream)...)
 
 // v1Keys mark a MassGen v1 config, a different format that upstream rejects
 // outright; so do we, before anything else, so the user gets one clear message.
@@ -22,9 +24,9 @@ var v1Keys = []string{
 	"models", "model_configs", "num_agents", "max_rounds", "consensus_threshold", "voting_enabled", "enable_voting",
 }
 
-var agentKeys = []string{"id", "backend", "system_message", "memory"}
+var agentKeys = append([]string{"id", "backend", "system_message", "memory", "append_system_prompt"}, upstreamKeyNames(agentUpstream)...)
 
-var orchestratorKeys = []string{
+var orchestratorKeys = append([]string{
 	// typed in Orchestrator
 	"voting_sensitivity", "answer_novelty_requirement", "max_new_answers_per_agent", "timeout",
 	"agent_turn_timeout_seconds", "coordination", "restart_policy", "independent_first_answer",
@@ -33,13 +35,17 @@ var orchestratorKeys = []string{
 	// kept in Orchestrator.Extra
 	"snapshot_storage", "agent_temporary_workspace", "dspy", "debug_final_answer", "session_storage",
 	"max_new_answers_global",
-}
+	// massgen acts on these v0.1.73 keys
+	"skip_final_presentation",
+	// placeholders of upstream's examples (placeholderKeys)
+	"type", "max_turns", "skills_directory",
+}, upstreamKeyNames(orchestratorUpstream)...)
 
-var coordinationKeys = []string{
+var coordinationKeys = append([]string{
 	"enable_planning_mode", "planning_mode_instruction", "max_orchestration_restarts",
 	"enable_agent_task_planning", "max_tasks_per_plan", "task_planning_filesystem_mode",
 	"enable_memory_filesystem_mode", "use_skills", "massgen_skills", "skills_directory", "use_two_tier_workspace",
-}
+}, upstreamKeyNames(coordinationUpstream)...)
 
 var timeoutSettingsKeys = []string{
 	"orchestrator_timeout_seconds", "agent_turn_timeout_seconds", "stream_idle_timeout_seconds",
@@ -51,10 +57,10 @@ var timeoutSettingsKeys = []string{
 
 var orchestratorTimeoutKeys = []string{"orchestrator_timeout_seconds"}
 
-var uiKeys = []string{
+var uiKeys = append([]string{
 	"display_type", "type", "logging_enabled", "use_orchestrator_for_single_agent",
-	"automation_mode", "debug", "enable_final_presentation",
-}
+	"automation_mode", "debug", "enable_final_presentation", "skip_agent_selector",
+}, upstreamKeyNames(uiUpstream)...)
 
 // keyHints catch mistakes edit distance cannot: a key that exists in other
 // tools or older docs under a different name.
@@ -66,8 +72,6 @@ var keyHints = map[string]string{
 	"orchestration": "orchestrator",
 	"system_prompt": "system_message",
 	"prompt":        "system_message",
-	// upstream's Claude Code docs put it next to the backend; the agent's system_message is where it belongs
-	"append_system_prompt": "system_message",
 }
 
 // Backend keys with typed fields in Backend (or SimBackend for type sim).
@@ -92,6 +96,10 @@ var backendOwnedKeys = []string{
 	"image_generation_backend", "image_generation_model", "video_generation_backend",
 	"video_generation_model", "audio_generation_backend", "audio_generation_model", "hooks",
 	"debug_delay_seconds", "debug_delay_after_n_tools", "vote_only", "use_two_tier_workspace",
+	// v0.1.73: provider features upstream's backends drive, and its own switches
+	"websocket_mode", "enable_tool_search", "tool_search_variant", "enable_strict_tool_use",
+	"enable_programmatic_flow", "concurrent_tool_execution", "max_concurrent_tools", "group_config",
+	"enable_nlip", "nlip", "nlip_config",
 	// members of the families isOwnedBackendKey also matches, listed for suggestions
 	"command_line_execution_mode", "command_line_allowed_commands", "command_line_blocked_commands",
 	"command_line_docker_image", "command_line_docker_memory_limit", "command_line_docker_cpu_limit",
@@ -117,7 +125,9 @@ func isBackendBoolKey(k string) bool {
 	case "enable_web_search", "enable_code_execution", "enable_code_interpreter",
 		"enable_mcp_command_line", "enforce_read_before_delete", "enable_rate_limit",
 		"enable_multimodal_tools", "enable_code_based_tools", "command_line_docker_enable_sudo",
-		"command_line_allow_unsandboxed", "command_line_allow_network":
+		"command_line_allow_unsandboxed", "command_line_allow_network",
+		"websocket_mode", "enable_tool_search", "enable_strict_tool_use", "enable_programmatic_flow",
+		"concurrent_tool_execution", "enable_nlip":
 		return true
 	}
 	return strings.HasPrefix(k, "enable_") && strings.HasSuffix(k, "_generation")
@@ -138,11 +148,27 @@ var backendEnums = map[string][]string{
 
 // Valid values of the orchestrator and UI enums.
 var (
-	levelValues         = []string{"lenient", "balanced", "strict"}
+	levelValues = []string{"lenient", "balanced", "strict"}
+	// votingValues are v0.1.73's voting sensitivities; the ones past
+	// levelValues load and vote by the level votingFallback gives them.
+	votingValues = append(slices.Clone(levelValues), "roi", "roi_conservative", "roi_balanced", "roi_aggressive",
+		"sequential", "adversarial", "consistency", "diversity", "reflective",
+		"checklist", "checklist_scored", "checklist_gated")
 	restartPolicyValues = []string{"restart", "inject"}
 	permissionValues    = []string{"read", "write"}
-	// Upstream's validator accepts only rich_terminal and simple, but its
-	// runtime also takes terminal and silent (set by --automation), and later
-	// versions add textual and rich; rejecting those would break real configs.
-	displayTypeValues = []string{"rich_terminal", "simple", "terminal", "silent", "textual", "rich"}
+	// Upstream v0.1.73's validator accepts textual_terminal (its default),
+	// rich_terminal (deprecated: it runs the Textual display) and simple; its
+	// runtime also takes terminal, silent, none and web, and --display takes
+	// textual and rich. Every one loads (displayValue says how each maps).
+	displayTypeValues = []string{"textual_terminal", "rich_terminal", "simple", "terminal", "silent", "none", "web", "textual", "rich"}
 )
+
+// votingFallback is the level an upstream voting sensitivity this version
+// does not implement votes by: the one whose prompt asks the most alike.
+var votingFallback = map[string]string{
+	"roi_aggressive": "lenient",
+	"roi":            "balanced", "roi_balanced": "balanced", "sequential": "balanced", "consistency": "balanced",
+	"diversity": "balanced", "reflective": "balanced",
+	"roi_conservative": "strict", "adversarial": "strict",
+	"checklist": "strict", "checklist_scored": "strict", "checklist_gated": "strict",
+}

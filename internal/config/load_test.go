@@ -30,7 +30,7 @@ func TestDefaultsWhenKeysAreAbsent(t *testing.T) {
 		{"independent first answer", o.IndependentFirstAnswer, true},
 		{"failure budget", o.FailureBudget, 3},
 		{"skip coordination", o.SkipCoordinationRounds, false},
-		{"display type", cfg.UI.DisplayType, "rich_terminal"},
+		{"display type", cfg.UI.DisplayType, "textual_terminal"},
 		{"logging", cfg.UI.LoggingEnabled, true},
 		{"orchestrator for single agent", cfg.UI.UseOrchestratorForSingleAgent, true},
 		{"stream", cfg.Agents[0].Backend.Stream, true},
@@ -313,9 +313,9 @@ func TestEnvExpansion(t *testing.T) {
 
 // Upstream reads YAML with PyYAML, where plain yes/no/on/off are booleans.
 func TestYAML11Booleans(t *testing.T) {
-	cfg := parseOK(t, "agents:\n  - id: a\n    backend: {type: grok, model: grok-3, enable_web_search: On, search: 'yes'}\nui: {logging_enabled: no}\n", nil)
+	cfg := parseOK(t, "agents:\n  - id: a\n    backend: {type: grok, model: grok-3, enable_web_search: On, extra_body: {search: 'yes'}}\nui: {logging_enabled: no}\n", nil)
 	b := cfg.Agents[0].Backend
-	if b.Extra["enable_web_search"] != true || b.Params["search"] != "yes" || cfg.UI.LoggingEnabled {
+	if b.Extra["enable_web_search"] != true || b.Params["extra_body"].(map[string]any)["search"] != "yes" || cfg.UI.LoggingEnabled {
 		t.Errorf("extra=%v params=%v logging=%v", b.Extra, b.Params, cfg.UI.LoggingEnabled)
 	}
 }

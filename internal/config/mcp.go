@@ -108,6 +108,8 @@ func (d *decoder) mcpServer(n *node, key, name string) (MCPServer, bool) {
 				"'security' is accepted but not enforced: massgen starts exactly the command the config names", "")
 		case e.key == "http_read_timeout":
 			d.seconds(join(key, e.key), e, "300")
+		case e.key == "defer_loading":
+			d.upstreamValue(e, join(key, e.key), deferLoading)
 		case !slices.Contains(mcpServerKeys, e.key):
 			d.unknown(e, key, mcpServerKeys)
 		}

@@ -138,7 +138,7 @@ func TestReferenceMCPConfigsDecodeTheirServers(t *testing.T) {
 		}
 		cfg, err := Load(path, envOf(nil))
 		if err != nil {
-			return nil // claude_code and ag2 configs: TestReferenceConfigsLoad covers them
+			return nil // claude_code and ag2 configs: TestReferenceCorpora covers them
 		}
 		found := 0
 		for _, a := range cfg.Agents {

@@ -9,22 +9,24 @@ import (
 )
 
 // Provider parameters are the backend keys that go into the provider
-// request verbatim, as upstream passes them. The rule for a backend key
-// that is neither a massgen key (type, model, cwd, ...) nor listed here:
+// request verbatim. The rule is an allowlist per wire API: a backend key
+// reaches the provider only if it is a documented parameter of the API its
+// type speaks (familyParams), or is written under `extra_body`, the user's
+// explicit "send this as is". Everything else stays out of the request:
 //
-//   - near a known key (typ → type, temprature → temperature): a typo. It is
-//     warned about with a suggestion and NOT sent, because the provider
-//     would reject it or, worse, quietly ignore it;
-//   - otherwise: a provider parameter massgen has not heard of. It is sent
-//     as is (upstream's behaviour), with a warning; writing it under
-//     `extra_body` sends it without one. The Gemini adapter reads only the
-//     parameters it knows, so there such a key is ignored (and listed by
-//     IgnoredFeatures) unless it is under extra_body.
+//   - a parameter of another API (stop_sequences on Chat Completions,
+//     reasoning_effort on the Responses API) is warned about, with the name
+//     this API uses where there is one;
+//   - a key nobody knows is warned about (with a did-you-mean when it is
+//     near a known key) and never sent: upstream MassGen passes such keys
+//     through, and a real provider refuses the request (or, worse, quietly
+//     ignores them), far from the config that caused it.
 //
-// A listed parameter with a value of the wrong type is an error: the
-// request would fail at the provider, after the other agents spent tokens.
-// Values are not checked beyond their type; the provider owns those rules
-// (a new reasoning effort must not need a new massgen).
+// Both are listed by IgnoredFeatures. A listed parameter with a value of the
+// wrong type is an error: the request would fail at the provider, after the
+// other agents spent tokens. Values are not checked beyond their type; the
+// provider owns those rules (a new reasoning effort must not need a new
+// massgen).
 type paramKind int
 
 const (
@@ -94,8 +96,10 @@ var providerParams = map[string]paramSpec{
 	"betas":            {paramStringList, ""},
 	"safety_settings":  {paramAny, ""},
 	// inference servers (vLLM, SGLang)
-	"chat_template_kwargs": {paramMap, "{enable_thinking: false}"},
-	"separate_reasoning":   {paramBool, ""},
+	"chat_template_kwargs":   {paramMap, "{enable_thinking: false}"},
+	"separate_reasoning":     {paramBool, ""},
+	"prompt_cache_retention": {paramString, "24h"},
+	"safety_identifier":      {paramString, ""},
 	// the escape hatch, merged into the request body unchecked
 	"extra_body": {paramMap, "{top_a: 0.1}"},
 	// Azure OpenAI connection (read by the CLI, never sent)
@@ -177,21 +181,88 @@ func (d *decoder) param(p *pair, key string) bool {
 	return false
 }
 
-// unknownBackendKey applies the rule above to a key no table knows.
+// apiFamily is one wire API's allowlist.
+type apiFamily struct {
+	name   string
+	params []string
+	// renames name this API's parameter for another API's ("stop" →
+	// "stop_sequences"), for the warning's suggestion.
+	renames map[string]string
+}
+
+// familyParams are the parameters each wire API is sent, as its adapter
+// (internal/llm/*) passes or reads them and the provider documents them.
+// extra_body is everyone's; azure_endpoint is read by the Chat Completions
+// adapter (Azure) and never sent.
+var familyParams = map[provider.Wire]apiFamily{
+	provider.WireChat: chatFamily,
+	provider.WireSim:  chatFamily,
+	// https://platform.openai.com/docs/api-reference/responses/create; the
+	// adapter renames max_tokens and max_completion_tokens.
+	provider.WireResponses: {name: "OpenAI Responses", params: []string{
+		"temperature", "top_p", "max_output_tokens", "max_tokens", "max_completion_tokens", "reasoning", "text",
+		"include", "tool_choice", "parallel_tool_calls", "max_tool_calls", "top_logprobs", "service_tier", "user",
+		"metadata", "prompt_cache_key", "prompt_cache_retention", "safety_identifier", "truncation", "extra_body",
+	}, renames: map[string]string{"reasoning_effort": "reasoning: {effort: …}", "verbosity": "text: {verbosity: …}"}},
+	// https://docs.anthropic.com/en/api/messages; the adapter reads
+	// max_tokens and turns betas into the anthropic-beta header.
+	provider.WireAnthropic: {name: "Anthropic Messages", params: []string{
+		"temperature", "top_p", "top_k", "max_tokens", "stop_sequences", "thinking", "metadata", "tool_choice",
+		"service_tier", "betas", "extra_body",
+	}, renames: map[string]string{"stop": "stop_sequences", "max_output_tokens": "max_tokens", "max_completion_tokens": "max_tokens"}},
+	// what the Gemini adapter reads (internal/llm/gemini/params.go); it
+	// sends nothing else.
+	provider.WireGemini: {name: "Gemini", params: []string{
+		"temperature", "top_p", "top_k", "presence_penalty", "frequency_penalty", "max_tokens", "max_completion_tokens",
+		"max_output_tokens", "seed", "stop", "stop_sequences", "response_mime_type", "response_schema",
+		"response_json_schema", "thinking_config", "include_thoughts", "thinking_budget", "thinking_level", "extra_body",
+	}, renames: map[string]string{"thinking": "thinking_config", "reasoning_effort": "thinking_level"}},
+}
+
+// chatFamily is OpenAI Chat Completions and the servers compatible with it
+// (vLLM, SGLang, OpenRouter, Groq, Z.ai, …), whose extensions massgen knows
+// (top_k, min_p, repetition_penalty, chat_template_kwargs, reasoning,
+// thinking, search_parameters) are in it.
+var chatFamily = apiFamily{name: "Chat Completions", params: []string{
+	"temperature", "top_p", "top_k", "min_p", "presence_penalty", "frequency_penalty", "repetition_penalty", "seed",
+	"n", "logprobs", "top_logprobs", "logit_bias", "stop", "max_tokens", "max_completion_tokens", "reasoning_effort",
+	"reasoning", "verbosity", "thinking", "response_format", "modalities", "tool_choice", "parallel_tool_calls",
+	"web_search_options", "search_parameters", "service_tier", "user", "metadata", "prompt_cache_key",
+	"prompt_cache_retention", "safety_identifier", "chat_template_kwargs", "separate_reasoning", "extra_body",
+	"azure_endpoint",
+}, renames: map[string]string{"stop_sequences": "stop", "max_output_tokens": "max_tokens", "thinking_config": "reasoning_effort"}}
+
+// sentTo reports whether a known provider parameter is one the backend
+// type's API takes, and warns when it is not. Types that massgen cannot
+// run (claude_code, ag2, unknown ones) have no API here: their backend is
+// refused as a whole, so their parameters are not judged one by one.
+func (d *decoder) sentTo(typ string, p *pair, key string) bool {
+	spec, _ := provider.Lookup(typ)
+	fam, ok := familyParams[spec.Wire]
+	if !ok || slices.Contains(fam.params, p.key) {
+		return true
+	}
+	sugg := "if your server takes it, put it under extra_body to send it as is"
+	if to, ok := fam.renames[p.key]; ok {
+		sugg = fmt.Sprintf("the %s API calls it %s", fam.name, to)
+	}
+	d.ignore(p.keyPos, key, p.key, fmt.Sprintf("'%s' is not a parameter of the %s API (backend type %s); it is not sent", p.key, fam.name, typ), sugg)
+	return false
+}
+
+// unknownBackendKey applies the rule above to a key no table knows: it is
+// never sent.
 func (d *decoder) unknownBackendKey(b *Backend, p *pair, key string) {
-	if sugg := didYouMean(p.key, knownBackendKeys()); sugg != "" {
-		d.ignore(p.keyPos, key, p.key, fmt.Sprintf("unknown backend key '%s' is ignored (it is not sent to the provider)", p.key), sugg)
-		return
+	sugg := didYouMean(p.key, knownBackendKeys())
+	if sugg == "" {
+		sugg = "if it is a parameter of the provider's API, put it under extra_body to send it as is"
+		if spec, _ := provider.Lookup(b.Type); spec.Wire == provider.WireGemini {
+			sugg += " (with its REST name, in camelCase)"
+		}
 	}
-	if spec, _ := provider.Lookup(b.Type); spec.Wire == provider.WireGemini {
-		d.ignore(p.keyPos, key, p.key, fmt.Sprintf("'%s' is not a parameter the Gemini adapter knows; it is ignored", p.key),
-			"to send it anyway, put it under extra_body with its REST name (camelCase)")
-		return
-	}
-	d.warnAt(p.keyPos, key, fmt.Sprintf("'%s' is not a parameter massgen knows; it is sent to the provider as is", p.key),
-		"if it is a typo, fix it; if it is a provider parameter, move it under extra_body to send it without this warning")
+	d.ignore(p.keyPos, key, p.key, fmt.Sprintf("unknown backend key '%s' is ignored: massgen does not know it, so it is not sent to the provider", p.key), sugg)
 	if !p.val.isNull() {
-		b.Params[p.key] = plain(p.val)
+		b.Extra[p.key] = plain(p.val)
 	}
 }
 

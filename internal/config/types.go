@@ -167,7 +167,7 @@ type ContextPath struct {
 
 // UI holds display settings.
 type UI struct {
-	DisplayType                   string // rich_terminal (default) | simple | terminal | silent | textual | rich
+	DisplayType                   string // textual_terminal (default) | rich_terminal | simple | terminal | silent | textual | rich (displayValue)
 	LoggingEnabled                bool   // default true
 	UseOrchestratorForSingleAgent bool   // default true; false: a one-agent team answers in one plain call
 	// EnableFinalPresentation: nil presents unless the team is one agent;
@@ -185,7 +185,7 @@ const (
 	DefaultTurnTimeoutSeconds = float64(coord.DefaultTurnTimeout / time.Second)
 	DefaultRestartPolicy      = "restart"
 	DefaultFailureBudget      = coord.DefaultFailureBudget
-	DefaultDisplayType        = "rich_terminal"
+	DefaultDisplayType        = "textual_terminal" // v0.1.73's default
 	DefaultSingleAgentID      = "agent"
 	DefaultSimModel           = "sim"
 	DefaultContextPermission  = "read"

@@ -124,7 +124,15 @@ func (v *validator) backend(b Backend, path string) {
 
 func (v *validator) orchestrator() {
 	c, o := v.c, v.c.Orchestrator
-	v.enum("orchestrator.voting_sensitivity", o.VotingSensitivity, "voting_sensitivity", levelValues)
+	switch vs := o.VotingSensitivity; {
+	case slices.Contains(levelValues, vs):
+	case slices.Contains(votingValues, vs):
+		// Only a config built in code gets here: Parse maps these.
+		v.errorf("orchestrator.voting_sensitivity", fmt.Sprintf("voting_sensitivity '%s' is not implemented yet", vs),
+			fmt.Sprintf("use lenient, balanced or strict (a config file's '%s' votes by '%s')", vs, votingFallback[vs]))
+	default:
+		v.enum("orchestrator.voting_sensitivity", vs, "voting_sensitivity", votingValues)
+	}
 	v.enum("orchestrator.answer_novelty_requirement", o.AnswerNovelty, "answer_novelty_requirement", levelValues)
 	if !o.UnlimitedAnswers && o.MaxNewAnswersPerAgent < 1 {
 		v.errorf("orchestrator.max_new_answers_per_agent",

@@ -186,7 +186,7 @@ func TestValidationRules(t *testing.T) {
 			name: "bad voting_sensitivity",
 			src:  oneAgent + "orchestrator:\n  voting_sensitivity: strcit\n",
 			key:  "orchestrator.voting_sensitivity", line: 5, col: 23, msg: "invalid voting_sensitivity 'strcit'",
-			sugg: "did you mean 'strict'? (valid values: lenient, balanced, strict)",
+			sugg: "did you mean 'strict'? (valid values: lenient, balanced, strict, roi,",
 		},
 		{
 			name: "bad answer_novelty_requirement",
@@ -257,8 +257,8 @@ func TestValidationRules(t *testing.T) {
 		},
 		{
 			name: "unknown top-level key with a hint",
-			src:  oneAgent + "display:\n  type: simple\n",
-			key:  "display", sev: Warning, line: 4, col: 1, msg: "unknown key 'display'", sugg: "did you mean 'ui'?",
+			src:  oneAgent + "timeouts:\n  orchestrator_timeout_seconds: 60\n",
+			key:  "timeouts", sev: Warning, line: 4, col: 1, msg: "unknown key 'timeouts'", sugg: "did you mean 'timeout_settings'?",
 		},
 		{
 			name: "unknown agent key",

@@ -14,7 +14,7 @@ const (
 	WireAnthropic Wire = "anthropic"  // Anthropic Messages
 	WireGemini    Wire = "gemini"     // Google genai
 	WireSim       Wire = "sim"        // the built-in simulator (Chat Completions over loopback)
-	WireCLI       Wire = "cli"        // an external agent program (claude_code)
+	WireCLI       Wire = "cli"        // an external agent program (claude_code, codex, gemini_cli, copilot)
 	WireExternal  Wire = "external"   // another agent framework (ag2)
 )
 
@@ -56,6 +56,11 @@ var catalog = []Spec{
 	{Type: "azure_openai", Wire: WireChat, KeyEnv: []string{"AZURE_OPENAI_API_KEY"}, Native: true},
 	{Type: "claude_code", Wire: WireCLI, KeyEnv: []string{"ANTHROPIC_API_KEY"}, ModelOptional: true},
 	{Type: "ag2", Wire: WireExternal, ModelOptional: true}, // its model is in its own agent_config
+	// v0.1.73's other CLI agents, recognised so that their configs get the
+	// verdict (what to use instead) rather than "unknown backend type".
+	{Type: "codex", Wire: WireCLI, KeyEnv: []string{"OPENAI_API_KEY"}, ModelOptional: true},
+	{Type: "gemini_cli", Wire: WireCLI, KeyEnv: []string{"GEMINI_API_KEY", "GOOGLE_API_KEY"}, ModelOptional: true},
+	{Type: "copilot", Wire: WireCLI, ModelOptional: true},
 	{Type: "zai", Wire: WireChat, BaseURL: "https://api.z.ai/api/paas/v4/", KeyEnv: []string{"ZAI_API_KEY"}, Native: true},
 	{Type: "cerebras", Wire: WireChat, BaseURL: "https://api.cerebras.ai/v1", KeyEnv: []string{"CEREBRAS_API_KEY"}, Native: true},
 	{Type: "together", Wire: WireChat, BaseURL: "https://api.together.xyz/v1", KeyEnv: []string{"TOGETHER_API_KEY"}, Native: true},
