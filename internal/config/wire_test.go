@@ -52,7 +52,9 @@ func TestUnknownBackendKeysNeverReachTheWire(t *testing.T) {
 				return chatcompat.New(chatcompat.Options{BaseURL: url + "/v1", APIKey: "k", Model: "m", Stream: true})
 			}},
 		{"openai", "openai", "reasoning_effort: high", "max_output_tokens: 321", `"max_output_tokens":321`,
-			func(url string) llm.Model { return openai.New(openai.Options{BaseURL: url + "/v1", APIKey: "k", Model: "m"}) }},
+			func(url string) llm.Model {
+				return openai.New(openai.Options{BaseURL: url + "/v1", APIKey: "k", Model: "m"})
+			}},
 		{"anthropic", "claude", "stop: [END]", "top_k: 17", `"top_k":17`,
 			func(url string) llm.Model {
 				return anthropic.New(anthropic.Options{BaseURL: url, APIKey: "k", Model: "m"})
