@@ -1,0 +1,182 @@
+package config
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+// v0.1.73's display types all load and map onto massgen's displays; none is
+// an error, and web (upstream's browser UI) warns and runs the default.
+func TestV073DisplayTypesMapToOurDisplays(t *testing.T) {
+	for in, want := range map[string]string{
+		"textual_terminal": "textual_terminal", "rich_terminal": "rich_terminal", "simple": "simple",
+		"terminal": "terminal", "silent": "silent", "none": "silent", "textual": "textual", "rich": "rich",
+		"web": DefaultDisplayType,
+	} {
+		cfg := parseOK(t, oneAgent+"ui: {display_type: "+in+"}\n", nil)
+		if cfg.UI.DisplayType != want {
+			t.Errorf("%s: DisplayType %q, want %q", in, cfg.UI.DisplayType, want)
+		}
+		w, warned := find(cfg.Warnings, "ui.display_type", Warning)
+		if warned != (in == "web") {
+			t.Errorf("%s: warning %s (found %v)", in, w, warned)
+		}
+		if in == "web" && (w.Line != 4 || !slices.Contains(cfg.IgnoredFeatures(), "display_type: web")) {
+			t.Errorf("web: warning %s, ignored %q", w, cfg.IgnoredFeatures())
+		}
+	}
+	if DefaultUI().DisplayType != "textual_terminal" {
+		t.Errorf("default display %q, want v0.1.73's textual_terminal", DefaultUI().DisplayType)
+	}
+	// ui.type (written by 24 upstream examples) maps the same way.
+	if cfg := parseOK(t, oneAgent+"ui: {type: none}\n", nil); cfg.UI.DisplayType != "silent" {
+		t.Errorf("ui.type none: %q", cfg.UI.DisplayType)
+	}
+}
+
+// v0.1.73's voting sensitivities load, vote by the nearest level massgen
+// implements, say so at their line, and keep the value for later.
+func TestV073VotingSensitivitiesLoad(t *testing.T) {
+	for _, v := range votingValues {
+		cfg := parseOK(t, oneAgent+"orchestrator:\n  voting_sensitivity: "+v+"\n", nil)
+		o := cfg.Orchestrator
+		if !slices.Contains(levelValues, o.VotingSensitivity) {
+			t.Errorf("%s: votes by %q, which coord does not know", v, o.VotingSensitivity)
+		}
+		w, warned := find(cfg.Warnings, "orchestrator.voting_sensitivity", Warning)
+		if slices.Contains(levelValues, v) {
+			if warned || o.VotingSensitivity != v {
+				t.Errorf("%s: %q, warning %s", v, o.VotingSensitivity, w)
+			}
+			continue
+		}
+		if !warned || w.Line != 5 || !strings.Contains(w.Message, v) || !strings.Contains(w.Message, "'"+votingFallback[v]+"' rules") {
+			t.Errorf("%s: warning %s (found %v)", v, w, warned)
+		}
+		if o.Extra["voting_sensitivity"] != v || !slices.Contains(cfg.IgnoredFeatures(), "voting_sensitivity: "+v) {
+			t.Errorf("%s: extra %v, ignored %q", v, o.Extra, cfg.IgnoredFeatures())
+		}
+	}
+	// A config built in code cannot ask for what coord does not implement.
+	c := New(Agent{ID: "a", Backend: Backend{Type: "sim", Model: "sim"}})
+	c.Orchestrator.VotingSensitivity = "checklist_gated"
+	if ds := c.Validate(); len(ds.Errors()) != 1 || !strings.Contains(ds.Errors()[0].Suggestion, "lenient, balanced or strict") {
+		t.Errorf("built in code: %s", dump(ds))
+	}
+}
+
+// The coordination keys of v0.1.73 load with a warning that names their
+// feature, type-checked as upstream checks them; a value that asks for
+// nothing draws no warning.
+func TestV073CoordinationKeys(t *testing.T) {
+	warn := []struct{ src, key, feature string }{
+		{"orchestrator:\n  voting_threshold: 2\n", "orchestrator.voting_threshold", "voting_threshold"},
+		{"orchestrator:\n  fairness_enabled: true\n", "orchestrator.fairness_enabled", "fairness caps"},
+		{"orchestrator:\n  fairness_lead_cap_answers: 2\n", "orchestrator.fairness_lead_cap_answers", "fairness caps"},
+		{"orchestrator:\n  max_midstream_injections_per_round: 2\n", "orchestrator.max_midstream_injections_per_round", "mid-stream peer updates"},
+		{"orchestrator:\n  coordination_mode: decomposition\n", "orchestrator.coordination_mode", "decomposition mode"},
+		{"orchestrator:\n  coordination:\n    write_mode: auto\n", "orchestrator.coordination.write_mode", "write isolation"},
+		{"orchestrator:\n  coordination:\n    enable_changedoc: true\n", "orchestrator.coordination.enable_changedoc", "changedocs"},
+		{"orchestrator:\n  coordination:\n    learning_capture_mode: final_only\n", "orchestrator.coordination.learning_capture_mode", "learning capture"},
+		{"orchestrator:\n  coordination:\n    fast_iteration_mode: true\n", "orchestrator.coordination.fast_iteration_mode", "fast iteration"},
+		{"orchestrator:\n  coordination:\n    evaluation_criteria_generator: {enabled: true}\n", "orchestrator.coordination.evaluation_criteria_generator", "evaluation criteria"},
+		{"orchestrator:\n  coordination:\n    enable_subagents: true\n", "orchestrator.coordination.enable_subagents", "subagents"},
+		{"timeout_settings:\n  subsequent_round_timeout_seconds: 300\n", "timeout_settings.subsequent_round_timeout_seconds", "per-round timeouts"},
+		{"ui:\n  theme: dark\n", "ui.theme", "themes"},
+		{"display:\n  type: textual_terminal\n", "display", "upstream MassGen does not read it"},
+	}
+	for _, tc := range warn {
+		cfg := parseOK(t, oneAgent+tc.src, nil)
+		w, ok := find(cfg.Warnings, tc.key, Warning)
+		if !ok || w.Line == 0 || !strings.Contains(w.Message, tc.feature) {
+			t.Errorf("%s: warning %s (found %v), want one naming %q:%s", tc.key, w, ok, tc.feature, dump(cfg.Warnings))
+		}
+		name := tc.key[strings.LastIndex(tc.key, ".")+1:]
+		if !slices.ContainsFunc(cfg.IgnoredFeatures(), func(s string) bool { return strings.HasPrefix(s, name) }) {
+			t.Errorf("%s not in IgnoredFeatures %q", name, cfg.IgnoredFeatures())
+		}
+	}
+	quiet := oneAgent + `orchestrator:
+  coordination_mode: voting
+  final_answer_strategy: winner_present
+  fairness_enabled: false
+  coordination:
+    write_mode: legacy
+    novelty_injection: none
+    enable_changedoc: false
+    broadcast: false
+ui: {skip_agent_selector: true}
+`
+	if cfg := parseOK(t, quiet, nil); len(cfg.Warnings) != 0 {
+		t.Errorf("values that ask for nothing warn:%s", dump(cfg.Warnings))
+	}
+	bad := []struct{ src, key, sugg string }{
+		{"orchestrator:\n  coordination:\n    write_mode: autp\n", "orchestrator.coordination.write_mode", "did you mean 'auto'?"},
+		{"orchestrator:\n  fairness_lead_cap_answers: two\n", "orchestrator.fairness_lead_cap_answers", ""},
+		{"orchestrator:\n  final_answer_strategy: reuse\n", "orchestrator.final_answer_strategy", "winner_reuse"},
+		{"orchestrator:\n  voting_sensitivity: checklist_gate\n", "orchestrator.voting_sensitivity", "did you mean 'checklist_gated'?"},
+	}
+	for _, tc := range bad {
+		ds := diagnose(t, oneAgent+tc.src, nil)
+		d, ok := find(ds, tc.key, Error)
+		if !ok || d.Line == 0 || !strings.Contains(d.Suggestion, tc.sugg) {
+			t.Errorf("%s: error %s (found %v), want a suggestion with %q", tc.key, d, ok, tc.sugg)
+		}
+	}
+}
+
+// skip_final_presentation is v0.1.73's ui.enable_final_presentation: false;
+// the ui key, more specific, wins when both are set.
+func TestSkipFinalPresentation(t *testing.T) {
+	cfg := parseOK(t, oneAgent+"orchestrator: {skip_final_presentation: true}\n", nil)
+	if p := cfg.UI.EnableFinalPresentation; p == nil || *p || len(cfg.Warnings) != 0 {
+		t.Errorf("EnableFinalPresentation %v, warnings:%s", p, dump(cfg.Warnings))
+	}
+	cfg = parseOK(t, oneAgent+"orchestrator: {skip_final_presentation: true}\nui: {enable_final_presentation: true}\n", nil)
+	if p := cfg.UI.EnableFinalPresentation; p == nil || !*p {
+		t.Errorf("the ui key does not win: %v", p)
+	}
+}
+
+// The CLI agents' credential mounts are shared like the others; the .env
+// keys load with a warning.
+func TestV073DockerCredentials(t *testing.T) {
+	src := `agents:
+  - id: a
+    backend:
+      type: openai
+      model: gpt-4o
+      cwd: ws
+      enable_mcp_command_line: true
+      command_line_execution_mode: docker
+      command_line_docker_credentials:
+        mount: [claude_config, codex_config, gemini_config]
+        env_file: .env
+        env_vars_from_file: [OPENAI_API_KEY]
+`
+	cfg := parseOK(t, src, nil)
+	dk := dockerOf(cfg.Agents[0].Backend.Extra)
+	if !slices.Equal(dk.CredentialFiles, []string{".claude", ".codex", ".gemini"}) {
+		t.Errorf("CredentialFiles %q", dk.CredentialFiles)
+	}
+	for _, k := range []string{"env_file", "env_vars_from_file"} {
+		w, ok := find(cfg.Warnings, "agents[0].backend.command_line_docker_credentials."+k, Warning)
+		if !ok || !strings.Contains(w.Message, ".env files") || w.Suggestion == "" {
+			t.Errorf("%s: warning %s (found %v)", k, w, ok)
+		}
+	}
+}
+
+// Upstream's rate-limits file lies among its example configs: it is named
+// for what it is, not "the config defines no agents".
+func TestRateLimitsFileIsNamed(t *testing.T) {
+	ds := diagnose(t, "# limits\ngemini:\n  gemini-2.5-flash:\n    rpm: 9\n    tpm: 240000\nopenai:\n  gpt-4o: {rpm: 500}\n", nil)
+	if len(ds) != 1 || ds[0].Severity != Error || ds[0].Line != 2 || !strings.Contains(ds[0].Message, "rate-limits file") ||
+		!strings.Contains(ds[0].Suggestion, "requests_per_minute") {
+		t.Errorf("diagnostics:%s", dump(ds))
+	}
+	if ds := diagnose(t, "gemini:\n  model: x\n", nil); !strings.Contains(ds[len(ds)-1].Message, "defines no agents") {
+		t.Errorf("not a rate-limits file:%s", dump(ds))
+	}
+}
