@@ -234,6 +234,9 @@ func (d *decoder) upstreamValue(e *pair, key string, s upstreamKey) bool {
 	if turnsOff(e.val) || (s.off != "" && scalarText(e.val) == s.off) {
 		return true
 	}
+	if en := e.val.get("enabled"); e.val.kind == kindMap && en != nil && en.val.kind == kindBool && !en.val.b {
+		return true // {enabled: false, …}: a sub-feature's settings, switched off
+	}
 	what := e.key
 	if e.val.kind == kindString && s.values != nil {
 		what = fmt.Sprintf("%s: %s", e.key, e.val.s)

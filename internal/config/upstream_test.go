@@ -106,6 +106,7 @@ func TestV073CoordinationKeys(t *testing.T) {
     novelty_injection: none
     enable_changedoc: false
     broadcast: false
+    evaluation_criteria_generator: {enabled: false, max_criteria: 5}
 ui: {skip_agent_selector: true}
 `
 	if cfg := parseOK(t, quiet, nil); len(cfg.Warnings) != 0 {
