@@ -273,7 +273,12 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 	// otherwise): a subscriber like the others, flushed before we return.
 	otel := telemetry.Start(getenv, broker, env.Stderr)
 	if rq.Observe != nil {
-		sub := broker.Subscribe(rq.ObserveSkips...)
+		// The observer is this process's own output (a display, the event
+		// stream, the library's OnEvent), whose contract is that every
+		// event but streamed text is delivered: it is never cut. It is
+		// in-process and a run's must-deliver events are few, so what a
+		// stalled reader can hold is bounded by the run.
+		sub := broker.SubscribeWith(event.SubscribeOptions{Skip: rq.ObserveSkips, NeverCut: true})
 		info := RunInfo{Agents: agents, LogDir: out.LogDir, Timeout: cmp.Or(settings.Timeout, coord.DefaultTimeout), Events: broker}
 		wg.Go(func() { rq.Observe(sub, info) })
 	}

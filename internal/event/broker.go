@@ -225,9 +225,14 @@ type SubscribeOptions struct {
 	// ends at once and its Err is a *HistoryError.
 	From uint64
 	// NeverCut is for the in-process writers the run depends on (the log
-	// writer, a recorder): such a subscription queues without bound rather
-	// than being cut when it lags. Network clients and displays must not
-	// set it: their lag would be the process's memory.
+	// writer, a recorder) and for the run's own observer (app's Observe: a
+	// display, --stream-events, the library's OnEvent, whose contract is
+	// that only streamed text may be lost): such a subscription queues
+	// without bound rather than being cut when it lags — bounded by the
+	// run's must-deliver events, since droppable ones still drop. Clients
+	// that subscribe for themselves over the network (/v1/runs/{id}/events)
+	// must not set it: their lag, over many runs, would be the process's
+	// memory.
 	NeverCut bool
 }
 
