@@ -86,6 +86,11 @@ func (p *pump) close() {
 	close(p.out)
 }
 
+// modelCalled makes the pump a modelObserver: each request, as it ends.
+func (p *pump) modelCalled(model string, u llm.Usage, d time.Duration, err error) {
+	p.send(ModelCall{Model: model, Usage: u, Duration: d, Failure: FailureOf(err, "", "", model)})
+}
+
 // Text and Reasoning make the pump the tool loop's Emitter.
 func (p *pump) Text(s string)      { p.send(Text{s}) }
 func (p *pump) Reasoning(s string) { p.send(Reasoning{s}) }

@@ -37,6 +37,17 @@ type ToolProgress struct {
 	Message  string
 }
 
+// ModelCall is one request to the agent's model, ended: a task makes one
+// per response (tool steps and corrective attempts are requests of their
+// own). Usage is this request's; Done's is the task's total. Failure is
+// set when the request failed.
+type ModelCall struct {
+	Model    string
+	Usage    llm.Usage
+	Duration time.Duration
+	Failure  *coord.Failure
+}
+
 // Propose is a coordination turn proposing the workflow action it would
 // end with. The task then waits for a Verdict in its inbox: accepted or
 // stale ends the turn; a rejection comes back to the model to correct.
@@ -75,6 +86,7 @@ func (Text) outcome()         {}
 func (Reasoning) outcome()    {}
 func (ToolUsed) outcome()     {}
 func (ToolProgress) outcome() {}
+func (ModelCall) outcome()    {}
 func (Propose) outcome()      {}
 func (Rejected) outcome()     {}
 func (Done) outcome()         {}

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"time"
 
 	"github.com/massgen/massgen/internal/llm"
 )
@@ -10,6 +11,12 @@ import (
 type Emitter interface {
 	Text(s string)
 	Reasoning(s string)
+}
+
+// modelObserver is an Emitter that also hears of each request as it ends
+// (the LLM agent's, which reports it as a ModelCall outcome).
+type modelObserver interface {
+	modelCalled(model string, u llm.Usage, d time.Duration, err error)
 }
 
 // response is one model response, collected.
@@ -21,8 +28,11 @@ type response struct {
 
 // collect streams one request and gathers the response, forwarding deltas
 // to emit as they arrive.
-func collect(ctx context.Context, m llm.Model, req *llm.Request, emit Emitter) (response, error) {
-	var r response
+func collect(ctx context.Context, m llm.Model, req *llm.Request, emit Emitter) (r response, err error) {
+	if o, ok := emit.(modelObserver); ok {
+		start := time.Now()
+		defer func() { o.modelCalled(req.Model, r.usage, time.Since(start), err) }()
+	}
 	var text []byte
 	for c, err := range m.Stream(ctx, req) {
 		if err != nil {

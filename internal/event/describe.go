@@ -77,6 +77,12 @@ func Describe(e Event) string {
 		return fmt.Sprintf("%s restarted: %s", e.Agent, or(e.Reason, "new answer from "+e.Cause))
 	case TurnFailed:
 		return fmt.Sprintf("%s turn failed: %s", e.Agent, clip(e.Err, 200))
+	case ModelCalled:
+		s := fmt.Sprintf("%s called %s: %s in %s", e.Agent, e.Model, e.Usage, e.Duration.Round(time.Millisecond))
+		if e.Failure != nil {
+			s += ": " + clip(e.Failure.Message, 200)
+		}
+		return s
 	case TurnEnded:
 		s := fmt.Sprintf("%s turn ended: %s", e.Agent, e.Usage)
 		if e.ToolRounds > 0 {

@@ -16,6 +16,7 @@ const (
 	TypeTextDelta      Type = "text_delta"
 	TypeReasoningDelta Type = "reasoning_delta"
 	TypeToolCalled     Type = "tool_called"
+	TypeModelCalled    Type = "model_called"
 	TypeToolProgress   Type = "tool_progress"
 	TypeAnswerAccepted Type = "new_answer"
 	TypeVoteAccepted   Type = "vote_cast"
@@ -36,7 +37,7 @@ const (
 )
 
 // Types lists every event type, in the order a run meets them.
-var Types = []Type{TypeRunStarted, TypeTurnStarted, TypeTextDelta, TypeReasoningDelta, TypeToolProgress, TypeToolCalled,
+var Types = []Type{TypeRunStarted, TypeTurnStarted, TypeTextDelta, TypeReasoningDelta, TypeToolProgress, TypeToolCalled, TypeModelCalled,
 	TypeAnswerAccepted, TypeVoteAccepted, TypeActionRejected, TypeTurnRestarted, TypeTurnFailed, TypeTurnEnded,
 	TypeAgentFailed, TypeTimeout, TypeBudgetExceeded, TypeWinnerSelected, TypeFinalStarted, TypeFinalDelta,
 	TypeFinalAnswer, TypePostEvaluation, TypeRunRestarted, TypeRunFinished}
@@ -53,7 +54,7 @@ var Ticks = []Type{TypeToolProgress}
 
 // Bookkeeping are the event types that record accounting rather than
 // progress (a turn's token usage): logs keep them, displays leave them out.
-var Bookkeeping = []Type{TypeTurnEnded}
+var Bookkeeping = []Type{TypeTurnEnded, TypeModelCalled}
 
 // Droppable reports whether subscribers may lose this event under load:
 // whether it is one of the Deltas or the Ticks.

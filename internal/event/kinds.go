@@ -48,6 +48,20 @@ type ToolCalled struct {
 	Duration time.Duration
 }
 
+// ModelCalled: one request of Agent to its model ended (a turn makes one
+// per response: tool steps and corrective attempts are requests of their
+// own; the final presentation's too). Usage is that request's; the turn's
+// total is on TurnEnded, so readers that sum usage must not add these.
+// Failure is set when the request failed.
+type ModelCalled struct {
+	Header
+	Agent    string
+	Model    string
+	Usage    Usage
+	Duration time.Duration
+	Failure  *coord.Failure
+}
+
 // ToolProgress: a tool Agent called, still running, reported progress
 // (an MCP progress or log notification): Progress of Total (0 when
 // unknown) and a message. Droppable, as deltas are: the next one says more.
@@ -206,6 +220,7 @@ func (TextDelta) Type() Type      { return TypeTextDelta }
 func (ReasoningDelta) Type() Type { return TypeReasoningDelta }
 func (ToolCalled) Type() Type     { return TypeToolCalled }
 func (ToolProgress) Type() Type   { return TypeToolProgress }
+func (ModelCalled) Type() Type    { return TypeModelCalled }
 func (AnswerAccepted) Type() Type { return TypeAnswerAccepted }
 func (VoteAccepted) Type() Type   { return TypeVoteAccepted }
 func (ActionRejected) Type() Type { return TypeActionRejected }
@@ -229,6 +244,7 @@ func (e TextDelta) withHead(h Header) Event      { e.Header = h; return e }
 func (e ReasoningDelta) withHead(h Header) Event { e.Header = h; return e }
 func (e ToolCalled) withHead(h Header) Event     { e.Header = h; return e }
 func (e ToolProgress) withHead(h Header) Event   { e.Header = h; return e }
+func (e ModelCalled) withHead(h Header) Event    { e.Header = h; return e }
 func (e AnswerAccepted) withHead(h Header) Event { e.Header = h; return e }
 func (e VoteAccepted) withHead(h Header) Event   { e.Header = h; return e }
 func (e ActionRejected) withHead(h Header) Event { e.Header = h; return e }

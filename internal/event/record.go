@@ -144,6 +144,8 @@ func FromRecord(r Record) (Event, error) {
 	case TypeToolCalled:
 		e = ToolCalled{Agent: r.Agent, Tool: r.Text, Args: r.Args, Result: r.Result, IsError: r.IsError,
 			Duration: r.ToolDuration()}
+	case TypeModelCalled:
+		e = ModelCalled{Agent: r.Agent, Model: r.Text, Usage: u, Duration: r.ToolDuration(), Failure: cloneFailure(r.Failure)}
 	case TypeToolProgress:
 		e = ToolProgress{Agent: r.Agent, Tool: r.Text, Progress: r.Progress, Total: r.Total, Message: r.Result}
 	case TypeAnswerAccepted:
@@ -239,6 +241,12 @@ func (e FinalDelta) record() Record     { return Record{Agent: e.Agent, Text: e.
 func (e ToolCalled) record() Record {
 	return Record{Agent: e.Agent, Text: e.Tool, Args: e.Args, Result: e.Result, IsError: e.IsError,
 		DurationMS: float64(e.Duration.Round(time.Microsecond)) / float64(time.Millisecond)}
+}
+
+// Text = model; the request's usage; DurationMS = how long it took.
+func (e ModelCalled) record() Record {
+	return usageRecord(Record{Agent: e.Agent, Text: e.Model, Failure: cloneFailure(e.Failure),
+		DurationMS: float64(e.Duration.Round(time.Microsecond)) / float64(time.Millisecond)}, e.Usage)
 }
 
 // Text = tool name; Result = the message.

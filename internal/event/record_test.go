@@ -30,6 +30,7 @@ func samples() []Event {
 		TurnRestarted{h, "b", "a", "new answer from a"},
 		TurnFailed{h, "a", "503", &coord.Failure{Kind: coord.FailProvider, Agent: "a", Provider: "openai", Model: "gpt-4o", Status: 503, Retryable: true, Message: "503"}},
 		TurnEnded{h, "a", u, 2},
+		ModelCalled{h, "a", "gpt-4o", u, 1500 * time.Millisecond, &coord.Failure{Kind: coord.FailRateLimit, Agent: "a", Status: 429, Message: "slow down"}},
 		AgentFailed{h, "a", "503", "3 consecutive failed turns", &coord.Failure{Kind: coord.FailAuth, Agent: "a", Status: 401, Message: "401"}},
 		Timeout{h, "a", "deadline", "turn timeout", &coord.Failure{Kind: coord.FailTimeout, Agent: "a", Retryable: true, Message: "deadline"}},
 		BudgetExceeded{h, "max_cost_usd"},

@@ -247,7 +247,7 @@ func (v *View) Apply(e Event) {
 		ag.LastActivity = h.Time
 	} else {
 		switch e.(type) {
-		case TurnStarted, ToolCalled, ToolProgress, AnswerAccepted, VoteAccepted, ActionRejected, TurnRestarted, TurnFailed, TurnEnded, AgentFailed, FinalStarted:
+		case TurnStarted, ToolCalled, ModelCalled, ToolProgress, AnswerAccepted, VoteAccepted, ActionRejected, TurnRestarted, TurnFailed, TurnEnded, AgentFailed, FinalStarted:
 			return // about an agent, but names none: nothing to update
 		}
 	}

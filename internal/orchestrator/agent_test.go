@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"iter"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -159,4 +160,30 @@ func TestAProviderFailureIsDataFromTheAgentToTheResult(t *testing.T) {
 			t.Errorf("run_finished failures %+v, want %+v", fin, want)
 		}
 	})
+}
+
+// Every request an agent makes to its model is an event of its own (for
+// tracing: a span per model call): as many as the simulator answered, and
+// together they cost what the run cost.
+func TestEachModelRequestIsAnEvent(t *testing.T) {
+	srv, agents := simTeam(t, "", "a", "b", "c")
+	res, rec := run(t, agents, Options{})
+	if res.Status != Completed {
+		t.Fatalf("status %s (%v)", res.Status, res.Err)
+	}
+	calls := rec.of(event.TypeModelCalled)
+	settled(t, srv)
+	if got, want := len(calls), len(srv.Requests()); got != want || got == 0 {
+		t.Errorf("%d model_called events, %d requests the simulator answered", got, want)
+	}
+	var in, out int64
+	for _, c := range calls {
+		if c.Agent == "" || !strings.HasPrefix(c.Text, "sim-") || c.DurationMS <= 0 {
+			t.Errorf("model_called %+v lacks its agent, model or duration", c)
+		}
+		in, out = in+c.InputTokens, out+c.OutputTokens
+	}
+	if u := res.TotalUsage(); in != u.InputTokens || out != u.OutputTokens {
+		t.Errorf("model_called events add up to %d in, %d out; the run used %d, %d", in, out, u.InputTokens, u.OutputTokens)
+	}
 }

@@ -152,6 +152,18 @@ func (r *runner) follow(outcomes iter.Seq[agent.Outcome], inbox *agent.Inbox, id
 			r.countTools(id, ToolUse{Calls: 1, Errors: btoi(o.IsError)})
 			r.o.Events.Publish(event.ToolCalled{Header: h, Agent: id,
 				Tool: o.Tool, Args: preview(o.Args), Result: preview(o.Result), IsError: o.IsError, Duration: o.Duration})
+		case agent.ModelCall:
+			// The request's own usage and cost, for tracing; the turn's
+			// total goes out on TurnEnded, so nothing is added here.
+			var cost float64
+			if f := r.byID[id].Cost; f != nil {
+				cost = f(o.Usage)
+			}
+			if o.Failure != nil {
+				o.Failure.Agent = id
+			}
+			r.o.Events.Publish(event.ModelCalled{Header: h, Agent: id, Model: o.Model, Duration: o.Duration, Failure: o.Failure,
+				Usage: event.Usage{InputTokens: o.Usage.InputTokens, OutputTokens: o.Usage.OutputTokens, CostUSD: cost}})
 		case agent.ToolProgress:
 			r.o.Events.Publish(event.ToolProgress{Header: h, Agent: id, Tool: o.Tool, Progress: o.Progress, Total: o.Total, Message: o.Message})
 		case agent.Rejected:

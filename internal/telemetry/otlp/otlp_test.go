@@ -84,6 +84,7 @@ type span struct {
 	eventAttrs    []map[string]any
 	status        ptrace.StatusCode
 	statusMessage string
+	kind          ptrace.SpanKind
 	start, end    pcommon.Timestamp
 }
 
@@ -99,7 +100,7 @@ func (r *receiver) spans(t *testing.T) (resource map[string]any, out []span) {
 					s := ss.Spans().At(k)
 					sp := span{name: s.Name(), id: s.SpanID().String(), parent: s.ParentSpanID().String(), trace: s.TraceID().String(),
 						attrs: s.Attributes().AsRaw(), status: s.Status().Code(), statusMessage: s.Status().Message(),
-						start: s.StartTimestamp(), end: s.EndTimestamp()}
+						kind: s.Kind(), start: s.StartTimestamp(), end: s.EndTimestamp()}
 					if s.ParentSpanID().IsEmpty() {
 						sp.parent = ""
 					}
@@ -209,6 +210,8 @@ func TestRunExportsToCollector(t *testing.T) {
 	kinds := map[string]int{}
 	var criticFailed, answered, voted bool
 	tools := map[string]*span{}
+	chats := map[string]int{}
+	var chatIn, chatOut int64
 	for i := range spans {
 		s := &spans[i]
 		if s.trace != root.trace {
@@ -265,9 +268,26 @@ func TestRunExportsToCollector(t *testing.T) {
 				t.Errorf("%s: %v", s.name, s.attrs)
 			}
 			tools[s.attrs["gen_ai.tool.name"].(string)] = s
+		case strings.HasPrefix(s.name, "chat "):
+			// One per request to the model, under the turn (or the
+			// presentation) that made it, with that request's usage.
+			agent, _ := s.attrs["gen_ai.agent.id"].(string)
+			if parent.name != "invoke_agent "+agent || s.attrs["gen_ai.operation.name"] != "chat" ||
+				s.attrs["gen_ai.request.model"] != strings.TrimPrefix(s.name, "chat ") || s.kind != ptrace.SpanKindClient {
+				t.Errorf("%s (parent %s): %v", s.name, parent.name, s.attrs)
+			}
+			chats[agent]++
+			chatIn += s.attrs["gen_ai.usage.input_tokens"].(int64)
+			chatOut += s.attrs["gen_ai.usage.output_tokens"].(int64)
+			if agent == "critic" && (s.status != ptrace.StatusCodeError || s.attrs["error.type"] != "auth" || s.attrs["http.response.status_code"] != int64(401)) {
+				t.Errorf("critic's request: status %v, %v", s.status, s.attrs)
+			}
 		default:
 			t.Errorf("unexpected span %s", s.name)
 		}
+	}
+	if chats["researcher"] < 2 || chats["critic"] < 1 || chats["writer"] < 1 {
+		t.Errorf("chat spans per agent: %v, want every request (the researcher's tool step too)", chats)
 	}
 	if !criticFailed || !answered || !voted {
 		t.Errorf("critic failed %v, an answer %v, a vote for the winner %v", criticFailed, answered, voted)
@@ -285,6 +305,9 @@ func TestRunExportsToCollector(t *testing.T) {
 	for _, u := range out.Usage {
 		wantIn += u.InputTokens
 		wantOut += u.OutputTokens
+	}
+	if chatIn != wantIn || chatOut != wantOut {
+		t.Errorf("chat span tokens in %d out %d, run usage in %d out %d", chatIn, chatOut, wantIn, wantOut)
 	}
 	if wantIn == 0 || in != wantIn || outTok != wantOut {
 		t.Errorf("span tokens in %d out %d, run usage in %d out %d", in, outTok, wantIn, wantOut)

@@ -20,13 +20,15 @@ import (
 //	├── invoke_agent <agent>              a coordination turn: turn_started → turn_ended,
 //	│   │                                 failed by the turn_failed / timeout that follows it;
 //	│   │                                 new_answer, vote_cast, action_rejected, restart are its events
+//	│   ├── chat <model>                  a request to the model (model_called: its end,
+//	│   │                                 duration, usage and failure)
 //	│   └── execute_tool <tool>           a tool call (tool_called: its end and duration)
 //	├── invoke_agent <winner>             the final presentation: final_started → final_answer
 //	└── invoke_agent <winner>             post-evaluation: final_answer → post_evaluation
 //
-// massgen.turn.kind tells the three kinds of agent span apart. Model
-// calls have no span of their own: the events do not mark them (a turn's
-// tool rounds are counted by turn_ended), so a turn's usage is on its span.
+// massgen.turn.kind tells the three kinds of agent span apart. Each model
+// request is a chat span under its turn (or presentation) with that
+// request's usage; the metrics count usage once, per turn.
 
 // Attribute keys.
 const (
@@ -121,6 +123,8 @@ func (d *deriver) handle(e event.Event) {
 		d.open[e.Agent] = append(d.open[e.Agent], t)
 	case event.ToolCalled:
 		d.tool(e)
+	case event.ModelCalled:
+		d.modelCall(e)
 	case event.AnswerAccepted:
 		if t := d.current(e.Agent); t != nil {
 			t.span.SetAttributes(attribute.String(attrOutcome, "answer"), attribute.String(attrLabel, e.Label))
@@ -273,6 +277,49 @@ func (d *deriver) current(agent string) *turn {
 		return d.final
 	}
 	return nil
+}
+
+// parentOf is the span a call of agent's belongs under: its turn of the
+// event's attempt and epoch, else its latest open one (or the
+// presentation).
+func (d *deriver) parentOf(agent string, h event.Header) context.Context {
+	parent := d.current(agent)
+	for _, t := range d.open[agent] {
+		if t.attempt == h.Attempt && t.epoch == h.Epoch {
+			parent = t
+			break
+		}
+	}
+	if parent == nil {
+		return d.runCtx
+	}
+	return trace.ContextWithSpan(d.runCtx, parent.span)
+}
+
+// modelCall makes the span of one request to the agent's model: "chat
+// <model>", a client span with that request's usage, in error when it
+// failed.
+func (d *deriver) modelCall(e event.ModelCalled) {
+	h := e.Head()
+	attrs := []attribute.KeyValue{attribute.String(attrOperation, "chat"), attribute.String(attrModel, e.Model),
+		attribute.String(attrAgentID, e.Agent),
+		attribute.Int64(attrInputTokens, e.Usage.InputTokens), attribute.Int64(attrOutputTokens, e.Usage.OutputTokens)}
+	if p := provider(d.team[e.Agent].Backend); p != "" {
+		attrs = append(attrs, attribute.String(attrProvider, p), attribute.String(attrSystem, p))
+	}
+	if e.Usage.CostUSD > 0 {
+		attrs = append(attrs, attribute.Float64(attrCost, e.Usage.CostUSD))
+	}
+	_, span := d.tracer.Start(d.parentOf(e.Agent, h), "chat "+e.Model, trace.WithTimestamp(h.Time.Add(-e.Duration)),
+		trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
+	if f := e.Failure; f != nil && f.Kind != coord.FailCancelled {
+		span.SetAttributes(attribute.String(attrErrorType, string(f.Kind)))
+		if f.Status != 0 {
+			span.SetAttributes(attribute.Int(attrHTTPStatus, f.Status))
+		}
+		span.SetStatus(codes.Error, firstLine(f.Message))
+	}
+	span.End(trace.WithTimestamp(h.Time))
 }
 
 // tool makes the span of one tool call, under the turn that made it (the
