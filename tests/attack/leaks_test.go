@@ -108,6 +108,19 @@ func TestSecretsEchoedByAProvider(t *testing.T) {
 				t.Errorf("the response body holds the key:\n%s", excerpt(string(b), canary))
 			}
 			noEscapes(t, "the response body", string(b))
+			// The run's event feed carries its failures as data: masked too.
+			if run := resp.Header.Get("X-Massgen-Run-Id"); run != "" {
+				fr, err := http.Get("http://" + d.addr + "/v1/runs/" + run + "/events")
+				must(t, err)
+				fb, _ := io.ReadAll(fr.Body)
+				fr.Body.Close()
+				if strings.Contains(string(fb), canary) {
+					t.Errorf("the run's event feed holds the key:\n%s", excerpt(string(fb), canary))
+				}
+				noEscapes(t, "the run's event feed", string(fb))
+			} else {
+				t.Error("no X-Massgen-Run-Id: the event feed cannot be checked")
+			}
 			time.Sleep(300 * time.Millisecond)
 			noCanary(t, result{dir: dir, stderr: d.stderr.String()})
 			noEscapes(t, "serve's stderr", d.stderr.String())
