@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -94,7 +93,7 @@ func replay(env *Env, dir string, quiet, events bool) error {
 	}
 	switch {
 	case fin != nil && fin.Winner != "":
-		summary += fmt.Sprintf("; %s, winner %s (%s), votes %s", fin.Status, fin.Winner, fin.How, tallyText(fin.Tally))
+		summary += fmt.Sprintf("; %s, winner %s (%s), %s", fin.Status, fin.Winner, fin.How, event.Tally(fin.Tally))
 	case fin != nil:
 		summary += fmt.Sprintf("; %s: %s", fin.Status, fin.Reason)
 	default:
@@ -105,17 +104,4 @@ func replay(env *Env, dir string, quiet, events bool) error {
 	}
 	fmt.Fprintln(out, summary)
 	return nil
-}
-
-// tallyText is a tally in config-independent order: "a=2 b=1".
-func tallyText(t map[string]int) string {
-	var parts []string
-	for id, n := range t {
-		parts = append(parts, fmt.Sprintf("%s=%d", id, n))
-	}
-	if len(parts) == 0 {
-		return "none"
-	}
-	slices.Sort(parts)
-	return strings.Join(parts, " ")
 }

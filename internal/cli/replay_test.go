@@ -45,7 +45,7 @@ func TestReplayReproducesARunFromItsLogAlone(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(text), "\n")
 	summary := lines[len(lines)-1]
 	if !strings.HasPrefix(summary, "reproduced: ") || !strings.Contains(summary, "completed, winner "+votes.Winner+" ") ||
-		!strings.HasSuffix(summary, "votes "+tallyText(votes.Tally)) {
+		!strings.HasSuffix(summary, event.Tally(votes.Tally)) {
 		t.Errorf("summary %q, want the run reproduced with winner %s and tally %v", summary, votes.Winner, votes.Tally)
 	}
 	for _, want := range []string{"> start", "> answer ", "> vote ", "  verdict accepted", "  present winner=" + votes.Winner, "> presented "} {

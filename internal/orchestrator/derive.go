@@ -25,16 +25,8 @@ import (
 // verdict) belong to it; those that report a decision, to the state after.
 func derive(in coord.Input, cmds []coord.Command, m *coord.Machine, pos map[string]int, pre event.Header) []event.Event {
 	post := event.Header{Attempt: m.Attempt(), Epoch: m.Epoch()}
-	ref := func(a coord.Answer) event.AnswerRef {
-		return event.AnswerRef{Label: a.Label, Agent: a.Agent, Answer: event.AnswerLabel(pos[a.Agent], a.Rev)}
-	}
-	refs := func(as []coord.Answer) []event.AnswerRef {
-		out := make([]event.AnswerRef, len(as))
-		for i, a := range as {
-			out[i] = ref(a)
-		}
-		return out
-	}
+	ref := func(a coord.Answer) event.AnswerRef { return answerRef(pos, a) }
+	refs := func(as []coord.Answer) []event.AnswerRef { return answerRefs(pos, as) }
 	current := func(id string) event.AnswerRef {
 		for _, a := range m.Answers() {
 			if a.Agent == id {
@@ -102,6 +94,21 @@ func derive(in coord.Input, cmds []coord.Command, m *coord.Machine, pos map[stri
 		}
 	}
 	return out
+}
+
+// answerRef names an answer both ways for the events: the anonymous label
+// coord gave it and the stable log label "agent<config position>.<revision>"
+// (pos: each agent's config position, from 1).
+func answerRef(pos map[string]int, a coord.Answer) event.AnswerRef {
+	return event.AnswerRef{Label: a.Label, Agent: a.Agent, Answer: event.AnswerLabel(pos[a.Agent], a.Rev)}
+}
+
+func answerRefs(pos map[string]int, as []coord.Answer) []event.AnswerRef {
+	refs := make([]event.AnswerRef, len(as))
+	for i, a := range as {
+		refs[i] = answerRef(pos, a)
+	}
+	return refs
 }
 
 // DeriveLog replays a run's log through a fresh machine and returns the

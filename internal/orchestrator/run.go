@@ -138,19 +138,8 @@ func (r *runner) publish(e event.Event) {
 	r.o.Events.Publish(event.At(e, cmp.Or(e.Head().Attempt, r.attempt), r.epoch))
 }
 
-// answerRef names an answer both ways for the events: the anonymous label
-// coord gave it and the stable log label "agent<config position>.<revision>".
-func (r *runner) answerRef(a coord.Answer) event.AnswerRef {
-	return event.AnswerRef{Label: a.Label, Agent: a.Agent, Answer: event.AnswerLabel(r.pos[a.Agent], a.Rev)}
-}
-
-func (r *runner) answerRefs(as []coord.Answer) []event.AnswerRef {
-	refs := make([]event.AnswerRef, len(as))
-	for i, a := range as {
-		refs[i] = r.answerRef(a)
-	}
-	return refs
-}
+// answerRefs names answers both ways for the events (answerRef).
+func (r *runner) answerRefs(as []coord.Answer) []event.AnswerRef { return answerRefs(r.pos, as) }
 
 // send delivers a message to the loop, unless the loop has ended.
 func (r *runner) send(m inboxMsg) bool {

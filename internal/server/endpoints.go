@@ -70,10 +70,8 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request) {
 	if !methods(w, r, http.MethodGet) {
 		return
 	}
-	info, ok := s.runs.get(r.PathValue("id"))
+	info, ok := s.runOr404(w, r)
 	if !ok {
-		writeError(w, NewError(http.StatusNotFound, "run_not_found", "No run with id '%s' (unknown, or forgotten: the server keeps the latest %d finished runs).",
-			r.PathValue("id"), s.d.KeepRuns))
 		return
 	}
 	if info.View != nil {
@@ -93,6 +91,16 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request) {
 		Results: runlog.ResultsView{Winner: info.Winner},
 	}
 	writeJSON(w, http.StatusOK, v)
+}
+
+// runOr404 is the run the path's {id} names, or a 404 written to w.
+func (s *Server) runOr404(w http.ResponseWriter, r *http.Request) (runInfo, bool) {
+	info, ok := s.runs.get(r.PathValue("id"))
+	if !ok {
+		writeError(w, NewError(http.StatusNotFound, "run_not_found", "No run with id '%s' (unknown, or forgotten: the server keeps the latest %d finished runs).",
+			r.PathValue("id"), s.d.KeepRuns))
+	}
+	return info, ok
 }
 
 // GET and DELETE /v1/responses/{id}: a kept Response (made with store:

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +10,7 @@ import (
 	"strconv"
 
 	"github.com/massgen/massgen/internal/event"
+	"github.com/massgen/massgen/internal/runlog"
 )
 
 // GET /v1/runs/{id}/events: the run's events as Server-Sent Events, in the
@@ -29,10 +29,8 @@ func (s *Server) runEvents(w http.ResponseWriter, r *http.Request) {
 	if !methods(w, r, http.MethodGet) {
 		return
 	}
-	info, ok := s.runs.get(r.PathValue("id"))
+	info, ok := s.runOr404(w, r)
 	if !ok {
-		writeError(w, NewError(http.StatusNotFound, "run_not_found", "No run with id '%s' (unknown, or forgotten: the server keeps the latest %d finished runs).",
-			r.PathValue("id"), s.d.KeepRuns))
 		return
 	}
 	from, e := eventsFrom(r)
@@ -105,22 +103,24 @@ func (s *Server) logEvents(info runInfo, from uint64, opts event.SubscribeOption
 		return
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 16<<20)
-	for sc.Scan() {
+	// Up to a torn last line (a run killed mid-write): all before it is sent.
+	err = runlog.ReadJSONLines(f, func(line []byte) error {
 		var rec event.Record
-		if json.Unmarshal(sc.Bytes(), &rec) != nil {
-			break // a torn last line: everything before it was sent
+		if err := json.Unmarshal(line, &rec); err != nil {
+			return err
 		}
 		if rec.Seq < from || opts.Skip != nil && rec.Type.Droppable() {
-			continue
+			return nil
 		}
 		rec.V = event.SchemaVersion
 		if !send(string(rec.Type), rec.Seq, rec) {
-			return
+			return errClientGone
 		}
+		return nil
+	})
+	if !errors.Is(err, errClientGone) {
+		send("end", 0, map[string]any{"run": info.ID})
 	}
-	send("end", 0, map[string]any{"run": info.ID})
 }
 
 // eventsFrom is the first sequence number a client asks for: after its
