@@ -59,12 +59,12 @@ func phase(req *request) string {
 	switch {
 	case req.offers("new_answer"):
 		return WhenCoordination
-	case req.nTools == 0:
-		return WhenPresentation
 	case req.offers("submit") || req.offers("restart_orchestration"):
 		return WhenEvaluation
 	}
-	return ""
+	// No workflow tool: a presentation, with or without tools of its own
+	// (a workspace's, or a coding-agent CLI's built-in ones).
+	return WhenPresentation
 }
 
 func whenMatches(when, ph string) bool { return when == "" || when == ph }
@@ -82,6 +82,10 @@ type selection struct {
 // arrival order per model. The caller holds s.mu; everything slower (text
 // generation, JSON) happens in buildPlan, outside the lock.
 func (s *Server) selectLocked(req *request) selection {
+	if req.afterAction() {
+		// The turn is over; the client asks once more out of habit.
+		return selection{kind: "done", label: "text"}
+	}
 	ph := phase(req)
 	st := s.models[req.model]
 	if st == nil {
@@ -130,10 +134,10 @@ func buildPlan(req *request, sel selection) *plan {
 			content = expand(content, req.model, n)
 		}
 		if step != nil && step.Fault == faultMalformedToolJSON {
-			p.calls = []toolCall{{"new_answer", malformedArguments(content)}}
+			p.calls = []toolCall{{req.nameOf("new_answer"), malformedArguments(content)}}
 			return p
 		}
-		p.calls = []toolCall{{"new_answer", mustJSON(struct {
+		p.calls = []toolCall{{req.nameOf("new_answer"), mustJSON(struct {
 			Content string `json:"content"`
 		}{content})}}
 	case "vote":
@@ -147,14 +151,14 @@ func buildPlan(req *request, sel selection) *plan {
 			}
 			reason = "simulated vote: " + label + " is complete"
 		}
-		p.calls = []toolCall{{"vote", mustJSON(struct {
+		p.calls = []toolCall{{req.nameOf("vote"), mustJSON(struct {
 			AgentID string `json:"agent_id"`
 			Reason  string `json:"reason"`
 		}{label, reason})}}
 	case "submit":
-		p.calls = []toolCall{{"submit", `{"confirmed":true}`}}
+		p.calls = []toolCall{{req.nameOf("submit"), `{"confirmed":true}`}}
 	case "restart":
-		p.calls = []toolCall{{"restart_orchestration", mustJSON(struct {
+		p.calls = []toolCall{{req.nameOf("restart_orchestration"), mustJSON(struct {
 			Reason       string `json:"reason"`
 			Instructions string `json:"instructions"`
 		}{step.Restart, step.Reason})}}
@@ -166,6 +170,8 @@ func buildPlan(req *request, sel selection) *plan {
 			}
 			p.calls = append(p.calls, toolCall{c.Name, args})
 		}
+	case "done":
+		p.text = "Done: my action is with the coordinator."
 	case "fault":
 		status, name, _ := parseFault(step.Fault)
 		switch {
@@ -236,16 +242,16 @@ func defaultOnly(req *request, n int) plan {
 		if len(req.voteEnum) > 0 {
 			label = req.voteEnum[0]
 		}
-		p.calls = []toolCall{{"vote", mustJSON(struct {
+		p.calls = []toolCall{{req.nameOf("vote"), mustJSON(struct {
 			AgentID string `json:"agent_id"`
 			Reason  string `json:"reason"`
 		}{label, "simulated vote: " + label + " is complete"})}}
 	case "answer":
-		p.calls = []toolCall{{"new_answer", mustJSON(struct {
+		p.calls = []toolCall{{req.nameOf("new_answer"), mustJSON(struct {
 			Content string `json:"content"`
 		}{defaultAnswer(req, n)})}}
 	case "submit":
-		p.calls = []toolCall{{"submit", `{"confirmed":true}`}}
+		p.calls = []toolCall{{req.nameOf("submit"), `{"confirmed":true}`}}
 	default:
 		p.text = finalText(req, "")
 	}

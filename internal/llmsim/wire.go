@@ -38,9 +38,57 @@ type toolResult struct {
 	name, content string
 }
 
-func (r *request) offers(name string) bool {
+// offers reports whether the request offers the function name, under its
+// own name or, for a workflow tool, under a client's prefix (see
+// workflowName).
+func (r *request) offers(name string) bool { return r.offered(name) != "" }
+
+// offered is the name under which the request offers the function name:
+// name itself, or for a workflow tool the prefixed name a coding-agent CLI
+// gives an MCP server's tool ("mcp__massgen__new_answer" in Claude Code,
+// "mcp_massgen_new_answer" in Gemini CLI); "" when it is not offered.
+func (r *request) offered(name string) string {
 	for _, n := range r.tools {
-		if n == name {
+		if n == name || workflowName(n) == name {
+			return n
+		}
+	}
+	return ""
+}
+
+// nameOf is the name to call the function name by: the one the request
+// offers it under, else name itself.
+func (r *request) nameOf(name string) string { return cmpOr(r.offered(name), name) }
+
+// workflowTools are the tools whose calls are coordination actions.
+var workflowTools = []string{"new_answer", "vote", "submit", "restart_orchestration", "stop"}
+
+// workflowName is the workflow tool a function name stands for, under any
+// prefix a client puts before an MCP tool's name ("<prefix>_new_answer"),
+// or "" when it stands for none.
+func workflowName(n string) string {
+	for _, w := range workflowTools {
+		if n == w || strings.HasSuffix(n, "_"+w) {
+			return w
+		}
+	}
+	return ""
+}
+
+// afterAction reports whether the request carries back the result of a
+// workflow action the coordinator accepted or found stale: an agent with
+// its own tool loop (a coding-agent CLI) asks its model once more after
+// the action, and the turn is over, so the answer is a short text that
+// consumes no scripted step. A rejection is not such a result: the model
+// must correct it.
+func (r *request) afterAction() bool {
+	for _, res := range r.results {
+		if workflowName(res.name) == "" {
+			continue
+		}
+		c := res.content
+		if strings.Contains(c, "Answer recorded") || strings.Contains(c, "Vote recorded") ||
+			strings.Contains(c, "was not counted") || strings.Contains(c, "the turn is over") {
 			return true
 		}
 	}
@@ -78,7 +126,7 @@ func userTask(n int, at func(i int) (role, content string)) string {
 // addTool records an offered function and, for vote, its agent_id enum.
 func (r *request) addTool(name string, schema json.RawMessage) {
 	r.tools = append(r.tools, name)
-	if name == "vote" {
+	if workflowName(name) == "vote" {
 		r.voteEnum = voteEnum(schema)
 	}
 }
