@@ -158,15 +158,22 @@ func errorResult(msg string) *mcp.CallToolResult {
 // accepted workflow action.
 var ErrNoAction = errors.New("the agent ended its turn without calling new_answer or vote")
 
+// Loop drives an agent with its own tool loop through one task: it starts
+// the agent (a CLI with this server in its MCP configuration), reports
+// what the agent streams through emit, and returns once the agent has
+// ended. emit never blocks. A Done it emits is not passed on: its Usage,
+// Steps and State become those of the Done that ends the task.
+type Loop func(ctx context.Context, emit func(agent.Outcome)) error
+
 // Run plays one coordination task of an agent with its own tool loop:
-// loop drives the agent (starts the CLI with this server in its MCP
-// configuration and waits for it) while the server's tools are bound to
-// this task. Each call the agent makes becomes a Propose outcome, whose
-// verdict from inbox is the call's result. Once an action is accepted
-// (or found stale) the turn is over: loop's context is cancelled, so the
-// agent stops at once, and Run ends with Done. A loop that returns first
-// ends the turn as a failure (ErrNoAction when it returned nil).
-func (s *Server) Run(ctx context.Context, task agent.Task, inbox *agent.Inbox, loop func(ctx context.Context) error) iter.Seq[agent.Outcome] {
+// loop drives the agent while the server's tools are bound to this task.
+// Each call the agent makes becomes a Propose outcome, whose verdict from
+// inbox is the call's result. Once an action is accepted (or found stale)
+// the turn is over: the agent may take Grace to read the result and end,
+// then loop's context is cancelled, so the agent stops, and Run ends with
+// Done. A loop that returns first ends the turn as a failure (ErrNoAction
+// when it returned nil).
+func (s *Server) Run(ctx context.Context, task agent.Task, inbox *agent.Inbox, loop Loop) iter.Seq[agent.Outcome] {
 	return func(yield func(agent.Outcome) bool) {
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
@@ -202,22 +209,44 @@ func (s *Server) Run(ctx context.Context, task agent.Task, inbox *agent.Inbox, l
 			s.mu.Unlock()
 		}()
 
-		loopDone := make(chan error, 1)
-		go func() { loopDone <- loop(ctx) }()
+		var q queue
+		q.init()
 		var done agent.Done
+		// flush passes on what the loop emitted; false: the consumer left.
+		flush := func() bool {
+			for _, o := range q.take() {
+				if d, ok := o.(agent.Done); ok {
+					done.Usage, done.Steps = d.Usage, d.Steps
+					if d.State != nil {
+						done.State = d.State
+					}
+					continue
+				}
+				if !yield(o) {
+					return false
+				}
+			}
+			return true
+		}
+		loopDone := make(chan error, 1)
+		go func() { loopDone <- loop(ctx, q.put) }()
+		stop := func() { cancel(); <-loopDone }
 		for {
 			select {
+			case <-q.ready:
+				if !flush() {
+					stop()
+					return
+				}
 			case p := <-proposals:
-				if !yield(p) {
-					cancel()
-					<-loopDone
+				if !flush() || !yield(p) {
+					stop()
 					return
 				}
 				v := inbox.Verdict(ctx)
 				if v.Outcome == coord.Rejected {
 					if !yield(agent.Rejected{Reason: v.Message}) {
-						cancel()
-						<-loopDone
+						stop()
 						return
 					}
 				}
@@ -229,17 +258,32 @@ func (s *Server) Run(ctx context.Context, task agent.Task, inbox *agent.Inbox, l
 					// The turn is decided: the agent reads its result and
 					// ends, or is stopped after the grace.
 					grace := time.NewTimer(cmp.Or(s.Grace, DefaultGrace))
-					select {
-					case <-loopDone:
-					case <-grace.C:
-						cancel()
-						<-loopDone
+				wait:
+					for {
+						select {
+						case <-q.ready:
+							if !flush() {
+								grace.Stop()
+								stop()
+								return
+							}
+						case <-loopDone:
+							break wait
+						case <-grace.C:
+							stop()
+							break wait
+						}
 					}
 					grace.Stop()
-					yield(done)
+					if flush() {
+						yield(done)
+					}
 					return
 				}
 			case err := <-loopDone:
+				if !flush() {
+					return
+				}
 				if ctx.Err() != nil && err == nil {
 					err = ctx.Err()
 				}
@@ -255,4 +299,35 @@ func (s *Server) Run(ctx context.Context, task agent.Task, inbox *agent.Inbox, l
 			}
 		}
 	}
+}
+
+// queue holds what a loop emitted until Run passes it on: put never
+// blocks, so an agent's output is read at its own pace whatever the
+// consumer does.
+type queue struct {
+	mu    sync.Mutex
+	items []agent.Outcome
+	ready chan struct{} // one signal per batch, made by the first put
+	once  sync.Once
+}
+
+func (q *queue) init() { q.once.Do(func() { q.ready = make(chan struct{}, 1) }) }
+
+func (q *queue) put(o agent.Outcome) {
+	q.init()
+	q.mu.Lock()
+	q.items = append(q.items, o)
+	q.mu.Unlock()
+	select {
+	case q.ready <- struct{}{}:
+	default:
+	}
+}
+
+func (q *queue) take() []agent.Outcome {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	items := q.items
+	q.items = nil
+	return items
 }

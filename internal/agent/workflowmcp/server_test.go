@@ -55,7 +55,7 @@ func (e *external) Run(ctx context.Context, task agent.Task, inbox *agent.Inbox)
 			}
 		}
 	}
-	return e.srv.Run(ctx, task, inbox, func(ctx context.Context) error {
+	return e.srv.Run(ctx, task, inbox, func(ctx context.Context, emit func(agent.Outcome)) error {
 		client := mcp.NewClient(&mcp.Implementation{Name: "fake-cli", Version: "1"}, nil)
 		sess, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: e.url,
 			HTTPClient: &http.Client{Transport: tokenTransport{e.srv.Token()}}, DisableStandaloneSSE: true}, nil)

@@ -1,0 +1,155 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"os/exec"
+	"strings"
+	"sync"
+
+	"github.com/massgen/massgen/internal/agent"
+	"github.com/massgen/massgen/internal/agent/workflowmcp"
+	"github.com/massgen/massgen/internal/coord"
+)
+
+// Agent is a coding-agent CLI as a team member (an agent.Agent). Each task
+// runs the CLI once, as a child process in the agent's workspace; a
+// coordination turn serves it the workflow tools over MCP and ends when
+// the coordinator has its action.
+type Agent struct {
+	ID     string
+	Vendor Vendor
+	// Path is the CLI's executable.
+	Path string
+	// Model, BaseURL and APIKey: see Invocation.
+	Model, BaseURL, APIKey string
+	// Workdir is the agent's workspace; Home the CLI's private home.
+	Workdir, Home string
+	// MCPServers are the agent's own MCP servers, handed to the CLI.
+	MCPServers []MCPServer
+	// Options are the backend block's keys (see Invocation.Options).
+	Options map[string]any
+	// Env is the CLI's base environment (KEY=VALUE); nil: BaseEnv.
+	Env []string
+	// Wrap, when set, makes cmd run in the agent's sandbox with env as its
+	// whole environment (sandbox.Program). Without it the CLI runs as a
+	// plain child process: only for tests and explicit consent.
+	Wrap func(cmd *exec.Cmd, env []string)
+
+	mu  sync.Mutex
+	wf  *workflowmcp.Server
+	url string
+}
+
+// state is what the agent keeps between tasks (agent.Task.State).
+type state struct {
+	Session string `json:"session,omitempty"`
+}
+
+// Run plays one task; see agent.Agent.
+func (a *Agent) Run(ctx context.Context, task agent.Task, inbox *agent.Inbox) iter.Seq[agent.Outcome] {
+	inv := a.invocation(task)
+	if task.Kind == agent.TaskCoordinate {
+		srv, err := a.workflow()
+		if err != nil {
+			return failed(a.failure(fmt.Errorf("cannot serve the workflow tools: %w", err)))
+		}
+		inv.Workflow = &MCPServer{Name: WorkflowServer, URL: a.url, Headers: map[string]string{"Authorization": "Bearer " + srv.Token()}}
+		return srv.Run(ctx, task, inbox, func(ctx context.Context, emit func(agent.Outcome)) error {
+			res, err := a.exec(ctx, inv, emit)
+			emit(agent.Done{Usage: res.Usage, State: a.state(res)})
+			return err
+		})
+	}
+	return func(yield func(agent.Outcome) bool) {
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		var text strings.Builder
+		open := true
+		res, err := a.exec(ctx, inv, func(o agent.Outcome) {
+			if t, ok := o.(agent.Text); ok {
+				text.WriteString(t.Text)
+			}
+			if open && !yield(o) {
+				open = false
+				cancel()
+			}
+		})
+		if !open {
+			return
+		}
+		done := agent.Done{Usage: res.Usage, State: a.state(res), Text: strings.TrimSpace(res.Text)}
+		if done.Text == "" {
+			done.Text = strings.TrimSpace(text.String())
+		}
+		if err != nil {
+			done.Failure = a.failure(err)
+		} else if task.Kind == agent.TaskEvaluate {
+			// A CLI has no submit tool of ours yet: its review counts as
+			// submit, as any evaluation that says nothing does.
+			done.Evaluation = &agent.Evaluation{Usage: res.Usage}
+		}
+		yield(done)
+	}
+}
+
+// invocation lays out a task for the vendor.
+func (a *Agent) invocation(task agent.Task) *Invocation {
+	var st state
+	_ = json.Unmarshal(task.State, &st)
+	return &Invocation{Task: task, Workdir: a.Workdir, Home: a.Home, Model: a.Model, BaseURL: a.BaseURL, APIKey: a.APIKey,
+		Session: st.Session, System: task.System, Prompt: task.User, MCPServers: a.MCPServers, Options: a.Options}
+}
+
+func (a *Agent) state(res Result) []byte {
+	if res.Session == "" {
+		return nil
+	}
+	b, _ := json.Marshal(state{Session: res.Session})
+	return b
+}
+
+// workflow starts the agent's workflow server on first use.
+func (a *Agent) workflow() (*workflowmcp.Server, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.wf != nil {
+		return a.wf, nil
+	}
+	srv := workflowmcp.New()
+	url, err := srv.Listen()
+	if err != nil {
+		return nil, err
+	}
+	a.wf, a.url = srv, url
+	return srv, nil
+}
+
+// Close stops the agent's workflow server.
+func (a *Agent) Close() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.wf == nil {
+		return nil
+	}
+	err := a.wf.Close()
+	a.wf = nil
+	return err
+}
+
+// failure names the agent and its CLI in a task's failure.
+func (a *Agent) failure(err error) *coord.Failure {
+	f := agent.FailureOf(err, a.ID, a.Vendor.Type(), a.Model)
+	var pe *ProcessError
+	if errors.As(err, &pe) && f.Kind == coord.FailOther {
+		f.Kind = coord.FailProvider
+	}
+	return f
+}
+
+func failed(f *coord.Failure) iter.Seq[agent.Outcome] {
+	return func(yield func(agent.Outcome) bool) { yield(agent.Done{Failure: f}) }
+}
