@@ -22,6 +22,12 @@ type Vendor interface {
 	Decoder() Decoder
 }
 
+// Checker is a Vendor that judges the backend block's keys before a run:
+// each key the CLI has no equivalent for is a warning that names it.
+type Checker interface {
+	Check(options map[string]any) (warnings []string)
+}
+
 // Invocation is one task of a CLI agent, as a vendor lays it out.
 type Invocation struct {
 	Task agent.Task

@@ -39,6 +39,22 @@ func Bwrap() (string, error) { return findBwrap("") }
 // sees, or an abstract one of the host's network namespace it shares,
 // would be a host service (docker.sock, an agent's) the user did not give.
 func Program(bwrap string, g *workspace.Guard, cmd *exec.Cmd, env []string, unixSockets bool) {
+	ProgramWith(bwrap, g, cmd, env, ProgramOptions{UnixSockets: unixSockets})
+}
+
+// ProgramOptions are what ProgramWith adds to Program's view.
+type ProgramOptions struct {
+	// UnixSockets: see Program.
+	UnixSockets bool
+	// Writable are directories outside the workspace the program may
+	// write, such as a coding-agent CLI's private home (its settings and
+	// sessions); each is bound at its own path.
+	Writable []string
+}
+
+// ProgramWith is Program with options.
+func ProgramWith(bwrap string, g *workspace.Guard, cmd *exec.Cmd, env []string, o ProgramOptions) {
+	unixSockets := o.UnixSockets
 	prog := realProgram(cmd.Path, cmd.Dir, cmd.Env)
 	if prog != cmd.Path {
 		env = withPathFirst(env, filepath.Dir(prog))
@@ -57,6 +73,9 @@ func Program(bwrap string, g *workspace.Guard, cmd *exec.Cmd, env []string, unix
 	args = append(args, resolverBinds()...)
 	args = append(args, programBinds(prog, cmd.Args[1:])...)
 	args = append(args, mountArgs(g.Mounts())...)
+	for _, d := range o.Writable {
+		args = append(args, "--bind", d, d)
+	}
 	for _, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")
 		args = append(args, "--setenv", k, v)
