@@ -48,6 +48,11 @@ func (d *decoder) backend(bp *pair, path string) Backend {
 	if v, ok := d.integer(join(path, "tokens_per_minute"), n.get("tokens_per_minute"), "a positive whole number"); ok {
 		b.TokensPerMinute = v
 	}
+	spec, _ := provider.Lookup(b.Type)
+	cli := spec.Wire == provider.WireCLI
+	if cli {
+		b.CLI = map[string]any{}
+	}
 	for _, p := range n.pairs {
 		key := join(path, p.key)
 		switch {
@@ -81,6 +86,9 @@ func (d *decoder) backend(bp *pair, path string) Backend {
 			if on, ok := d.boolean(key, p); ok && !on {
 				d.ignore(p.keyPos, key, p.key, "'concurrent_tool_execution: false' is ignored: massgen runs the tool calls of one response concurrently (up to 4 at once)", "")
 			}
+		case cli && slices.Contains(cliOwnKeys, p.key):
+			// The CLI's own setting: its vendor judges it.
+			b.CLI[p.key] = plain(p.val)
 		case isOwnedBackendKey(p.key):
 			d.ownedKey(p, key)
 			if !provider.SupportsBuiltin(b.Type, p.key) {
@@ -89,6 +97,10 @@ func (d *decoder) backend(bp *pair, path string) Backend {
 			if !p.val.isNull() {
 				b.Extra[p.key] = plain(p.val)
 			}
+		case cli:
+			// Not an API's parameter here: a CLI has no request body of
+			// ours. Its vendor takes it or names it as ignored.
+			b.CLI[p.key] = plain(p.val)
 		case isProviderParam(p.key):
 			if d.param(p, key) && d.sentTo(b.Type, p, key) {
 				b.Params[p.key] = plain(p.val)
@@ -129,6 +141,12 @@ func (d *decoder) simKey(b *Backend, p *pair, key string) {
 		b.Sim.TokensPerSecond, _ = d.number(key, p, "a number")
 	}
 }
+
+// cliOwnKeys are settings upstream reads for its CLI backends (the
+// reference's §11) that massgen otherwise owns or ignores: for a CLI
+// backend they are the CLI's, handed to its vendor.
+var cliOwnKeys = []string{"permission_mode", "disallowed_tools", "max_thinking_tokens", "max_turns", "approval_mode",
+	"model_reasoning_effort", "reasoning", "use_default_prompt", "enable_web_search", "env", "add_dirs"}
 
 // ownedKey checks the types of massgen-owned backend keys that have one.
 func (d *decoder) ownedKey(p *pair, key string) {

@@ -116,6 +116,17 @@ func (d *decoder) orchestrator(p *pair) {
 			if b, ok := d.boolean(key, e); ok {
 				o.WaitForFirstAnswers = b
 			}
+		case "fairness_enabled":
+			if b, ok := d.boolean(key, e); ok {
+				o.FairnessEnabled = b
+			}
+		case "fairness_lead_cap_answers":
+			if v, ok := d.integer(key, e, "a positive integer (default 2)"); ok && v < 1 {
+				d.fail(e.val.pos, key, fmt.Sprintf("fairness_lead_cap_answers must be 1 or more, got %d", v),
+					"use 1 or more, or fairness_enabled: false to turn fairness off")
+			} else if ok {
+				o.FairnessLeadCap = v
+			}
 		case "max_consecutive_failures":
 			if v, ok := d.integer(key, e, "a positive integer"); ok {
 				o.FailureBudget = v

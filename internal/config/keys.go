@@ -32,6 +32,7 @@ var orchestratorKeys = append([]string{
 	"agent_turn_timeout_seconds", "coordination", "restart_policy", "independent_first_answer",
 	"wait_for_first_answers", "max_cost_usd", "max_total_tokens",
 	"max_consecutive_failures", "skip_coordination_rounds", "context_paths",
+	"fairness_enabled", "fairness_lead_cap_answers",
 	// kept in Orchestrator.Extra
 	"snapshot_storage", "agent_temporary_workspace", "dspy", "debug_final_answer", "session_storage",
 	"max_new_answers_global",

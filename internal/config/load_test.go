@@ -76,6 +76,7 @@ stream: 1
 		VotingSensitivity: "strict", AnswerNovelty: "balanced", MaxNewAnswersPerAgent: 2,
 		TimeoutSeconds: 1800, AgentTurnTimeoutSeconds: 120, MaxOrchestrationRestarts: 2,
 		RestartPolicy: "inject", IndependentFirstAnswer: false, FailureBudget: 5, SkipCoordinationRounds: true,
+		FairnessEnabled: true,
 		ContextPaths: []ContextPath{
 			{Path: "/src", Permission: "write", ProtectedPaths: []string{"secrets"}},
 			{Path: "/docs", Permission: "read"},

@@ -53,6 +53,14 @@ func (c *Config) Settings() (coord.Settings, error) {
 		check(fmt.Errorf("max_consecutive_failures must be a positive integer, got %d", o.FailureBudget))
 	}
 	s.FailureBudget = o.FailureBudget
+	switch {
+	case !o.FairnessEnabled:
+		s.FairnessLeadCap = coord.FairnessOff
+	case o.FairnessLeadCap < 0:
+		check(fmt.Errorf("fairness_lead_cap_answers must be a positive integer, got %d", o.FairnessLeadCap))
+	default:
+		s.FairnessLeadCap = o.FairnessLeadCap
+	}
 
 	s.Timeout, err = duration("orchestrator_timeout_seconds", o.TimeoutSeconds)
 	check(err)

@@ -30,6 +30,7 @@ func TestSettingsTranslateEveryKey(t *testing.T) {
 		IndependentFirstAnswer: true, WaitForFirstAnswers: false, FailureBudget: 4,
 		TimeoutSeconds: 90, AgentTurnTimeoutSeconds: 30.5, PresentationGraceSeconds: 15,
 		MaxOrchestrationRestarts: 2, MaxCostUSD: 0.5, MaxTotalTokens: 1000,
+		FairnessEnabled: true, FairnessLeadCap: 3,
 	}
 	c.UI = UI{EnableFinalPresentation: &always, UseOrchestratorForSingleAgent: false}
 	got, err := c.Settings()
@@ -41,6 +42,7 @@ func TestSettingsTranslateEveryKey(t *testing.T) {
 		RestartPolicy: coord.RestartInject, FirstAnswers: coord.FirstAnswersEager, FailureBudget: 4,
 		Timeout: 90 * time.Second, TurnTimeout: 30500 * time.Millisecond, PresentationGrace: 15 * time.Second,
 		MaxRestarts: 2, MaxCostUSD: 0.5, MaxTokens: 1000, Presentation: coord.PresentAlways, Direct: true,
+		FairnessLeadCap: 3,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
@@ -94,5 +96,34 @@ func TestPresentationGraceIsReadFromTimeoutSettings(t *testing.T) {
 	s, err := c.Settings()
 	if err != nil || s.PresentationGrace != 12*time.Second {
 		t.Errorf("grace = %v (%v), want 12s", s.PresentationGrace, err)
+	}
+}
+
+// Fairness is on unless a config turns it off, as in upstream v0.1.73:
+// the keys are rules now, not ignored features.
+func TestFairnessKeys(t *testing.T) {
+	for _, tc := range []struct {
+		src  string
+		want int
+	}{
+		{"", coord.DefaultFairnessLeadCap},
+		{"orchestrator:\n  fairness_enabled: true\n  fairness_lead_cap_answers: 3\n", 3},
+		{"orchestrator:\n  fairness_enabled: false\n  fairness_lead_cap_answers: 3\n", coord.FairnessOff},
+	} {
+		cfg := parseOK(t, oneAgent+tc.src, nil)
+		if len(cfg.IgnoredFeatures()) != 0 || len(cfg.Warnings) != 0 {
+			t.Errorf("%q: ignored %q, warnings %s", tc.src, cfg.IgnoredFeatures(), dump(cfg.Warnings))
+		}
+		s, err := cfg.Settings()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := s.WithDefaults().FairnessLeadCap; got != tc.want {
+			t.Errorf("%q: lead cap %d, want %d", tc.src, got, tc.want)
+		}
+	}
+	ds := diagnose(t, oneAgent+"orchestrator:\n  fairness_lead_cap_answers: 0\n", nil)
+	if len(ds.Errors()) != 1 || !strings.Contains(ds.Errors()[0].Message, "1 or more") {
+		t.Errorf("a lead cap of 0: %s", dump(ds))
 	}
 }

@@ -67,6 +67,12 @@ type Backend struct {
 	// (cwd, mcp_servers, enable_web_search, context_paths, ...), as plain
 	// values, for the features that will use them.
 	Extra map[string]any
+	// CLI holds the settings of a coding-agent CLI backend (claude_code,
+	// codex, gemini_cli) that are neither massgen's nor an API's: the
+	// CLI's own (permission_mode, max_turns, approval_mode, …), as plain
+	// values. Its vendor (internal/agent/cli) reads them and names those it
+	// has no equivalent for.
+	CLI map[string]any
 	// CustomTools are the backend's `custom_tools:` (customtools.go).
 	CustomTools []CustomTool
 	// MCPServers are the backend's `mcp_servers:` (mcp.go); AllowedTools
@@ -134,8 +140,13 @@ type Orchestrator struct {
 	// WaitForFirstAnswers holds an agent's next turn while another agent is
 	// still writing its independent first answer (restart policy): that
 	// answer would cancel the turn anyway. Default true.
-	WaitForFirstAnswers    bool
-	FailureBudget          int // max_consecutive_failures, default 3
+	WaitForFirstAnswers bool
+	FailureBudget       int // max_consecutive_failures, default 3
+	// FairnessEnabled and FairnessLeadCap are fairness_enabled (default
+	// true, as in upstream v0.1.73) and fairness_lead_cap_answers (0 means
+	// coord.DefaultFairnessLeadCap, 2).
+	FairnessEnabled        bool
+	FairnessLeadCap        int
 	SkipCoordinationRounds bool
 	ContextPaths           []ContextPath
 	// SnapshotStorage and AgentTemporaryWorkspace are where the snapshots
@@ -204,6 +215,7 @@ func DefaultOrchestrator() Orchestrator {
 		IndependentFirstAnswer:  true,
 		WaitForFirstAnswers:     true,
 		FailureBudget:           DefaultFailureBudget,
+		FairnessEnabled:         true,
 	}
 }
 

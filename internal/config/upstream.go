@@ -62,8 +62,6 @@ var (
 // this version does not act on yet.
 var orchestratorUpstream = map[string]upstreamKey{
 	"voting_threshold":                                     {kind: paramInt, feature: featChecklist + " thresholds (voting_threshold)"},
-	"fairness_enabled":                                     {kind: paramBool, feature: featFairness},
-	"fairness_lead_cap_answers":                            {kind: paramInt, feature: featFairness},
 	"max_midstream_injections_per_round":                   {kind: paramInt, feature: featMidstream},
 	"defer_peer_updates_until_restart":                     {kind: paramBool, feature: featMidstream},
 	"allow_midstream_peer_updates_before_checklist_submit": {kind: paramBool, feature: featMidstream},

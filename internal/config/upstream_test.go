@@ -72,8 +72,6 @@ func TestV073VotingSensitivitiesLoad(t *testing.T) {
 func TestV073CoordinationKeys(t *testing.T) {
 	warn := []struct{ src, key, feature string }{
 		{"orchestrator:\n  voting_threshold: 2\n", "orchestrator.voting_threshold", "voting_threshold"},
-		{"orchestrator:\n  fairness_enabled: true\n", "orchestrator.fairness_enabled", "fairness caps"},
-		{"orchestrator:\n  fairness_lead_cap_answers: 2\n", "orchestrator.fairness_lead_cap_answers", "fairness caps"},
 		{"orchestrator:\n  max_midstream_injections_per_round: 2\n", "orchestrator.max_midstream_injections_per_round", "mid-stream peer updates"},
 		{"orchestrator:\n  coordination_mode: decomposition\n", "orchestrator.coordination_mode", "decomposition mode"},
 		{"orchestrator:\n  coordination:\n    write_mode: auto\n", "orchestrator.coordination.write_mode", "write isolation"},

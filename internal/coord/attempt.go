@@ -19,7 +19,9 @@ func (m *Machine) startTurn(a *agent) StartTurn {
 // release starts a turn for every idle agent, unless holding applies
 // (FirstAnswersHold): then idle agents wait until no independent first
 // answer is in flight. An idle agent that is itself still owed its first
-// answer always starts.
+// answer always starts. An agent paused for fairness (fairness.go) waits
+// until the others catch up; since starting one agent changes nobody's
+// lead, one pass decides them all.
 func (m *Machine) release() []Command {
 	holding := false
 	if m.cfg.FirstAnswers == FirstAnswersHold && m.cfg.RestartPolicy == RestartCancel {
@@ -32,7 +34,7 @@ func (m *Machine) release() []Command {
 	}
 	var cmds []Command
 	for _, a := range m.agents {
-		if a.status == Idle && (!holding || len(a.answers) == 0) {
+		if a.status == Idle && (!holding || len(a.answers) == 0) && !m.paused(a) {
 			cmds = append(cmds, m.startTurn(a))
 		}
 	}
@@ -104,6 +106,9 @@ func (m *Machine) answer(a *agent, act Action) (Verdict, []Command) {
 	}
 	if m.cfg.MaxAnswers > 0 && len(a.answers) >= m.cfg.MaxAnswers {
 		return Verdict{Outcome: Rejected, Message: fmt.Sprintf("You have reached the maximum of %d new answers. Do not call new_answer again: call vote for the best existing answer.", m.cfg.MaxAnswers)}, nil
+	}
+	if why := m.leadCapped(a); why != "" {
+		return Verdict{Outcome: Rejected, Message: why}, nil
 	}
 	for _, other := range m.Answers() {
 		if normalise(other.Content) == content {

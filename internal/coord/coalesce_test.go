@@ -68,15 +68,15 @@ func TestSettingsDefaultsAreAppliedOnce(t *testing.T) {
 	got := Settings{}.WithDefaults()
 	want := Settings{MaxAnswers: DefaultMaxAnswers, FailureBudget: DefaultFailureBudget, Timeout: DefaultTimeout,
 		TurnTimeout: DefaultTurnTimeout, PresentationGrace: DefaultPresentationGrace,
-		RetryBackoff: DefaultRetryBackoff, RetryBackoffMax: DefaultRetryBackoffMax}
+		RetryBackoff: DefaultRetryBackoff, RetryBackoffMax: DefaultRetryBackoffMax, FairnessLeadCap: DefaultFairnessLeadCap}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("defaults (-want +got):\n%s", diff)
 	}
 	if got.WithDefaults() != got {
 		t.Error("WithDefaults is not idempotent")
 	}
-	kept := Settings{MaxAnswers: Unlimited, TurnTimeout: -1}.WithDefaults()
-	if kept.MaxAnswers != Unlimited || kept.TurnTimeout != -1 {
+	kept := Settings{MaxAnswers: Unlimited, TurnTimeout: -1, FairnessLeadCap: FairnessOff}.WithDefaults()
+	if kept.MaxAnswers != Unlimited || kept.TurnTimeout != -1 || kept.FairnessLeadCap != FairnessOff {
 		t.Errorf("explicit 'none' values were replaced: %+v", kept)
 	}
 	for _, s := range []string{"", "lenient", "balanced", "strict"} {

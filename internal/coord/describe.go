@@ -132,6 +132,9 @@ func (m *Machine) DescribeState() string {
 	s := make([]string, len(m.agents))
 	for i, a := range m.agents {
 		s[i] = a.id + ":" + a.status.String()
+		if m.phase == phaseCoordinating && m.paused(a) {
+			s[i] += "(paused)"
+		}
 	}
 	return fmt.Sprintf("epoch %d; %s", m.epoch, strings.Join(s, " "))
 }

@@ -51,6 +51,11 @@ type Settings struct {
 	// much (0 = no limit); the best answer so far is then final.
 	MaxCostUSD float64
 	MaxTokens  int64
+	// FairnessLeadCap is fairness_lead_cap_answers: an agent may not get
+	// more than this many answers ahead of the slowest agent still working
+	// (fairness.go). 0 means DefaultFairnessLeadCap; FairnessOff
+	// (fairness_enabled: false) turns fairness off, the injection cap too.
+	FairnessLeadCap int
 }
 
 // Defaults. Each is set here and nowhere else; config documents them by
@@ -67,6 +72,11 @@ const (
 	DefaultRetryBackoffMax   = 30 * time.Second
 	// Unlimited is the MaxAnswers of max_new_answers_per_agent: null.
 	Unlimited = -1
+	// DefaultFairnessLeadCap is upstream v0.1.73's default lead cap: fairness
+	// is on in every run that does not turn it off.
+	DefaultFairnessLeadCap = 2
+	// FairnessOff is the FairnessLeadCap of fairness_enabled: false.
+	FairnessOff = -1
 )
 
 // WithDefaults returns s with every zero field set to its default.
@@ -78,6 +88,9 @@ func (s Settings) WithDefaults() Settings {
 	}
 	if s.MaxAnswers == 0 {
 		s.MaxAnswers = DefaultMaxAnswers
+	}
+	if s.FairnessLeadCap == 0 {
+		s.FairnessLeadCap = DefaultFairnessLeadCap
 	}
 	if s.FailureBudget <= 0 {
 		s.FailureBudget = DefaultFailureBudget

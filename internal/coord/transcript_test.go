@@ -23,7 +23,7 @@ var update = flag.Bool("update", false, "rewrite the golden transcripts in testd
 // encoding), so a transcript proves the codec as well. A script line is one
 // input, or a config line before the first input:
 //
-//	config agents=a,b,c max=5 novelty=balanced policy=inject first=false hold=true budget=2
+//	config agents=a,b,c max=5 novelty=balanced policy=inject first=false hold=true budget=2 fairness=2|default|off
 //	       presentation=always restarts=1 direct=true tools=true timeout=10m grace=30s
 //	start
 //	answer AGENT TURN "content"          (seen epoch is irrelevant for answers)
@@ -38,7 +38,8 @@ var update = flag.Bool("update", false, "rewrite the golden transcripts in testd
 //	interrupt
 //
 // The transcripts' agents start eagerly (hold=true selects the default,
-// FirstAnswersHold) and may give any number of answers unless max= says.
+// FirstAnswersHold), may give any number of answers unless max= says, and
+// play without fairness unless fairness= (a lead cap, or "default") says.
 // Run `go test ./internal/coord -update` to rewrite the golden files after a
 // deliberate change, then read the diff.
 func TestTranscripts(t *testing.T) {
@@ -74,7 +75,8 @@ func TestTranscripts(t *testing.T) {
 
 func replay(t *testing.T, src string) string {
 	var out strings.Builder
-	cfg := Config{Agents: []string{"a", "b", "c"}, Settings: Settings{FirstAnswers: FirstAnswersEager, MaxAnswers: Unlimited}}
+	cfg := Config{Agents: []string{"a", "b", "c"}, Settings: Settings{FirstAnswers: FirstAnswersEager, MaxAnswers: Unlimited,
+		FairnessLeadCap: FairnessOff}}
 	var m *Machine
 	for n, line := range strings.Split(src, "\n") {
 		line = strings.TrimSpace(line)
@@ -127,6 +129,15 @@ func configure(t *testing.T, cfg *Config, kvs []string, line int) {
 			}
 		case "budget":
 			cfg.FailureBudget = atoi(t, v)
+		case "fairness":
+			switch v {
+			case "off":
+				cfg.FairnessLeadCap = FairnessOff
+			case "default":
+				cfg.FairnessLeadCap = 0
+			default:
+				cfg.FairnessLeadCap = atoi(t, v)
+			}
 		case "presentation":
 			cfg.Presentation = map[string]Presentation{"auto": PresentAuto, "always": PresentAlways, "never": PresentNever}[v]
 		case "restarts":
