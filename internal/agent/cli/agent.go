@@ -101,7 +101,8 @@ func (a *Agent) invocation(task agent.Task) *Invocation {
 	var st state
 	_ = json.Unmarshal(task.State, &st)
 	return &Invocation{Task: task, Workdir: a.Workdir, Home: a.Home, Model: a.Model, BaseURL: a.BaseURL, APIKey: a.APIKey,
-		Session: st.Session, System: task.System, Prompt: task.User, MCPServers: a.MCPServers, Options: a.Options}
+		Session: st.Session, System: task.System, Prompt: task.User, MCPServers: a.MCPServers, Options: a.Options,
+		Sandboxed: a.Wrap != nil}
 }
 
 func (a *Agent) state(res Result) []byte {

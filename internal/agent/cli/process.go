@@ -104,6 +104,10 @@ func (a *Agent) exec(ctx context.Context, inv *Invocation, emit func(agent.Outco
 	sc.Buffer(make([]byte, 64<<10), maxLine)
 	for sc.Scan() {
 		for _, o := range dec.Line(sc.Bytes()) {
+			if mc, ok := o.(agent.ModelCall); ok && mc.Model == "" {
+				mc.Model = a.Model // a CLI that does not name its model
+				o = mc
+			}
 			emit(o)
 		}
 	}

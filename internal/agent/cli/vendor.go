@@ -57,6 +57,10 @@ type Invocation struct {
 	// Options are the backend block's keys (permission_mode,
 	// allowed_tools, max_turns, …) as the config gives them.
 	Options map[string]any
+	// Sandboxed is set when massgen runs the CLI in its sandbox
+	// (Agent.Wrap): the CLI's own sandbox may then be off, and may have to
+	// be (most cannot nest inside bubblewrap).
+	Sandboxed bool
 }
 
 // WorkflowServer is the name the workflow tools' MCP server has in every
