@@ -102,8 +102,17 @@ type Update struct {
 	Answers []coord.Answer
 }
 
+// WrapUp says that the task's round time is up (coord.WrapUp, per-round
+// timeouts): Message is shown to the model before its next request, and
+// after the hard limit (Hard) the task may only call vote or new_answer.
+type WrapUp struct {
+	Hard    bool
+	Message string
+}
+
 func (Verdict) message() {}
 func (Update) message()  {}
+func (WrapUp) message()  {}
 
 // Inbox carries messages to one running task. Post never blocks, so the
 // orchestrator's loop cannot be held up by an agent. Verdicts queue in
@@ -113,6 +122,7 @@ type Inbox struct {
 	mu       sync.Mutex
 	verdicts []coord.Verdict
 	update   *Update
+	wrapUps  []WrapUp
 	ready    chan struct{} // one token: "something arrived"
 }
 
@@ -127,6 +137,8 @@ func (in *Inbox) Post(m Message) {
 		in.verdicts = append(in.verdicts, m.Verdict)
 	case Update:
 		in.update = &m
+	case WrapUp:
+		in.wrapUps = append(in.wrapUps, m)
 	}
 	in.mu.Unlock()
 	select {
@@ -170,4 +182,17 @@ func (in *Inbox) TakeUpdate() (Update, bool) {
 	u := *in.update
 	in.update = nil
 	return u, true
+}
+
+// TakeWrapUps returns the round-time messages posted since the last call,
+// in order.
+func (in *Inbox) TakeWrapUps() []WrapUp {
+	if in == nil {
+		return nil
+	}
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	w := in.wrapUps
+	in.wrapUps = nil
+	return w
 }

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -42,6 +43,9 @@ func sortCalls(calls []llm.ToolCall, tools *tool.Set) sorted {
 	}
 	return s
 }
+
+// isWorkflow reports whether call i is a workflow call.
+func (s sorted) isWorkflow(i int) bool { return slices.Contains(s.workflow, i) }
 
 // runTools runs the calls in s.run, several at a time, and records their
 // results in s.results. OnTool hears of each, in call order, once all are done.

@@ -99,6 +99,9 @@ type play struct {
 	seen     int // epoch of answers
 	maxSteps int
 	verdict  *coord.Verdict // set by the workflow tool that ran last
+	// restricted is set by the hard round timeout: only the workflow
+	// tools are offered, and calls of the others are refused.
+	restricted bool
 }
 
 // judge is the workflow tools' Judge: it asks the coordinator about the
@@ -114,8 +117,13 @@ func (p *play) loop(ctx context.Context) error {
 	lastReason := ""
 	for {
 		p.deliverUpdates()
+		p.deliverWrapUps()
 		// The vote enum follows the answers the model has been shown.
-		tools, err := p.own.With(workflowTools(p.answers, p.judge)...)
+		own := p.own
+		if p.restricted {
+			own = nil
+		}
+		tools, err := own.With(workflowTools(p.answers, p.judge)...)
 		if err != nil {
 			return &toolsError{err}
 		}
@@ -129,6 +137,13 @@ func (p *play) loop(ctx context.Context) error {
 		p.req.Messages = append(p.req.Messages, llm.Message{Role: llm.RoleAssistant, Content: r.text, ToolCalls: r.calls})
 
 		s := sortCalls(r.calls, tools)
+		if p.restricted {
+			for i, c := range r.calls {
+				if _, mine := p.own.Lookup(c.Name); mine && !s.isWorkflow(i) {
+					s.results[i] = tool.Errorf("HARD ROUND TIMEOUT: tool %q is blocked; only vote or new_answer are allowed now. Call one of them.", c.Name)
+				}
+			}
+		}
 		if len(s.run) > 0 {
 			if p.res.Steps >= p.maxSteps {
 				return &protocolError{fmt.Sprintf("tool step limit reached: the model kept calling tools for %d steps of one turn without a workflow action (limit %d)", p.maxSteps+1, p.maxSteps)}
@@ -172,6 +187,18 @@ func (p *play) deliverUpdates() {
 	if u, ok := p.t.Updates.TakeUpdate(); ok {
 		p.answers, p.seen = u.Answers, u.Epoch
 		p.req.Messages = append(p.req.Messages, llm.Message{Role: llm.RoleUser, Content: UpdateMessage(p.answers)})
+	}
+}
+
+// deliverWrapUps shows the model the round-time messages that arrived
+// (per-round timeouts) before its next request; after the hard limit only
+// the workflow tools remain.
+func (p *play) deliverWrapUps() {
+	for _, w := range p.t.Updates.TakeWrapUps() {
+		p.req.Messages = append(p.req.Messages, llm.Message{Role: llm.RoleUser, Content: w.Message})
+		if w.Hard {
+			p.restricted = true
+		}
 	}
 }
 

@@ -87,7 +87,11 @@ func (d *decoder) backend(bp *pair, path string) Backend {
 				d.ignore(p.keyPos, key, p.key, "'concurrent_tool_execution: false' is ignored: massgen runs the tool calls of one response concurrently (up to 4 at once)", "")
 			}
 		case cli && slices.Contains(cliOwnKeys, p.key):
-			// The CLI's own setting: its vendor judges it.
+			// The CLI's own setting: checked as upstream checks it, then
+			// its vendor's.
+			if isOwnedBackendKey(p.key) {
+				d.ownedKey(p, key)
+			}
 			b.CLI[p.key] = plain(p.val)
 		case isOwnedBackendKey(p.key):
 			d.ownedKey(p, key)
@@ -110,6 +114,11 @@ func (d *decoder) backend(bp *pair, path string) Backend {
 		}
 	}
 	workspaceKeys(&b)
+	if cli && b.Cwd == "" {
+		// A coding-agent CLI always works in a workspace of its own: it
+		// writes files and runs commands there.
+		b.Cwd = "workspace"
+	}
 	if n.get("allowed_tools") != nil && n.get("exclude_tools") != nil {
 		d.warnAt(n.get("exclude_tools").keyPos, path, "both 'allowed_tools' and 'exclude_tools' are set, which is confusing",
 			"use only 'allowed_tools' (an allowlist) or only 'exclude_tools' (a denylist)")

@@ -34,6 +34,22 @@ func (d *decoder) timeoutSettings(p *pair) {
 			if v, ok := d.seconds(key, e, "60, or leave it out for the default (60)"); ok {
 				o.StreamIdleTimeoutSeconds = v
 			}
+		case "initial_round_timeout_seconds", "subsequent_round_timeout_seconds":
+			// null (upstream's default) is no limit.
+			if e.val.isNull() {
+				continue
+			}
+			if v, ok := d.seconds(key, e, "600, or null for no limit"); ok {
+				if e.key == "initial_round_timeout_seconds" {
+					o.FirstRoundTimeoutSeconds = v
+				} else {
+					o.LaterRoundTimeoutSeconds = v
+				}
+			}
+		case "round_timeout_grace_seconds":
+			if v, ok := d.seconds(key, e, "120, or leave it out for the default (120)"); ok {
+				o.RoundGraceSeconds = v
+			}
 		case "presentation_grace_seconds":
 			// Explicit, it holds as written; 0 would read as "the default".
 			if v, ok := d.seconds(key, e, "30, or leave it out for the default (60, at most the run's timeout)"); ok {

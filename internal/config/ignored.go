@@ -30,6 +30,7 @@ var implementedKeys = []string{
 	"max_orchestration_restarts",
 	// timeout_settings
 	"orchestrator_timeout_seconds", "stream_idle_timeout_seconds", "presentation_grace_seconds",
+	"initial_round_timeout_seconds", "subsequent_round_timeout_seconds", "round_timeout_grace_seconds",
 	// ui
 	"display_type", "type", "logging_enabled", "use_orchestrator_for_single_agent", "enable_final_presentation",
 	// backend: the Azure v1 API has no api-version, so there is nothing to ignore
@@ -100,8 +101,6 @@ var ignoredFeatures = map[string]string{
 	"dspy": "DSPy paraphrasing", "enable_agent_task_planning": "task planning", "max_tasks_per_plan": "task planning",
 	"task_planning_filesystem_mode": "task planning", "enable_memory_filesystem_mode": "filesystem memory",
 	"use_skills": "skills", "massgen_skills": "skills", "skills_directory": "skills",
-	"initial_round_timeout_seconds": "per-round timeouts", "subsequent_round_timeout_seconds": "per-round timeouts",
-	"round_timeout_grace_seconds": "per-round timeouts",
 	// sessions and memory
 	"memory": "memory", "session_id": "sessions", "session_storage": "sessions",
 	// set by upstream at run time, not by users

@@ -26,7 +26,6 @@ func TestIgnoredUpstreamFeaturesWarnAndAreListed(t *testing.T) {
 		{oneAgent + "orchestrator: {coordination: {enable_memory_filesystem_mode: true}}\n", "orchestrator.coordination.enable_memory_filesystem_mode", "enable_memory_filesystem_mode"},
 		{oneAgent + "orchestrator: {max_new_answers_global: 10}\n", "orchestrator.max_new_answers_global", "max_new_answers_global"},
 		{"agents:\n  - id: gpt\n    backend: {type: openai, model: gpt-4o, enable_rate_limit: true}\n", "agents[0].backend.enable_rate_limit", "enable_rate_limit (agent gpt)"},
-		{oneAgent + "timeout_settings: {initial_round_timeout_seconds: 300}\n", "timeout_settings.initial_round_timeout_seconds", "initial_round_timeout_seconds"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.feature, func(t *testing.T) {

@@ -52,7 +52,7 @@ var timeoutSettingsKeys = []string{
 	"orchestrator_timeout_seconds", "agent_turn_timeout_seconds", "stream_idle_timeout_seconds",
 	// massgen's own: how long the final presentation may run past the deadline
 	"presentation_grace_seconds",
-	// later upstream per-round timeouts; accepted, not used
+	// v0.1.73's per-round timeouts
 	"initial_round_timeout_seconds", "subsequent_round_timeout_seconds", "round_timeout_grace_seconds",
 }
 

@@ -112,7 +112,8 @@ func TestReferenceCorpora(t *testing.T) {
 						t.Errorf("%s: no agents", rel)
 					}
 					for _, a := range cfg.Agents {
-						if a.ID == "" || a.Backend.Type == "" || a.Backend.Model == "" {
+						spec, _ := provider.Lookup(a.Backend.Type)
+						if a.ID == "" || a.Backend.Type == "" || a.Backend.Model == "" && !spec.ModelOptional {
 							t.Errorf("%s: incomplete agent %+v", rel, a)
 						}
 					}

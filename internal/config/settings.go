@@ -75,6 +75,13 @@ func (c *Config) Settings() (coord.Settings, error) {
 		s.PresentationGrace = min(coord.DefaultPresentationGrace, cmp.Or(s.Timeout, coord.DefaultTimeout))
 	}
 
+	s.FirstRoundTimeout, err = duration("initial_round_timeout_seconds", o.FirstRoundTimeoutSeconds)
+	check(err)
+	s.LaterRoundTimeout, err = duration("subsequent_round_timeout_seconds", o.LaterRoundTimeoutSeconds)
+	check(err)
+	s.RoundGrace, err = duration("round_timeout_grace_seconds", o.RoundGraceSeconds)
+	check(err)
+
 	if o.MaxOrchestrationRestarts < 0 {
 		check(fmt.Errorf("max_orchestration_restarts must be 0 or more, got %d", o.MaxOrchestrationRestarts))
 	}

@@ -127,3 +127,31 @@ func TestFairnessKeys(t *testing.T) {
 		t.Errorf("a lead cap of 0: %s", dump(ds))
 	}
 }
+
+// timeout_settings' per-round timeouts are rules (coord's rounds): null is
+// upstream's "no limit", the grace defaults to 120 s.
+func TestRoundTimeoutKeys(t *testing.T) {
+	cfg := parseOK(t, oneAgent+`timeout_settings:
+  initial_round_timeout_seconds: 600
+  subsequent_round_timeout_seconds: 300
+  round_timeout_grace_seconds: 120.5
+`, nil)
+	if len(cfg.IgnoredFeatures()) != 0 || len(cfg.Warnings) != 0 {
+		t.Errorf("ignored %q, warnings %s", cfg.IgnoredFeatures(), dump(cfg.Warnings))
+	}
+	s, err := cfg.Settings()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.FirstRoundTimeout != 10*time.Minute || s.LaterRoundTimeout != 5*time.Minute || s.RoundGrace != 120500*time.Millisecond {
+		t.Errorf("settings %v %v %v", s.FirstRoundTimeout, s.LaterRoundTimeout, s.RoundGrace)
+	}
+	cfg = parseOK(t, oneAgent+"timeout_settings: {initial_round_timeout_seconds: null, subsequent_round_timeout_seconds: null}\n", nil)
+	s, _ = cfg.Settings()
+	if s = s.WithDefaults(); s.FirstRoundTimeout != 0 || s.LaterRoundTimeout != 0 || s.RoundGrace != coord.DefaultRoundGrace {
+		t.Errorf("null limits: %v %v %v", s.FirstRoundTimeout, s.LaterRoundTimeout, s.RoundGrace)
+	}
+	if ds := diagnose(t, oneAgent+"timeout_settings: {subsequent_round_timeout_seconds: -5}\n", nil); len(ds.Errors()) != 1 {
+		t.Errorf("a negative limit: %s", dump(ds))
+	}
+}

@@ -130,6 +130,13 @@ type Orchestrator struct {
 	// 0 means coord.DefaultPresentationGrace, or the run's timeout when that
 	// is shorter (Settings).
 	PresentationGraceSeconds float64
+	// FirstRoundTimeoutSeconds, LaterRoundTimeoutSeconds and
+	// RoundGraceSeconds are timeout_settings' per-round timeouts
+	// (initial_round_timeout_seconds, subsequent_round_timeout_seconds:
+	// 0 = no limit; round_timeout_grace_seconds: 0 = the default, 120).
+	FirstRoundTimeoutSeconds float64
+	LaterRoundTimeoutSeconds float64
+	RoundGraceSeconds        float64
 	MaxOrchestrationRestarts int    // coordination.max_orchestration_restarts, default 0
 	RestartPolicy            string // restart (default) | inject
 	IndependentFirstAnswer   bool   // default true

@@ -8,12 +8,19 @@ import (
 // This file holds the rules of one attempt: turns, answers, votes,
 // failures, consensus and the winner (DESIGN.md §2, steps 1–4).
 
-func (m *Machine) startTurn(a *agent) StartTurn {
+// startTurn starts a turn of a: the StartTurn, and its round timer when
+// round timeouts are on (rounds.go).
+func (m *Machine) startTurn(a *agent) []Command {
 	m.turns++
 	a.status = Working
 	a.turn = m.turns
 	a.firstTurn = len(a.answers) == 0
-	return StartTurn{Agent: a.id, Turn: a.turn, Attempt: m.attempt, Epoch: m.epoch, Answers: m.Answers(), Delay: m.backoff(a)}
+	a.round = ""
+	st := StartTurn{Agent: a.id, Turn: a.turn, Attempt: m.attempt, Epoch: m.epoch, Answers: m.Answers(), Delay: m.backoff(a)}
+	if t, ok := m.roundTimer(a, st.Delay); ok {
+		return []Command{st, t}
+	}
+	return []Command{st}
 }
 
 // release starts a turn for every idle agent, unless holding applies
@@ -35,7 +42,7 @@ func (m *Machine) release() []Command {
 	var cmds []Command
 	for _, a := range m.agents {
 		if a.status == Idle && (!holding || len(a.answers) == 0) && !m.paused(a) {
-			cmds = append(cmds, m.startTurn(a))
+			cmds = append(cmds, m.startTurn(a)...)
 		}
 	}
 	return cmds
@@ -82,7 +89,7 @@ func (m *Machine) vote(a *agent, seen int, act Action) (Verdict, []Command) {
 	if seen != m.epoch {
 		// The vote was decided on an answer set that has since changed: it is
 		// never counted. The agent goes back to work with the current set.
-		return Verdict{Outcome: Stale, Message: "the answers changed while you decided; vote discarded"}, []Command{m.startTurn(a)}
+		return Verdict{Outcome: Stale, Message: "the answers changed while you decided; vote discarded"}, m.startTurn(a)
 	}
 	i := slices.IndexFunc(answers, func(x Answer) bool { return x.Label == act.Label })
 	if i < 0 {

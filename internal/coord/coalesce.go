@@ -34,6 +34,13 @@ func Coalesce(cmds []Command) []Command {
 	}
 	kept := out[:0]
 	for _, c := range out {
+		if t, ok := c.(SetTimer); ok && t.Timer == TimerRound {
+			if _, live := started[t.Turn]; live {
+				if i := started[t.Turn]; out[i] == nil {
+					continue // the round timer of a turn never started
+				}
+			}
+		}
 		if c != nil {
 			kept = append(kept, c)
 		}

@@ -68,7 +68,8 @@ func TestSettingsDefaultsAreAppliedOnce(t *testing.T) {
 	got := Settings{}.WithDefaults()
 	want := Settings{MaxAnswers: DefaultMaxAnswers, FailureBudget: DefaultFailureBudget, Timeout: DefaultTimeout,
 		TurnTimeout: DefaultTurnTimeout, PresentationGrace: DefaultPresentationGrace,
-		RetryBackoff: DefaultRetryBackoff, RetryBackoffMax: DefaultRetryBackoffMax, FairnessLeadCap: DefaultFairnessLeadCap}
+		RetryBackoff: DefaultRetryBackoff, RetryBackoffMax: DefaultRetryBackoffMax, FairnessLeadCap: DefaultFairnessLeadCap,
+		RoundGrace: DefaultRoundGrace}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("defaults (-want +got):\n%s", diff)
 	}

@@ -14,8 +14,8 @@ import (
 // stepping a fresh Machine through them gives the run's commands again.
 
 var (
-	inputTypes   = kinds(Start{}, Proposed{}, TurnFailed{}, DeadlinePassed{}, BudgetSpent{}, Presented{}, Evaluated{}, GraceExpired{}, Interrupted{})
-	commandTypes = kinds(Reply{}, StartTurn{}, CancelTurn{}, Inject{}, AgentFailed{}, Present{}, AnswerDirect{}, Final{}, Evaluate{}, Restart{}, CancelCall{}, SetTimer{}, Finish{})
+	inputTypes   = kinds(Start{}, Proposed{}, TurnFailed{}, DeadlinePassed{}, BudgetSpent{}, Presented{}, Evaluated{}, GraceExpired{}, Interrupted{}, RoundTimeUp{})
+	commandTypes = kinds(Reply{}, StartTurn{}, CancelTurn{}, Inject{}, AgentFailed{}, Present{}, AnswerDirect{}, Final{}, Evaluate{}, Restart{}, CancelCall{}, SetTimer{}, Finish{}, WrapUp{})
 )
 
 func kinds(vs ...any) map[string]reflect.Type {

@@ -107,13 +107,31 @@ type Timer string
 const (
 	TimerDeadline Timer = "deadline" // fires DeadlinePassed
 	TimerGrace    Timer = "grace"    // fires GraceExpired
+	// TimerRound is one agent's round timer (Agent, Turn, Stage): it fires
+	// RoundTimeUp. An agent has one at a time; a new one replaces it.
+	TimerRound Timer = "round"
 )
 
 // SetTimer starts Timer; when After has passed, the orchestrator feeds its
-// input (DeadlinePassed, GraceExpired). Timers end with the run.
+// input (DeadlinePassed, GraceExpired, RoundTimeUp). Timers end with the
+// run.
 type SetTimer struct {
 	Timer Timer
 	After time.Duration
+	// Agent, Turn and Stage are a round timer's (TimerRound).
+	Agent string     `json:",omitempty"`
+	Turn  TurnID     `json:",omitempty"`
+	Stage RoundStage `json:",omitempty"`
+}
+
+// WrapUp tells a turn in flight that its round's time is up (rounds.go):
+// the turn shows Message to its model before its next request; after the
+// hard limit (Hard) it may only call vote or new_answer.
+type WrapUp struct {
+	Agent   string
+	Turn    TurnID
+	Hard    bool `json:",omitempty"`
+	Message string
 }
 
 // Finish ends the run. Everything still running is cancelled; the result
@@ -152,6 +170,7 @@ func (Evaluate) command()     {}
 func (Restart) command()      {}
 func (CancelCall) command()   {}
 func (SetTimer) command()     {}
+func (WrapUp) command()       {}
 func (Finish) command()       {}
 
 // Vote is one counted vote.

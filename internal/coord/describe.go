@@ -17,7 +17,7 @@ import (
 // `fail AGENT TURN "error" [circuit]`, `timeout`, `budget "reason"`,
 // `presented "text" [calls=N]`, `presentation-failed "error"`,
 // `evaluated submit`, `evaluated restart "reason" "instructions"`,
-// `grace`, `interrupt`.
+// `grace`, `round AGENT TURN soft|hard|cutoff`, `interrupt`.
 func DescribeInput(in Input) string {
 	switch in := in.(type) {
 	case Start:
@@ -53,6 +53,8 @@ func DescribeInput(in Input) string {
 		return "evaluated submit"
 	case GraceExpired:
 		return "grace"
+	case RoundTimeUp:
+		return fmt.Sprintf("round %s %d %s", in.Agent, in.Turn, in.Stage)
 	case Interrupted:
 		return "interrupt"
 	}
@@ -100,7 +102,16 @@ func DescribeCommand(c Command) string {
 	case CancelCall:
 		return fmt.Sprintf("cancel-call (%s)", c.Reason)
 	case SetTimer:
+		if c.Timer == TimerRound {
+			return fmt.Sprintf("timer round %s turn=%d %s after=%s", c.Agent, c.Turn, c.Stage, c.After)
+		}
 		return fmt.Sprintf("timer %s after=%s", c.Timer, c.After)
+	case WrapUp:
+		s := fmt.Sprintf("wrap-up %s turn=%d", c.Agent, c.Turn)
+		if c.Hard {
+			s += " hard"
+		}
+		return s + fmt.Sprintf(" msg=%q", c.Message)
 	case Finish:
 		s := fmt.Sprintf("finish %s attempt=%d", c.Status, c.Attempt)
 		if c.Winner != "" {

@@ -149,7 +149,7 @@ func (m *Machine) evaluated(in Evaluated) []Command {
 	m.epoch, m.win, m.final = 0, nil, nil
 	m.phase = phaseCoordinating
 	for _, a := range m.agents {
-		cmds = append(cmds, m.startTurn(a))
+		cmds = append(cmds, m.startTurn(a)...)
 	}
 	return cmds
 }

@@ -62,6 +62,15 @@ type Evaluated struct {
 	Instructions string `json:",omitempty"`
 }
 
+// RoundTimeUp is a stage of a turn's round timer passing (SetTimer with
+// TimerRound): the soft limit, the hard limit one grace later, or the
+// cutoff one more grace later (rounds.go).
+type RoundTimeUp struct {
+	Agent string
+	Turn  TurnID
+	Stage RoundStage
+}
+
 // GraceExpired is the presentation grace passing after the deadline.
 type GraceExpired struct{}
 
@@ -76,4 +85,5 @@ func (BudgetSpent) input()    {}
 func (Presented) input()      {}
 func (Evaluated) input()      {}
 func (GraceExpired) input()   {}
+func (RoundTimeUp) input()    {}
 func (Interrupted) input()    {}

@@ -49,8 +49,9 @@ type agent struct {
 	turn      TurnID // in-flight turn when Working
 	firstTurn bool   // the in-flight turn started before this agent had an answer
 	answers   []string
-	vote      *Vote // vote in the current epoch
-	failures  int   // consecutive failed turns that count against the budget
+	vote      *Vote      // vote in the current epoch
+	failures  int        // consecutive failed turns that count against the budget
+	round     RoundStage // the last stage of the in-flight turn's round timer that passed
 	// circuitWaits counts consecutive failures caused by an open circuit
 	// breaker: they do not spend the budget, up to MaxCircuitWaits.
 	circuitWaits int
@@ -117,6 +118,8 @@ func (m *Machine) Step(in Input) []Command {
 		return m.graceExpiredInput()
 	case Interrupted:
 		return m.interrupted()
+	case RoundTimeUp:
+		return m.roundTimeUp(in)
 	}
 	panic(fmt.Sprintf("coord: unknown input %T", in))
 }
@@ -209,7 +212,7 @@ func (m *Machine) start() []Command {
 	}
 	for _, a := range m.agents {
 		if a.status != Voted {
-			cmds = append(cmds, m.startTurn(a))
+			cmds = append(cmds, m.startTurn(a)...)
 		}
 	}
 	// Every vote was carried: the decision is made again, not asked for.

@@ -56,6 +56,15 @@ type Settings struct {
 	// (fairness.go). 0 means DefaultFairnessLeadCap; FairnessOff
 	// (fairness_enabled: false) turns fairness off, the injection cap too.
 	FairnessLeadCap int
+	// FirstRoundTimeout and LaterRoundTimeout are soft limits on one turn
+	// (a round: initial_round_timeout_seconds for a turn started before the
+	// agent had an answer, subsequent_round_timeout_seconds after); 0 is no
+	// limit. RoundGrace (round_timeout_grace_seconds, 0 means
+	// DefaultRoundGrace) is the time from the soft limit to the hard one,
+	// and from the hard one to the end of the turn (rounds.go).
+	FirstRoundTimeout time.Duration
+	LaterRoundTimeout time.Duration
+	RoundGrace        time.Duration
 }
 
 // Defaults. Each is set here and nowhere else; config documents them by
@@ -77,6 +86,8 @@ const (
 	DefaultFairnessLeadCap = 2
 	// FairnessOff is the FairnessLeadCap of fairness_enabled: false.
 	FairnessOff = -1
+	// DefaultRoundGrace is upstream v0.1.73's round_timeout_grace_seconds.
+	DefaultRoundGrace = 120 * time.Second
 )
 
 // WithDefaults returns s with every zero field set to its default.
@@ -100,6 +111,7 @@ func (s Settings) WithDefaults() Settings {
 	def(&s.PresentationGrace, DefaultPresentationGrace)
 	def(&s.RetryBackoff, DefaultRetryBackoff)
 	def(&s.RetryBackoffMax, DefaultRetryBackoffMax)
+	def(&s.RoundGrace, DefaultRoundGrace)
 	return s
 }
 

@@ -25,6 +25,7 @@ var update = flag.Bool("update", false, "rewrite the golden transcripts in testd
 //
 //	config agents=a,b,c max=5 novelty=balanced policy=inject first=false hold=true budget=2 fairness=2|default|off
 //	       presentation=always restarts=1 direct=true tools=true timeout=10m grace=30s
+//	       round=10m later=5m round_grace=2m   (per-round timeouts: first, later rounds, grace)
 //	start
 //	answer AGENT TURN "content"          (seen epoch is irrelevant for answers)
 //	vote AGENT TURN SEEN LABEL "reason"
@@ -35,6 +36,7 @@ var update = flag.Bool("update", false, "rewrite the golden transcripts in testd
 //	presentation-failed "error"
 //	evaluated submit | evaluated restart "reason" "instructions"
 //	grace                                (the presentation grace expired)
+//	round AGENT TURN soft|hard|cutoff    (a stage of the turn's round timer passed)
 //	interrupt
 //
 // The transcripts' agents start eagerly (hold=true selects the default,
@@ -150,6 +152,12 @@ func configure(t *testing.T, cfg *Config, kvs []string, line int) {
 			cfg.Timeout, err = time.ParseDuration(v)
 		case "grace":
 			cfg.PresentationGrace, err = time.ParseDuration(v)
+		case "round":
+			cfg.FirstRoundTimeout, err = time.ParseDuration(v)
+		case "later":
+			cfg.LaterRoundTimeout, err = time.ParseDuration(v)
+		case "round_grace":
+			cfg.RoundGrace, err = time.ParseDuration(v)
 		default:
 			t.Fatalf("line %d: unknown config key %q", line, k)
 		}
@@ -194,6 +202,8 @@ func parseInput(t *testing.T, f []string, line int) Input {
 		return Evaluated{}
 	case "grace":
 		return GraceExpired{}
+	case "round":
+		return RoundTimeUp{Agent: arg(1), Turn: TurnID(atoi(t, arg(2))), Stage: RoundStage(arg(3))}
 	case "interrupt":
 		return Interrupted{Reason: "context canceled"}
 	}

@@ -69,6 +69,15 @@ func derive(in coord.Input, cmds []coord.Command, m *coord.Machine, pos map[stri
 		} else {
 			at(pre, event.TurnFailed{Agent: in.Agent, Err: in.Err, Failure: f})
 		}
+	case coord.RoundTimeUp:
+		// The cutoff ends the turn as a timed-out turn; the soft and hard
+		// stages only reach the model (coord.WrapUp).
+		for _, c := range cmds {
+			if c, ok := c.(coord.CancelTurn); ok && in.Stage == coord.RoundCutoff {
+				at(pre, event.Timeout{Agent: in.Agent, Err: c.Reason,
+					Failure: &coord.Failure{Kind: coord.FailTimeout, Agent: in.Agent, Message: c.Reason}})
+			}
+		}
 	case coord.BudgetSpent:
 		at(pre, event.BudgetExceeded{Reason: in.Reason})
 	case coord.DeadlinePassed:

@@ -134,11 +134,18 @@ func (r *runner) handle(msg inboxMsg) []coord.Command {
 		defer func() { r.callUsage = event.Usage{} }()
 		return append(cmds, r.step(msg.call.in)...)
 	case msg.timer == coord.TimerDeadline:
-		delete(r.timers, msg.timer)
+		delete(r.timers, timerKey{timer: msg.timer})
 		return append(cmds, r.step(coord.DeadlinePassed{})...)
 	case msg.timer == coord.TimerGrace:
-		delete(r.timers, msg.timer)
+		delete(r.timers, timerKey{timer: msg.timer})
 		return append(cmds, r.step(coord.GraceExpired{})...)
+	case msg.round != nil:
+		t := msg.round
+		delete(r.timers, timerKey{t.Timer, t.Agent})
+		if _, live := r.live[t.Turn]; !live {
+			return cmds // the turn ended before its round did: nothing to log
+		}
+		return append(cmds, r.step(coord.RoundTimeUp{Agent: t.Agent, Turn: t.Turn, Stage: t.Stage})...)
 	}
 	return cmds
 }
@@ -190,6 +197,10 @@ func (r *runner) exec(ctx context.Context, cmds []coord.Command) *coord.Finish {
 			}
 		case coord.SetTimer:
 			r.setTimer(c)
+		case coord.WrapUp:
+			if t := r.live[c.Turn]; t != nil {
+				t.inbox.Post(agent.WrapUp{Hard: c.Hard, Message: c.Message})
+			}
 		case coord.Finish:
 			fin = &c
 		}
@@ -199,12 +210,17 @@ func (r *runner) exec(ctx context.Context, cmds []coord.Command) *coord.Finish {
 
 // setTimer arms a timer whose firing comes back to the loop as a message.
 func (r *runner) setTimer(c coord.SetTimer) {
-	if old := r.timers[c.Timer]; old != nil && old.Stop() {
+	key := timerKey{timer: c.Timer}
+	msg := inboxMsg{timer: c.Timer}
+	if c.Timer == coord.TimerRound {
+		key.agent, msg.round = c.Agent, &c
+	}
+	if old := r.timers[key]; old != nil && old.Stop() {
 		r.wg.Done()
 	}
 	r.wg.Add(1)
-	r.timers[c.Timer] = time.AfterFunc(c.After, func() {
+	r.timers[key] = time.AfterFunc(c.After, func() {
 		defer r.wg.Done()
-		r.send(inboxMsg{timer: c.Timer})
+		r.send(msg)
 	})
 }

@@ -25,7 +25,7 @@ func Run(ctx context.Context, question string, o Options) *Result {
 		loopDone: make(chan struct{}),
 		live:     map[coord.TurnID]*liveTurn{},
 		replies:  map[coord.TurnID]chan coord.Verdict{},
-		timers:   map[coord.Timer]*time.Timer{},
+		timers:   map[timerKey]*time.Timer{},
 		views:    map[string]*viewGate{}, lastTask: map[string]chan struct{}{},
 		usage: map[string]*llm.Usage{}, cost: map[string]float64{}, tools: map[string]ToolUse{}, states: map[string][]byte{},
 	}
@@ -82,9 +82,9 @@ type runner struct {
 	call      context.CancelCauseFunc             // the presentation, evaluation or direct call in flight
 	callUsage event.Usage                         // the usage of the call whose result is being stepped
 	toolCalls []llm.ToolCall                      // client tool calls of the last presentation that succeeded
-	timers    map[coord.Timer]*time.Timer
-	views     map[string]*viewGate     // views.go
-	lastTask  map[string]chan struct{} // each agent's latest task, closed when it ends (taskOrder)
+	timers    map[timerKey]*time.Timer            // the run's timers; round timers one per agent
+	views     map[string]*viewGate                // views.go
+	lastTask  map[string]chan struct{}            // each agent's latest task, closed when it ends (taskOrder)
 	budgetHit bool
 
 	mu     sync.Mutex // guards usage, cost, tools and states: tasks add to them as they go
@@ -105,10 +105,18 @@ type liveTurn struct {
 type inboxMsg struct {
 	agent  string
 	turn   coord.TurnID
-	submit *submission // a proposed action awaiting its Reply
-	result *turnResult // the turn ended
-	call   *callResult // the presentation, evaluation or direct call ended
-	timer  coord.Timer // a timer fired
+	submit *submission     // a proposed action awaiting its Reply
+	result *turnResult     // the turn ended
+	call   *callResult     // the presentation, evaluation or direct call ended
+	timer  coord.Timer     // a timer fired
+	round  *coord.SetTimer // ... the round timer this one
+}
+
+// timerKey names a live timer: the run's deadline and grace, and one round
+// timer per agent (a new one replaces the agent's last).
+type timerKey struct {
+	timer coord.Timer
+	agent string
 }
 
 type submission struct {
