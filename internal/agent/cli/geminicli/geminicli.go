@@ -1,0 +1,254 @@
+// Package geminicli runs Gemini CLI (npm @google/gemini-cli, program
+// gemini; pinned 0.61.0) as a team member: backend type gemini_cli.
+//
+// Each task runs `gemini -m <model> --output-format stream-json
+// --approval-mode <mode> --skip-trust` in the agent's workspace with the
+// task's message on standard input (no argument-length limit; the CLI
+// reads up to 8 MiB there). The vendor lays out under the CLI's private
+// home (HOME):
+//
+//   - .gemini/settings.json: API-key auth (security.auth.selectedType
+//     gemini-api-key: without it 0.61.0 ignores GOOGLE_GEMINI_BASE_URL),
+//     folder trust off (a CLI in an untrusted folder turns yolo back into
+//     "default"), no usage statistics, no telemetry, no update checks, no
+//     checkpointing, no IDE; the MCP servers: massgen's workflow tools
+//     over streamable HTTP with their bearer header (the CLI calls them
+//     mcp_massgen_new_answer and mcp_massgen_vote) and the agent's own;
+//     model.maxSessionTurns from max_turns; general.maxAttempts 4 (the
+//     CLI's own retries of a failing request, 10 by default; upstream
+//     gives up after 4 quota errors);
+//   - .gemini/GEMINI.md: the agent's instructions. The CLI adds this
+//     global context file to its own system prompt, as upstream's
+//     .gemini/GEMINI.md is; GEMINI_SYSTEM_MD would replace the CLI's
+//     prompt, and with it what the CLI tells its model about its tools.
+//
+// The environment adds GEMINI_API_KEY, GOOGLE_GEMINI_BASE_URL (the
+// endpoint's root: a trailing /v1 or /v1beta is dropped, the CLI's SDK
+// adds its own version) and GEMINI_CLI_NO_RELAUNCH (the CLI would
+// otherwise start itself a second time to raise its heap limit). With
+// these settings the CLI connects to nothing but its endpoint (checked
+// with strace; without them it also resolves Google's logging host).
+//
+// Approval: approval_mode (default yolo, as upstream) is passed as
+// --approval-mode: yolo runs every tool call without asking; auto_edit and
+// default leave calls that need approval to the CLI, which in its
+// non-interactive mode refuses them rather than waiting; plan is
+// read-only. The CLI's own sandbox (-s) is not used: massgen runs it in
+// the agent's (cli.Agent.Wrap). Running as root is allowed by 0.61.0.
+//
+// Sessions: every task starts a new session. massgen's prompts are whole
+// (the question, the answers so far, the rules), as the API agents' turns
+// are, and a resumed session would add the previous turn's tool output to
+// each request. The session id is still reported (Result.Session).
+//
+// Output: assistant message deltas become Text; tool_use/tool_result
+// pairs of the CLI's own tools become ToolUsed (the workflow tools are
+// reported by the workflow server instead); the result event's stats give
+// the task's usage and one ModelCall per model the CLI used (Gemini CLI
+// reports tokens per model, not per response); an error result becomes
+// the task's error, an *llm.Error with the provider's HTTP status when
+// the CLI quotes the API's error. The CLI streams no reasoning in this
+// mode, and states no cost.
+package geminicli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/massgen/massgen/internal/agent/cli"
+)
+
+// Type is the backend type.
+const Type = "gemini_cli"
+
+// DefaultModel is upstream's default (backend/gemini_cli.py).
+const DefaultModel = "gemini-3.1-pro-preview"
+
+// approvalModes are Gemini CLI 0.61.0's --approval-mode choices.
+var approvalModes = []string{"yolo", "auto_edit", "default", "plan"}
+
+// maxAttempts bounds the CLI's own retries of one request.
+const maxAttempts = 4
+
+func init() { cli.Register(Vendor{}) }
+
+// Vendor is Gemini CLI's cli.Vendor (and cli.Checker).
+type Vendor struct{}
+
+func (Vendor) Type() string                          { return Type }
+func (Vendor) Program() string                       { return "gemini" }
+func (Vendor) Decoder() cli.Decoder                  { return &decoder{tools: map[string]toolUse{}} }
+func (Vendor) Check(options map[string]any) []string { return check(options) }
+
+// Prepare writes the CLI's settings and context file under inv.Home and
+// returns its command line.
+func (Vendor) Prepare(inv *cli.Invocation) (cli.Command, error) {
+	mode, model, turns, err := options(inv.Options)
+	if err != nil {
+		return cli.Command{}, err
+	}
+	model = firstNonEmpty(inv.Model, model, DefaultModel)
+	dir := filepath.Join(inv.Home, ".gemini")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return cli.Command{}, err
+	}
+	settings, err := json.MarshalIndent(Settings(inv, turns), "", "  ")
+	if err != nil {
+		return cli.Command{}, err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "settings.json"), settings, 0o600); err != nil {
+		return cli.Command{}, err
+	}
+	// The home is kept between tasks: a task without instructions must
+	// not read the previous task's.
+	memory := filepath.Join(dir, "GEMINI.md")
+	if strings.TrimSpace(inv.System) == "" {
+		if err := os.Remove(memory); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return cli.Command{}, err
+		}
+	} else if err := os.WriteFile(memory, []byte(inv.System), 0o600); err != nil {
+		return cli.Command{}, err
+	}
+	env := []string{"GEMINI_CLI_NO_RELAUNCH=true"}
+	if inv.APIKey != "" {
+		env = append(env, "GEMINI_API_KEY="+inv.APIKey)
+	}
+	if inv.BaseURL != "" {
+		env = append(env, "GOOGLE_GEMINI_BASE_URL="+rootURL(inv.BaseURL))
+	}
+	args := []string{"-m", model, "--output-format", "stream-json", "--approval-mode", mode, "--skip-trust"}
+	return cli.Command{Args: args, Env: env, Stdin: inv.Prompt}, nil
+}
+
+// Settings is the settings.json of one task.
+func Settings(inv *cli.Invocation, maxTurns int) map[string]any {
+	s := map[string]any{
+		"security": map[string]any{
+			"folderTrust": map[string]any{"enabled": false},
+		},
+		"privacy":   map[string]any{"usageStatisticsEnabled": false},
+		"telemetry": map[string]any{"enabled": false, "logPrompts": false},
+		"general": map[string]any{
+			"enableAutoUpdate":             false,
+			"enableAutoUpdateNotification": false,
+			"checkpointing":                map[string]any{"enabled": false},
+			"maxAttempts":                  maxAttempts,
+		},
+		"ide": map[string]any{"enabled": false},
+	}
+	if inv.APIKey != "" {
+		s["security"].(map[string]any)["auth"] = map[string]any{"selectedType": "gemini-api-key"}
+	}
+	if maxTurns > 0 {
+		s["model"] = map[string]any{"maxSessionTurns": maxTurns}
+	}
+	servers := map[string]any{}
+	all := slices.Clone(inv.MCPServers)
+	if inv.Workflow != nil {
+		all = append(all, *inv.Workflow)
+	}
+	for _, m := range all {
+		servers[m.Name] = mcpServer(m)
+	}
+	if len(servers) > 0 {
+		s["mcpServers"] = servers
+	}
+	return s
+}
+
+// mcpServer is one entry of settings.json's mcpServers. The CLI runs
+// their tools without asking (trust), as its yolo mode does its own.
+func mcpServer(m cli.MCPServer) map[string]any {
+	out := map[string]any{"trust": true}
+	if m.URL != "" {
+		out["httpUrl"] = m.URL
+		if len(m.Headers) > 0 {
+			out["headers"] = m.Headers
+		}
+		return out
+	}
+	out["command"] = m.Command
+	if len(m.Args) > 0 {
+		out["args"] = m.Args
+	}
+	if len(m.Env) > 0 {
+		out["env"] = m.Env
+	}
+	return out
+}
+
+// rootURL is a Gemini endpoint without its API version: the CLI's SDK
+// adds /v1beta itself.
+func rootURL(u string) string {
+	u = strings.TrimRight(u, "/")
+	for _, v := range []string{"/v1beta", "/v1"} {
+		if r, ok := strings.CutSuffix(u, v); ok {
+			return r
+		}
+	}
+	return u
+}
+
+// options reads the backend keys the vendor takes.
+func options(o map[string]any) (mode, model string, maxTurns int, err error) {
+	mode = "yolo"
+	if v, ok := o["approval_mode"]; ok && v != nil {
+		s, _ := v.(string)
+		if !slices.Contains(approvalModes, s) {
+			return "", "", 0, fmt.Errorf("approval_mode %v: Gemini CLI takes one of %s", v, strings.Join(approvalModes, ", "))
+		}
+		mode = s
+	}
+	model, _ = o["model"].(string)
+	switch n := o["max_turns"].(type) {
+	case int:
+		maxTurns = n
+	case int64:
+		maxTurns = int(n)
+	case float64:
+		maxTurns = int(n)
+	}
+	return mode, model, maxTurns, nil
+}
+
+// taken are the keys the vendor maps; handled are massgen's own, which
+// the run handles for every backend (the workspace, its tools).
+var (
+	taken   = []string{"approval_mode", "model", "max_turns"}
+	handled = []string{"cwd", "context_paths", "workspace_max_size_mb", "enable_mcp_command_line", "mcp_servers", "custom_tools", "system_message"}
+)
+
+// check names the keys Gemini CLI has no equivalent for.
+func check(o map[string]any) []string {
+	var warnings []string
+	if _, _, _, err := options(o); err != nil {
+		warnings = append(warnings, err.Error()+": its tasks will fail")
+	}
+	keys := make([]string, 0, len(o))
+	for k := range o {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if slices.Contains(taken, k) || slices.Contains(handled, k) || strings.HasPrefix(k, "command_line_") {
+			continue
+		}
+		warnings = append(warnings, fmt.Sprintf("'%s' has no equivalent in Gemini CLI; it is ignored", k))
+	}
+	return warnings
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
