@@ -27,6 +27,20 @@ type responsesTool struct {
 	Type       string          `json:"type"`
 	Name       string          `json:"name"`
 	Parameters json.RawMessage `json:"parameters"`
+	// Tools are a namespace's (type "namespace": a group of functions, such
+	// as the tools of one MCP server; their calls name the namespace).
+	Tools []responsesTool `json:"tools"`
+}
+
+// namespaced is the name a namespace's function is offered and recorded
+// under: Codex's namespace for an MCP server ("mcp__massgen") and the
+// tool's name joined as Codex names MCP tools ("mcp__massgen__new_answer"),
+// so the workflow tools are recognised under it.
+func namespaced(ns, name string) string {
+	if ns == "" {
+		return name
+	}
+	return ns + "__" + name
 }
 
 // responsesItem is an input item: a message (type "message" or none), a
@@ -39,6 +53,7 @@ type responsesItem struct {
 	Name      string  `json:"name"`
 	Arguments string  `json:"arguments"`
 	Output    anyText `json:"output"`
+	Namespace string  `json:"namespace"`
 }
 
 func decodeResponses(_ *http.Request, body []byte) (*request, encoder, error) {
@@ -57,18 +72,39 @@ func decodeResponses(_ *http.Request, body []byte) (*request, encoder, error) {
 		}
 	}
 	req.nTools = len(tools)
+	enc := &responsesEncoder{tools: json.RawMessage("[]")}
 	for i, t := range tools {
-		if t.Type != "function" {
-			continue // hosted tools (web_search, file_search, ...) have no function to call
+		switch t.Type {
+		case "function":
+			if t.Name == "" {
+				return nil, nil, fmt.Errorf("Missing required parameter: 'tools[%d].name'.", i)
+			}
+			req.addTool(t.Name, t.Parameters)
+		case "namespace":
+			if t.Name == "" {
+				return nil, nil, fmt.Errorf("Missing required parameter: 'tools[%d].name'.", i)
+			}
+			for j, f := range t.Tools {
+				if f.Type != "function" {
+					continue // a namespace's custom tools take free text: nothing to script
+				}
+				if f.Name == "" {
+					return nil, nil, fmt.Errorf("Missing required parameter: 'tools[%d].tools[%d].name'.", i, j)
+				}
+				full := namespaced(t.Name, f.Name)
+				req.addTool(full, f.Parameters)
+				if enc.namespaces == nil {
+					enc.namespaces = map[string][2]string{}
+				}
+				enc.namespaces[full] = [2]string{t.Name, f.Name}
+			}
+		default:
+			// hosted tools (web_search, file_search, ...) and custom
+			// (free-text) tools have no function to call
 		}
-		if t.Name == "" {
-			return nil, nil, fmt.Errorf("Missing required parameter: 'tools[%d].name'.", i)
-		}
-		req.addTool(t.Name, t.Parameters)
 	}
 
 	var c conversation
-	enc := &responsesEncoder{tools: json.RawMessage("[]")}
 	if len(tools) > 0 {
 		enc.tools = rr.Tools
 	}
@@ -96,7 +132,7 @@ func decodeResponses(_ *http.Request, body []byte) (*request, encoder, error) {
 			case "", "message":
 				c.add(Message{Role: it.Role, Content: string(it.Content)})
 			case "function_call":
-				c.call(it.CallID, it.Name, len(it.Arguments))
+				c.call(it.CallID, namespaced(it.Namespace, it.Name), len(it.Arguments))
 			case "function_call_output":
 				c.result(it.CallID, "", string(it.Output))
 			}
@@ -121,6 +157,9 @@ type responsesEncoder struct {
 	seq          int    // sequence_number of the next event
 	buf          []byte // reused fields buffer
 	msgID, fcID  string // IDs of the message item and of the current call's item
+	// namespaces maps the name a namespace's function is recorded under
+	// to its namespace and its own name, which its calls carry.
+	namespaces map[string][2]string
 }
 
 func (e *responsesEncoder) headers(x *exchange, h http.Header, stream bool) {
@@ -204,7 +243,7 @@ func (e *responsesEncoder) delta(x *exchange, b []byte, call int, frag string, _
 
 func (e *responsesEncoder) callStart(x *exchange, b []byte, i int) []byte {
 	e.fcID = functionCallID(x.id, i)
-	return e.event(b, "response.output_item.added", members(itemEvent{callItem(x, i, "in_progress", ""), itemIndex(x, i)}))
+	return e.event(b, "response.output_item.added", members(itemEvent{e.callItem(x, i, "in_progress", ""), itemIndex(x, i)}))
 }
 
 func (e *responsesEncoder) callEnd(x *exchange, b []byte, i int) []byte {
@@ -214,7 +253,7 @@ func (e *responsesEncoder) callEnd(x *exchange, b []byte, i int) []byte {
 		ItemID      string `json:"item_id"`
 		OutputIndex int    `json:"output_index"`
 	}{args, functionCallID(x.id, i), itemIndex(x, i)}))
-	return e.event(b, "response.output_item.done", members(itemEvent{callItem(x, i, "completed", args), itemIndex(x, i)}))
+	return e.event(b, "response.output_item.done", members(itemEvent{e.callItem(x, i, "completed", args), itemIndex(x, i)}))
 }
 
 func (e *responsesEncoder) close(x *exchange, b []byte) []byte {
@@ -239,7 +278,7 @@ func (e *responsesEncoder) output(x *exchange) []any {
 		out = append(out, e.message(x, "completed", &x.p.text))
 	}
 	for i, c := range x.p.calls {
-		out = append(out, callItem(x, i, "completed", c.args))
+		out = append(out, e.callItem(x, i, "completed", c.args))
 	}
 	return out
 }
@@ -252,9 +291,13 @@ func (e *responsesEncoder) message(x *exchange, status string, text *string) mes
 	return m
 }
 
-func callItem(x *exchange, i int, status, args string) functionCallItem {
-	return functionCallItem{ID: functionCallID(x.id, i), Type: "function_call", Status: status,
+func (e *responsesEncoder) callItem(x *exchange, i int, status, args string) functionCallItem {
+	it := functionCallItem{ID: functionCallID(x.id, i), Type: "function_call", Status: status,
 		Arguments: args, CallID: callID(x.id, i), Name: x.p.calls[i].name}
+	if ns, ok := e.namespaces[it.Name]; ok {
+		it.Namespace, it.Name = ns[0], ns[1]
+	}
+	return it
 }
 
 func (e *responsesEncoder) response(x *exchange, status string, output []any, u *responsesUsage) responseObject {
@@ -362,6 +405,7 @@ type functionCallItem struct {
 	Arguments string `json:"arguments"`
 	CallID    string `json:"call_id"`
 	Name      string `json:"name"`
+	Namespace string `json:"namespace,omitempty"`
 }
 
 type itemEvent struct {

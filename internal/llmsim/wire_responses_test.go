@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -272,5 +274,61 @@ func waitOutcome(t *testing.T, f *fixture, n int, want string) {
 	}
 	if rec := f.sim.Requests()[n]; rec.Outcome != want {
 		t.Errorf("record %+v, want outcome %s", rec, want)
+	}
+}
+
+// postResponses sends a raw Responses request (shapes the SDK does not
+// build) and decodes the whole response.
+func postResponses(t *testing.T, f *fixture, body string) (out []map[string]any) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(testCtx(t), "POST", f.base+"/responses", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := f.hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var r struct {
+		Output []map[string]any `json:"output"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("status %d, %v", resp.StatusCode, err)
+	}
+	return r.Output
+}
+
+// Codex offers an MCP server's tools as a namespace ("mcp__massgen") beside
+// its functions, a hosted web_search and free-text custom tools; its
+// calls name the namespace. The workflow tools are recognised under the
+// namespaced name, called with the namespace, and a namespaced call in
+// the history counts as the accepted action it is.
+func TestResponsesNamespacedTools(t *testing.T) {
+	f := start(t, nil)
+	tools := `[{"type":"function","name":"exec_command","parameters":{"type":"object","properties":{}}},
+	 {"type":"custom","name":"apply_patch","format":{"type":"grammar"}},
+	 {"type":"namespace","name":"mcp__massgen","description":"workflow","tools":[
+	   {"type":"function","name":"new_answer","parameters":{"type":"object","properties":{"content":{"type":"string"}},"required":["content"]}}]},
+	 {"type":"web_search","external_web_access":false}]`
+	out := postResponses(t, f, `{"model":"sim-codex","tools":`+tools+`,"input":[{"type":"message","role":"user","content":[{"type":"input_text","text":"What is the capital of France?"}]}]}`)
+	if len(out) != 1 || out[0]["type"] != "function_call" || out[0]["name"] != "new_answer" || out[0]["namespace"] != "mcp__massgen" {
+		t.Fatalf("output %v, want a call of new_answer in namespace mcp__massgen", out)
+	}
+	rec := lastRecord(t, f)
+	if rec.Step != "answer" || !slices.Contains(rec.Tools, "mcp__massgen__new_answer") || !slices.Contains(rec.Tools, "exec_command") {
+		t.Errorf("record: step %q tools %v", rec.Step, rec.Tools)
+	}
+
+	// The action's result comes back: a short text ends the CLI's turn.
+	call, _ := json.Marshal(out[0])
+	out = postResponses(t, f, `{"model":"sim-codex","tools":`+tools+`,"input":[{"type":"message","role":"user","content":"What is the capital of France?"},`+
+		string(call)+`,{"type":"function_call_output","call_id":"`+out[0]["call_id"].(string)+`","output":"Answer recorded as agent1."}]}`)
+	if len(out) != 1 || out[0]["type"] != "message" {
+		t.Fatalf("after the action: %v, want text", out)
+	}
+	if rec := lastRecord(t, f); len(rec.Messages) < 2 || !slices.Equal(rec.Messages[1].ToolCalls, []string{"mcp__massgen__new_answer"}) {
+		t.Errorf("history as recorded: %+v", rec.Messages)
 	}
 }
