@@ -31,10 +31,14 @@ const loadTimeout = 2 * time.Minute
 func (t *team) addCustomTools(cfg *config.Config, workDir string, getenv func(string) string) error {
 	dirs := toolDirs(cfg, workDir)
 	var specs []custom.PythonSpec
-	var owners []int // specs[i] belongs to t.agents[owners[i]]
+	var owners []int      // specs[i] belongs to t.agents[owners[i]]
+	var features []string // and is customToolFeature features[i]
 	perAgent := make([][]tool.Tool, len(t.agents))
 	for i, a := range t.agents {
 		ca := configAgent(cfg, a.ID)
+		if ca.Backend.CLI != nil {
+			continue // a CLI agent goes without (addCLIAgent says so)
+		}
 		for _, tc := range ca.Backend.CustomTools {
 			name := tc.ToolName()
 			timeout := time.Duration(tc.TimeoutSeconds * float64(time.Second))
@@ -45,16 +49,18 @@ func (t *team) addCustomTools(cfg *config.Config, workDir string, getenv func(st
 			file, err := findToolFile(tc, dirs)
 			if err != nil {
 				t.warnings = append(t.warnings, fmt.Sprintf("agent %s: %v", a.ID, err))
+				t.drop(customToolFeature(tc, a.ID))
 				perAgent[i] = append(perAgent[i], custom.Unavailable(name, tc.Description, err.Error()))
 				continue
 			}
 			specs = append(specs, custom.PythonSpec{Name: name, File: file, Function: tc.Function,
 				Description: tc.Description, PresetArgs: tc.PresetArgs, Timeout: timeout})
 			owners = append(owners, i)
+			features = append(features, customToolFeature(tc, a.ID))
 		}
 	}
 	if len(specs) > 0 {
-		tools := t.loadPython(specs, workDir, getenv)
+		tools := t.loadPython(specs, features, workDir, getenv)
 		for j, tl := range tools {
 			perAgent[owners[j]] = append(perAgent[owners[j]], tl)
 		}
@@ -73,8 +79,9 @@ func (t *team) addCustomTools(cfg *config.Config, workDir string, getenv func(st
 }
 
 // loadPython starts the team's runner and loads specs, warning about the
-// tools that cannot run. The result has one tool per spec, in order.
-func (t *team) loadPython(specs []custom.PythonSpec, workDir string, getenv func(string) string) []tool.Tool {
+// tools that cannot run and recording them as dropped (features[i] names
+// specs[i]). The result has one tool per spec, in order.
+func (t *team) loadPython(specs []custom.PythonSpec, features []string, workDir string, getenv func(string) string) []tool.Tool {
 	python, err := custom.FindPython(getenv)
 	if err != nil {
 		t.warnings = append(t.warnings, fmt.Sprintf("custom tools cannot run: %v", err))
@@ -82,6 +89,7 @@ func (t *team) loadPython(specs []custom.PythonSpec, workDir string, getenv func
 		for i, s := range specs {
 			out[i] = custom.Unavailable(s.Name, s.Description, "custom tool "+s.Name+" cannot run: "+err.Error())
 		}
+		t.drop(features...)
 		return out
 	}
 	t.python = custom.NewPython(python, workDir)
@@ -90,13 +98,33 @@ func (t *team) loadPython(specs []custom.PythonSpec, workDir string, getenv func
 	tools, errs, err := t.python.Load(ctx, specs)
 	if err != nil {
 		t.warnings = append(t.warnings, fmt.Sprintf("custom tools cannot run: %v", err))
+		t.drop(features...)
+		return tools
 	}
-	for _, e := range errs {
+	for i, e := range errs {
 		if e != nil {
 			t.warnings = append(t.warnings, e.Error())
+			t.drop(features[i])
 		}
 	}
 	return tools
+}
+
+// customToolFeature is the stable name, in a run's WARNINGS and
+// status.json's meta.ignored_features, of a custom tool an agent goes
+// without: its tool is offered but answers every call with why.
+func customToolFeature(tc config.CustomTool, agent string) string {
+	return fmt.Sprintf("custom_tools.%s (agent %s)", tc.Name, agent)
+}
+
+// drop records features of the config the team's agents go without, for
+// every run of the team to report (runIgnored).
+func (t *team) drop(features ...string) {
+	for _, f := range features {
+		if !slices.Contains(t.dropped, f) {
+			t.dropped = append(t.dropped, f)
+		}
+	}
 }
 
 // commandTool makes a `type: command` tool, resolving its executable and
@@ -113,6 +141,7 @@ func (t *team) commandTool(agentID, name string, tc config.CustomTool, dirs []st
 	if err != nil {
 		err = fmt.Errorf("custom tool %s: %w", name, err)
 		t.warnings = append(t.warnings, fmt.Sprintf("agent %s: %v", agentID, err))
+		t.drop(customToolFeature(tc, agentID))
 		return custom.Unavailable(name, tc.Description, err.Error())
 	}
 	argv[0] = exe

@@ -65,6 +65,7 @@ func (rw *runWorkspaces) runMCP(cfg *config.Config, workDir string, ca config.Ag
 			default:
 				rw.warnings = append(rw.warnings, fmt.Sprintf("agent %s: MCP server %s is left out: an agent with a workspace runs its MCP servers "+
 					"in a sandbox, and %v", ca.ID, s.Name, noSandbox))
+				rw.dropped = append(rw.dropped, mcpFeature(mcp.LeftOutServer{Agent: ca.ID, Server: s.Name}))
 				continue
 			}
 		}

@@ -177,6 +177,10 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 	}
 	defer wss.closeMCP()
 	defer wss.closeRunners()
+	defer wss.closeCLIAgents()
+	if agents, err = wss.withCLIAgents(t.cli, agents); err != nil {
+		return nil, err
+	}
 	agents = withPlanning(cfg.Orchestrator, agents)
 	for _, w := range wss.warnings {
 		fmt.Fprintf(env.Stderr, "warning: %s\n", w)
@@ -194,8 +198,12 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 	if rq.Debug {
 		level, logOut = slog.LevelDebug, env.Stderr
 	}
-	ignored := cfg.IgnoredFeatures() // the logs and the outcome report them
-	wss.ignored.seed(ignored)        // and the MCP servers left out as the run finds them
+	// The logs and the outcome report what the config asks and the run does
+	// not do: what the config's keys say, what building the team and the
+	// workspaces found missing, and the MCP servers left out as the run
+	// finds them.
+	ignored := slices.Concat(cfg.IgnoredFeatures(), t.dropped, wss.dropped)
+	wss.ignored.seed(ignored)
 	broker := event.NewBroker()
 	// Every view of the run (the broker's, the log writer's) calls an agent
 	// stalled when its request has received no byte for half the idle

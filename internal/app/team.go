@@ -27,13 +27,15 @@ type team struct {
 	agents   []orchestrator.Agent
 	guards   *llm.Guards // the agents' circuit breakers and rate limiters
 	sims     []*llmsim.Server
-	python   *custom.Python       // the runner of the team's Python tools, if any
-	mcp      *mcp.Pool            // the team's MCP servers, if any (mcp.go)
-	mcpMu    sync.Mutex           // serialises the pool's warnings
-	mcpRuns  map[*runIgnored]bool // the runs in progress, told of the servers left out (guarded by mcpMu)
-	stderr   io.Writer            // where warnings found during runs go (nil: os.Stderr)
-	warnings []string             // for the user, once
-	notes    []string             // for each run's log
+	python   *custom.Python        // the runner of the team's Python tools, if any
+	mcp      *mcp.Pool             // the team's MCP servers, if any (mcp.go)
+	mcpMu    sync.Mutex            // serialises the pool's warnings
+	mcpRuns  map[*runIgnored]bool  // the runs in progress, told of the servers left out (guarded by mcpMu)
+	stderr   io.Writer             // where warnings found during runs go (nil: os.Stderr)
+	warnings []string              // for the user, once
+	notes    []string              // for each run's log
+	dropped  []string              // what the config asks that the agents go without (customtools.go): every run reports it
+	cli      map[string]*cliMember // the coding-agent CLIs among the agents, by id (cliagents.go)
 }
 
 func (t *team) Close() {
@@ -65,6 +67,15 @@ func buildTeam(cfg *config.Config, getenv func(string) string, workDir string) (
 	t.guards = &llm.Guards{IdleTimeout: seconds(cfg.Orchestrator.StreamIdleTimeoutSeconds)}
 	var problems []error
 	for _, a := range cfg.Agents {
+		if spec, _ := provider.Lookup(a.Backend.Type); spec.Wire == provider.WireCLI && provider.Judge(a.Backend.Type, a.Backend.Model, a.Backend.BaseURL).OK() {
+			if err := t.addCLIAgent(a, getenv); KindOf(err) == KindConfig {
+				problems = append(problems, err)
+			} else if err != nil {
+				t.Close()
+				return nil, err
+			}
+			continue
+		}
 		m, params, endpoint, err := buildModel(a, getenv, sims)
 		if KindOf(err) == KindConfig {
 			problems = append(problems, err) // name them all: one fix-and-retry round, not one per agent

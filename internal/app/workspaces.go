@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/massgen/massgen/internal/agent/cli"
 	"os"
 	"path/filepath"
 	"slices"
@@ -35,6 +36,7 @@ type runWorkspaces struct {
 	dirs     map[string]string        // agent id → its workspace
 	watches  map[string]*contextWatch // agent id → its write context paths
 	warnings []string
+	dropped  []string   // what the config asks that the agents go without (no Docker engine, no sandbox)
 	snaps    *snapshots // nil when no agent has a workspace
 	mcp      *mcp.Pool  // the MCP servers of agents with a workspace (mcp_sandbox.go)
 	presMu   sync.Mutex
@@ -42,6 +44,11 @@ type runWorkspaces struct {
 	phases   []*mcpPhases      // each agent's MCP servers through the run's phases (mcp_phases.go)
 	runners  []*sandbox.Runner // the agents' command runners (docker mode holds a container)
 	ignored  *runIgnored       // what the run did not do: its report (leftout.go)
+	// guards are the agents' guards; cliAgents and cliHomes the run's
+	// coding-agent CLIs and their private homes (cliagents.go).
+	guards    map[string]*workspace.Guard
+	cliAgents []*cli.Agent
+	cliHomes  []string
 }
 
 // closeRunners removes the containers of the agents' commands.
@@ -49,6 +56,14 @@ func (rw *runWorkspaces) closeRunners() {
 	for _, r := range rw.runners {
 		r.Close()
 	}
+}
+
+// commandFeature is the stable name, in a run's WARNINGS and status.json's
+// meta.ignored_features, of the commands an agent cannot run (its
+// execute_command answers every call with why): docker mode without a
+// Docker engine, local mode without bubblewrap.
+func commandFeature(cl *config.CommandLine, agent string) string {
+	return fmt.Sprintf("command_line_execution_mode: %s (agent %s)", cmp.Or(cl.Mode, "local"), agent)
 }
 
 // dockerConfig is docker mode's container as the config describes it.
@@ -161,6 +176,7 @@ func withWorkspaces(cfg *config.Config, workDir string, now time.Time, agents []
 		if err != nil {
 			return nil, nil, usageErr("agent %s: %v", out[i].ID, err)
 		}
+		rw.guardOf(out[i].ID, g)
 		tools := files.Tools(g)
 		if cl := ca.Backend.CommandLine; cl != nil {
 			r, err := sandbox.New(g, sandbox.Config{Mode: cl.Mode, Allowed: cl.Allowed, Blocked: cl.Blocked,
@@ -173,6 +189,7 @@ func withWorkspaces(cfg *config.Config, workDir string, now time.Time, agents []
 			switch {
 			case r.Disabled() != nil:
 				rw.warnings = append(rw.warnings, fmt.Sprintf("agent %s: execute_command cannot run: %v", out[i].ID, r.Disabled()))
+				rw.dropped = append(rw.dropped, commandFeature(cl, out[i].ID))
 			case !r.Sandboxed():
 				rw.warnings = append(rw.warnings, fmt.Sprintf("agent %s runs commands WITHOUT a sandbox (command_line_allow_unsandboxed: true): "+
 					"they can change any file this user can", out[i].ID))
@@ -191,7 +208,7 @@ func withWorkspaces(cfg *config.Config, workDir string, now time.Time, agents []
 			return nil, nil, usageErr("agent %s: %v", out[i].ID, err)
 		}
 		var presentMCP func(bool)
-		if len(ca.Backend.MCPServers) > 0 {
+		if len(ca.Backend.MCPServers) > 0 && ca.Backend.CLI == nil { // a CLI starts its own, in its sandbox
 			src, presentFn, err := rw.runMCP(cfg, workDir, ca, g)
 			if err != nil {
 				rw.closeMCP()
