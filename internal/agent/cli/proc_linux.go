@@ -16,7 +16,8 @@ func isolate(cmd *exec.Cmd) {
 	}
 	cmd.SysProcAttr.Setsid = true
 	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
-	cmd.Cancel = func() error { return killGroup(cmd) }
+	// No cmd.Cancel: exec.Command refuses one without a context; exec
+	// kills the group when the task's context ends (context.AfterFunc).
 }
 
 func killGroup(cmd *exec.Cmd) error {

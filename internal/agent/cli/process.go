@@ -48,7 +48,9 @@ func (e *ProcessError) Unwrap() error { return e.Err }
 // and nothing of massgen's own environment (which holds every provider's
 // key).
 func BaseEnv(home, program string) []string {
-	path := os.Getenv("PATH")
+	// The system's directories last: a script's "#!/usr/bin/env node"
+	// must find node in a sandbox that shows nothing else of the host.
+	path := os.Getenv("PATH") + ":/usr/local/bin:/usr/bin:/bin"
 	if dir := filepath.Dir(program); dir != "." {
 		path = dir + string(os.PathListSeparator) + path
 	}

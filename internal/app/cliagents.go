@@ -1,0 +1,194 @@
+package app
+
+import (
+	"cmp"
+	"fmt"
+	"github.com/massgen/massgen/internal/llm"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/massgen/massgen/internal/agent/cli"
+	"github.com/massgen/massgen/internal/config"
+	"github.com/massgen/massgen/internal/orchestrator"
+	"github.com/massgen/massgen/internal/provider"
+	"github.com/massgen/massgen/internal/workspace"
+	"github.com/massgen/massgen/internal/workspace/sandbox"
+)
+
+// A coding-agent CLI (claude_code, codex, gemini_cli) is a team member
+// whose agent is the vendor's own program (internal/agent/cli). The team
+// finds the program and its key once; each run gives it a workspace, a
+// private home and the agent's sandbox, so the CLI writes and runs
+// nothing outside what the agent was given, whatever its own permission
+// settings say.
+
+// cliMember is what a team knows of one CLI agent.
+type cliMember struct {
+	vendor  cli.Vendor
+	path    string
+	model   string
+	baseURL string
+	apiKey  string
+	options map[string]any
+	mcp     []cli.MCPServer
+	// unsandboxed: the user consented to run it without bubblewrap
+	// (command_line_allow_unsandboxed), where there is none.
+	unsandboxed bool
+}
+
+// cliInstallDir is where `massgen setup` installs the CLIs (npm --prefix):
+// found after PATH.
+func cliInstallDir(getenv func(string) string) string {
+	home := cmp.Or(getenv("HOME"), os.Getenv("HOME"))
+	return filepath.Join(home, ".massgen", "cli", "node_modules", ".bin")
+}
+
+// cliPackages are the npm packages of the CLIs, pinned: what the not-found
+// error tells to install.
+var cliPackages = map[string]string{
+	"claude_code": "@anthropic-ai/claude-code@2.1.332",
+	"codex":       "@openai/codex@0.171.0",
+	"gemini_cli":  "@google/gemini-cli@0.61.0",
+}
+
+// newCLIMember checks that the CLI of a can run here and resolves its
+// program, endpoint and key.
+func newCLIMember(a config.Agent, getenv func(string) string) (*cliMember, []string, error) {
+	b := a.Backend
+	v, ok := cli.Lookup(b.Type)
+	if !ok {
+		return nil, nil, execErr("agent %s: no %s agent is linked into this program", a.ID, b.Type)
+	}
+	path, err := cli.Find(v, cliInstallDir(getenv))
+	if err != nil {
+		return nil, nil, usageErr("agent %s: %v: install it with `npm install -g %s` (or run `massgen setup`)",
+			a.ID, err, cliPackages[b.Type])
+	}
+	spec, _ := provider.Lookup(b.Type)
+	m := &cliMember{vendor: v, path: path, model: b.Model, options: map[string]any{},
+		baseURL: cmp.Or(baseURLOverride(b.Type, getenv), b.BaseURL)}
+	maps.Copy(m.options, b.Extra)
+	maps.Copy(m.options, b.CLI)
+	if len(b.AllowedTools) > 0 {
+		m.options["allowed_tools"] = b.AllowedTools
+	}
+	if len(b.ExcludeTools) > 0 {
+		m.options["exclude_tools"] = b.ExcludeTools
+	}
+	m.unsandboxed, _ = b.Extra["command_line_allow_unsandboxed"].(bool)
+	if b.APIKeyUnsetVar != "" {
+		return nil, nil, usageErr("agent %s: api_key refers to %s, which is not set: set it (in the environment or a .env file); "+
+			"massgen does not fall back to another key", a.ID, b.APIKeyUnsetVar)
+	}
+	m.apiKey = b.APIKey
+	for _, name := range spec.KeyEnv {
+		m.apiKey = cmp.Or(m.apiKey, getenv(name))
+	}
+	registerSecrets(m.apiKey, getenv)
+	if m.apiKey == "" && !isLocal(m.baseURL) {
+		return nil, nil, usageErr("agent %s: backend %s needs an API key: set %s (in the environment or a .env file), or api_key in the config",
+			a.ID, b.Type, strings.Join(spec.KeyEnv, " or "))
+	}
+	for _, s := range b.MCPServers {
+		m.mcp = append(m.mcp, cli.MCPServer{Name: s.Name, URL: s.URL, Headers: s.Headers, Command: s.Command, Args: s.Args, Env: s.Env})
+	}
+	var warnings []string
+	if c, ok := v.(cli.Checker); ok {
+		for _, w := range c.Check(m.options) {
+			warnings = append(warnings, fmt.Sprintf("agent %s: %s", a.ID, w))
+		}
+	}
+	if len(b.CustomTools) > 0 {
+		warnings = append(warnings, fmt.Sprintf("agent %s: its custom tools are left out: a %s agent uses its CLI's own tools and MCP servers", a.ID, b.Type))
+	}
+	return m, warnings, nil
+}
+
+// withCLIAgents gives each CLI agent of the run its agent: the CLI in the
+// agent's workspace (made by withWorkspaces) and sandbox, with a private
+// home that the run removes at its end (close).
+func (rw *runWorkspaces) withCLIAgents(members map[string]*cliMember, agents []orchestrator.Agent) ([]orchestrator.Agent, error) {
+	if len(members) == 0 {
+		return agents, nil
+	}
+	bwrap, noSandbox := sandbox.Bwrap()
+	for i := range agents {
+		m := members[agents[i].ID]
+		if m == nil {
+			continue
+		}
+		id := agents[i].ID
+		g := rw.guards[id]
+		if g == nil {
+			return nil, execErr("agent %s: its CLI has no workspace", id)
+		}
+		home, err := os.MkdirTemp("", "massgen-cli-"+safeName(id)+"-")
+		if err != nil {
+			return nil, execErr("agent %s: cannot make its CLI's home: %w", id, err)
+		}
+		rw.cliHomes = append(rw.cliHomes, home)
+		a := &cli.Agent{ID: id, Vendor: m.vendor, Path: m.path, Model: m.model, BaseURL: m.baseURL, APIKey: m.apiKey,
+			Workdir: g.Workspace(), Home: home, MCPServers: m.mcp, Options: m.options}
+		switch {
+		case noSandbox == nil:
+			a.Wrap = func(cmd *exec.Cmd, env []string) {
+				sandbox.ProgramWith(bwrap, g, cmd, env, sandbox.ProgramOptions{Writable: []string{home}})
+			}
+		case m.unsandboxed:
+			rw.warnings = append(rw.warnings, fmt.Sprintf("agent %s: its %s CLI runs WITHOUT a sandbox (command_line_allow_unsandboxed: true): "+
+				"it can change any file this user can", id, m.vendor.Type()))
+		default:
+			return nil, usageErr("agent %s: a %s agent runs in a sandbox, and %v: install bubblewrap (apt-get install bubblewrap), "+
+				"or set command_line_allow_unsandboxed: true in its backend to run it without one", id, m.vendor.Type(), noSandbox)
+		}
+		rw.cliAgents = append(rw.cliAgents, a)
+		agents[i].Impl = a
+	}
+	return agents, nil
+}
+
+// closeCLIAgents stops the CLI agents' workflow servers and removes their
+// homes: nothing of a CLI's settings or sessions outlives the run.
+func (rw *runWorkspaces) closeCLIAgents() {
+	for _, a := range rw.cliAgents {
+		a.Close()
+	}
+	for _, h := range rw.cliHomes {
+		os.RemoveAll(h)
+	}
+}
+
+// guardOf records an agent's guard for the parts of a run that start
+// programs in its view (CLI agents).
+func (rw *runWorkspaces) guardOf(id string, g *workspace.Guard) {
+	if rw.guards == nil {
+		rw.guards = map[string]*workspace.Guard{}
+	}
+	rw.guards[id] = g
+}
+
+// addCLIAgent adds a CLI agent to the team: its member, and the
+// orchestrator's view of it (its Impl is made per run).
+func (t *team) addCLIAgent(a config.Agent, getenv func(string) string) error {
+	m, warnings, err := newCLIMember(a, getenv)
+	if err != nil {
+		return err
+	}
+	t.warnings = append(t.warnings, warnings...)
+	var cost func(llm.Usage) float64
+	if m.model != "" {
+		if info, priced, err := provider.LookupModel(m.model, getenv); err == nil && priced {
+			cost = info.Cost
+		}
+	}
+	if t.cli == nil {
+		t.cli = map[string]*cliMember{}
+	}
+	t.cli[a.ID] = m
+	t.agents = append(t.agents, orchestrator.Agent{ID: a.ID, Backend: a.Backend.Type,
+		ModelName: cmp.Or(m.model, a.Backend.Type+" default"), SystemMessage: a.SystemMessage, Cost: cost})
+	return nil
+}
