@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 )
 
 // anthropicWire is Anthropic Messages: POST /v1/messages.
@@ -97,7 +98,13 @@ func decodeAnthropic(_ *http.Request, body []byte) (*request, encoder, error) {
 		for _, b := range blocks {
 			switch b.Type {
 			case "text":
-				text, hasText = append(text, b.Text...), true
+				t := b.Text
+				if m.Role == "user" {
+					if t = withoutReminders(t); t == "" && b.Text != "" {
+						continue
+					}
+				}
+				text, hasText = append(text, t...), true
 			case "tool_result":
 				c.result(b.ToolUseID, "", string(b.Content))
 			}
@@ -113,6 +120,34 @@ func decodeAnthropic(_ *http.Request, body []byte) (*request, encoder, error) {
 	}
 	req.messages, req.prompt, req.results = c.msgs, c.promptTokens(), c.results
 	return req, &anthropicEncoder{}, nil
+}
+
+// Claude Code puts context of its own into the user's messages, as
+// <system-reminder> sections (its commit attribution rules, the date, a
+// file it saw change): not the user's words, so the task a default answer
+// quotes is read without them, as a model would read past them.
+const reminderOpen, reminderClose = "<system-reminder>", "</system-reminder>"
+
+// withoutReminders is a user text without its <system-reminder> sections.
+func withoutReminders(s string) string {
+	if !strings.Contains(s, reminderOpen) {
+		return s
+	}
+	var out strings.Builder
+	for {
+		i := strings.Index(s, reminderOpen)
+		if i < 0 {
+			break
+		}
+		j := strings.Index(s[i:], reminderClose)
+		if j < 0 {
+			break // unclosed: the user's own text, kept
+		}
+		out.WriteString(s[:i])
+		s = strings.TrimLeft(s[i+j+len(reminderClose):], "\n")
+	}
+	out.WriteString(s)
+	return out.String()
 }
 
 // anthropicEncoder renders a plan as a Message: streamed as in the

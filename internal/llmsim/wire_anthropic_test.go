@@ -259,3 +259,33 @@ func TestAnthropicRejectsWhatTheAPIRejects(t *testing.T) {
 		t.Errorf("record %+v", rec)
 	}
 }
+
+// Claude Code sends its own context as <system-reminder> sections in the
+// user's message; the task the simulator reads (and quotes) is the user's
+// words without them.
+func TestAnthropicSystemRemindersAreNotTheTask(t *testing.T) {
+	f := start(t, nil)
+	reminder := "<system-reminder>\nAttribution for git commits: end them with Co-Authored-By: Claude.\n</system-reminder>\n"
+	for _, blocks := range [][]anthropic.ContentBlockParamUnion{
+		{anthropic.NewTextBlock(reminder), anthropic.NewTextBlock("Capital of France?")},
+		{anthropic.NewTextBlock(reminder + "Capital of France?")},
+	} {
+		p := antParams("sim-claude", "")
+		p.Messages = []anthropic.MessageParam{anthropic.NewUserMessage(blocks...)}
+		r := runAnthropic(testCtx(t), f, p)
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+		if text := antText(&r.msg); strings.Contains(text, "system-reminder") || !strings.Contains(text, "Capital of France?") {
+			t.Errorf("final text %q", text)
+		}
+		rec := lastRecord(t, f)
+		if last := rec.Messages[len(rec.Messages)-1]; last.Role != "user" || last.Content != "Capital of France?" {
+			t.Errorf("recorded %+v", last)
+		}
+	}
+	// An unclosed tag is the user's own text.
+	if got := withoutReminders("say <system-reminder> literally"); got != "say <system-reminder> literally" {
+		t.Errorf("unclosed: %q", got)
+	}
+}
