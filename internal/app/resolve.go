@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 
@@ -107,7 +108,7 @@ func LoadConfig(env *Env, arg string, getenv func(string) string) (*config.Confi
 	if name, ok := strings.CutPrefix(arg, "@examples/"); ok {
 		file, data, found := examples.Find(name)
 		if !found {
-			return nil, usageErr("no example config matches %q; available: %s", name, strings.Join(examples.Names(), ", "))
+			return nil, noExample(name)
 		}
 		cfg, err := config.Parse(data, "@examples/"+file, getenv)
 		if err != nil {
@@ -132,6 +133,23 @@ func LoadConfig(env *Env, arg string, getenv func(string) string) (*config.Confi
 		return nil, usageErr("config file not found: %s (try --config @examples/NAME; list them with `massgen examples`)", arg)
 	}
 	return loadFile(p, getenv)
+}
+
+// noExample is the error for an @examples name that matches nothing: the
+// examples of the folder it points into, when there are some, else all;
+// and, since the name may be one of MassGen's own (massgen ships its own
+// library, not MassGen's), how to run MassGen's file itself.
+func noExample(name string) error {
+	near, where := examples.Near(name), "available"
+	if len(near) > 0 {
+		where = "in " + path.Dir(near[0])
+	} else {
+		near = examples.Names()
+	}
+	return usageErr("no example config matches %q; %s: %s\n"+
+		"  (massgen ships its own examples, under MassGen's paths; to run one of MassGen's files, give its path: "+
+		"--config path/to/massgen/configs/%s.yaml; `massgen examples` lists them all)",
+		name, where, strings.Join(near, ", "), strings.TrimSuffix(name, ".yaml"))
 }
 
 func loadFile(p string, getenv func(string) string) (*config.Config, error) {

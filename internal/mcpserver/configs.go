@@ -75,7 +75,9 @@ func (s *Server) source(arg string) (source, error) {
 	if p, ok, err := s.inConfigDir(arg); err != nil || ok {
 		return source{config: p, shown: true}, err
 	}
-	if name := strings.TrimSuffix(arg, ".yaml"); !strings.ContainsAny(arg, `/\`) && slices.Contains(examples.Names(), name) {
+	// An example's exact name, folders included (basic/multi/…): only
+	// the embedded names match, so this never reaches a file.
+	if name := strings.TrimSuffix(arg, ".yaml"); slices.Contains(examples.Names(), name) {
 		if !s.o.AllowConfigPaths || !s.fileExists(arg) {
 			return source{config: "@examples/" + name, shown: true}, nil
 		}
