@@ -212,10 +212,17 @@ func agentID(model string) string {
 	}, cmp.Or(strings.TrimSpace(model), "agent"))
 }
 
-// modelAgent is an agent on model, of backend type typ ("" infers it from
-// the model name).
+// modelAgent is an agent on model (or the model an alias stands for,
+// provider.ResolveAlias), of backend type typ ("" infers it from the model
+// name).
 func modelAgent(id, model, typ string, getenv func(string) string) (config.Agent, error) {
 	explicit := typ != ""
+	// A short name (sonnet, opus, gpt, gemini, grok, …) is the catalogue's
+	// current model of that family, unless --backend names a provider
+	// whose own catalogue may call a model that.
+	if m, ok := provider.ResolveAlias(model); ok && (typ == "" || typ == provider.InferType(m)) {
+		model = m
+	}
 	if typ == "" {
 		typ = provider.InferType(model)
 		if typ == "" {
