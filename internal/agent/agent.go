@@ -74,6 +74,9 @@ type Task struct {
 	ClientTools []llm.ToolDef
 	// Limits bound the task's tool use.
 	Limits Limits
+	// Checklist offers submit_checklist (checklist-gated voting) in a
+	// coordination turn; its calls are judged like workflow actions.
+	Checklist bool
 	// State is what the agent kept from its previous task of this run
 	// (Done.State), as opaque data: an agent that must remember between
 	// turns (a CLI's session id, a remote agent's conversation) keeps it

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/massgen/massgen/internal/coord"
@@ -54,6 +55,9 @@ type llmTurn struct {
 	Updates *Inbox
 	// OnReject is told about every rejected attempt (for events and logs).
 	OnReject func(reason string)
+	// Checklist offers submit_checklist once answers exist: a tool step
+	// judged by the coordinator (checklist-gated voting).
+	Checklist bool
 }
 
 // Result is how a turn ended.
@@ -101,7 +105,8 @@ type play struct {
 	verdict  *coord.Verdict // set by the workflow tool that ran last
 	// restricted is set by the hard round timeout: only the workflow
 	// tools are offered, and calls of the others are refused.
-	restricted bool
+	restricted  bool
+	checklistMu sync.Mutex
 }
 
 // judge is the workflow tools' Judge: it asks the coordinator about the
@@ -110,6 +115,16 @@ func (p *play) judge(act coord.Action) coord.Verdict {
 	v := p.t.Judge(p.seen, act)
 	p.res.Action, p.res.Verdict, p.verdict = act, v, &v
 	return v
+}
+
+// judgeChecklist puts a submit_checklist call to the coordinator. It is a
+// step of the turn, not its end, so it leaves the turn's verdict alone;
+// calls of one response are put one at a time, so each reads its own
+// verdict from the inbox.
+func (p *play) judgeChecklist(act coord.Action) coord.Verdict {
+	p.checklistMu.Lock()
+	defer p.checklistMu.Unlock()
+	return p.t.Judge(p.seen, act)
 }
 
 func (p *play) loop(ctx context.Context) error {
@@ -123,7 +138,11 @@ func (p *play) loop(ctx context.Context) error {
 		if p.restricted {
 			own = nil
 		}
-		tools, err := own.With(workflowTools(p.answers, p.judge)...)
+		wf := workflowTools(p.answers, p.judge)
+		if t.Checklist && len(p.answers) > 0 {
+			wf = append(wf, tool.ChecklistTool(p.judgeChecklist))
+		}
+		tools, err := own.With(wf...)
 		if err != nil {
 			return &toolsError{err}
 		}

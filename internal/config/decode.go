@@ -325,6 +325,13 @@ func (d *decoder) agent(n *node, path string) {
 	for _, p := range n.pairs {
 		key := join(path, p.key)
 		switch s, upstream := agentUpstream[p.key]; {
+		case p.key == "voting_sensitivity" && p.val.kind == kindString && slices.Contains(votingValues, p.val.s):
+			// Per agent, whether its votes are checklist-gated is a rule
+			// (Settings); a prompt level of its own is not implemented yet.
+			a.VotingSensitivity = p.val.s
+			if p.val.s != "checklist_gated" && p.val.s != c.Orchestrator.VotingSensitivity {
+				d.upstreamValue(p, key, s)
+			}
 		case upstream:
 			if d.upstreamValue(p, key, s) {
 				d.extra(&a.Extra, p.key, p.val)

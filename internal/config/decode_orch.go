@@ -3,6 +3,9 @@ package config
 import (
 	"fmt"
 	"slices"
+	"strings"
+
+	"github.com/massgen/massgen/internal/coord"
 )
 
 const wantSeconds = "a positive number of seconds"
@@ -132,6 +135,12 @@ func (d *decoder) orchestrator(p *pair) {
 			if b, ok := d.boolean(key, e); ok {
 				o.WaitForFirstAnswers = b
 			}
+		case "voting_threshold":
+			if v, ok := d.integer(key, e, "a whole number from 0 to 10"); ok && (v < 0 || v > 10) {
+				d.fail(e.val.pos, key, fmt.Sprintf("voting_threshold must be from 0 to 10, got %d", v), "e.g. 2 (strict) or 5 (the default)")
+			} else if ok {
+				o.VotingThreshold = v
+			}
 		case "fairness_enabled":
 			if b, ok := d.boolean(key, e); ok {
 				o.FairnessEnabled = b
@@ -212,6 +221,11 @@ func (d *decoder) votingSensitivity(e *pair, key, s string) string {
 		return s
 	}
 	d.extra(&d.cfg.Orchestrator.Extra, e.key, e.val)
+	if s == "checklist_gated" {
+		// Implemented (coord's checklist gate); its prompt level is strict.
+		d.cfg.Orchestrator.ChecklistGated = true
+		return level
+	}
 	feature := s + " voting"
 	switch {
 	case s == "checklist_gated" || s == "checklist" || s == "checklist_scored":
@@ -269,6 +283,8 @@ func (d *decoder) coordination(e *pair, key string) {
 			}
 		case "enable_planning_mode":
 			o.PlanningMode, _ = d.boolean(tkey, t)
+		case "checklist_criteria_inline":
+			o.ChecklistCriteria = d.criteria(t, tkey)
 		case "planning_mode_instruction":
 			o.PlanningInstruction, _ = d.str(tkey, t)
 		case "enable_agent_task_planning", "task_planning_filesystem_mode",
@@ -369,4 +385,40 @@ func (d *decoder) displayValue(p *pair, key, v string) string {
 		return DefaultDisplayType
 	}
 	return v
+}
+
+// criteria reads coordination.checklist_criteria_inline: a list of
+// {text, category, …} (category: primary, standard or stretch, or
+// upstream's legacy must/should/could/core); other keys of an item
+// (verify_by, anti_patterns, score_anchors) are accepted and not used.
+func (d *decoder) criteria(p *pair, key string) []coord.Criterion {
+	if !d.present(key, p) {
+		return nil
+	}
+	if p.val.kind != kindSeq {
+		d.typeError(key, p.val, "a list of {text, category}")
+		return nil
+	}
+	var out []coord.Criterion
+	for i, it := range p.val.items {
+		ikey := fmt.Sprintf("%s[%d]", key, i)
+		text := ""
+		switch {
+		case it.kind == kindString:
+			text = it.s
+		case it.kind == kindMap && it.get("text") != nil:
+			text, _ = d.str(ikey+".text", it.get("text"))
+		}
+		if strings.TrimSpace(text) == "" {
+			d.fail(it.pos, ikey, "a criterion needs a non-empty 'text'", "e.g. {text: \"The answer cites its sources\", category: standard}")
+			continue
+		}
+		c := coord.Criterion{Text: text}
+		if it.kind == kindMap {
+			c.Category, _ = d.str(ikey+".category", it.get("category"))
+			c.Category = coord.NormalCategory(c.Category)
+		}
+		out = append(out, c)
+	}
+	return out
 }

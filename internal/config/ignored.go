@@ -25,7 +25,7 @@ var implementedKeys = []string{
 	"voting_sensitivity", "answer_novelty_requirement", "max_new_answers_per_agent", "timeout",
 	"agent_turn_timeout_seconds", "coordination", "restart_policy", "independent_first_answer",
 	"wait_for_first_answers", "max_cost_usd", "max_total_tokens", "max_consecutive_failures",
-	"fairness_enabled", "fairness_lead_cap_answers",
+	"fairness_enabled", "fairness_lead_cap_answers", "voting_threshold", "checklist_criteria_inline",
 	// orchestrator.coordination
 	"max_orchestration_restarts",
 	// timeout_settings

@@ -32,7 +32,7 @@ var orchestratorKeys = append([]string{
 	"agent_turn_timeout_seconds", "coordination", "restart_policy", "independent_first_answer",
 	"wait_for_first_answers", "max_cost_usd", "max_total_tokens",
 	"max_consecutive_failures", "skip_coordination_rounds", "context_paths",
-	"fairness_enabled", "fairness_lead_cap_answers",
+	"fairness_enabled", "fairness_lead_cap_answers", "voting_threshold",
 	// kept in Orchestrator.Extra
 	"snapshot_storage", "agent_temporary_workspace", "dspy", "debug_final_answer", "session_storage",
 	"max_new_answers_global",
@@ -46,6 +46,7 @@ var coordinationKeys = append([]string{
 	"enable_planning_mode", "planning_mode_instruction", "max_orchestration_restarts",
 	"enable_agent_task_planning", "max_tasks_per_plan", "task_planning_filesystem_mode",
 	"enable_memory_filesystem_mode", "use_skills", "massgen_skills", "skills_directory", "use_two_tier_workspace",
+	"checklist_criteria_inline",
 }, upstreamKeyNames(coordinationUpstream)...)
 
 var timeoutSettingsKeys = []string{

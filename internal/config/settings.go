@@ -75,6 +75,7 @@ func (c *Config) Settings() (coord.Settings, error) {
 		s.PresentationGrace = min(coord.DefaultPresentationGrace, cmp.Or(s.Timeout, coord.DefaultTimeout))
 	}
 
+	s.Checklist = c.checklist()
 	s.FirstRoundTimeout, err = duration("initial_round_timeout_seconds", o.FirstRoundTimeoutSeconds)
 	check(err)
 	s.LaterRoundTimeout, err = duration("subsequent_round_timeout_seconds", o.LaterRoundTimeoutSeconds)
@@ -107,4 +108,27 @@ func duration(key string, secs float64) (time.Duration, error) {
 		return 0, fmt.Errorf("%s %s", key, p)
 	}
 	return toDuration(secs), nil
+}
+
+// checklist is the checklist gate of the config (voting_sensitivity:
+// checklist_gated, for the team or per agent), or nil.
+func (c *Config) checklist() *coord.Checklist {
+	o := c.Orchestrator
+	var gated []string
+	for _, a := range c.Agents {
+		switch {
+		case a.VotingSensitivity == "checklist_gated":
+			gated = append(gated, a.ID)
+		case a.VotingSensitivity == "" && o.ChecklistGated:
+			gated = append(gated, a.ID)
+		}
+	}
+	if len(gated) == 0 {
+		return nil
+	}
+	ck := &coord.Checklist{Threshold: o.VotingThreshold, Criteria: o.ChecklistCriteria}
+	if len(gated) < len(c.Agents) {
+		ck.Agents = gated
+	}
+	return ck
 }

@@ -155,3 +155,46 @@ func TestRoundTimeoutKeys(t *testing.T) {
 		t.Errorf("a negative limit: %s", dump(ds))
 	}
 }
+
+// voting_sensitivity: checklist_gated (for the team or per agent),
+// voting_threshold and checklist_criteria_inline make the checklist gate.
+func TestChecklistKeys(t *testing.T) {
+	cfg := parseOK(t, `agents:
+  - id: a
+    backend: {type: openai, model: gpt-4o}
+  - id: b
+    backend: {type: openai, model: gpt-4o}
+    voting_sensitivity: lenient
+orchestrator:
+  voting_sensitivity: checklist_gated
+  voting_threshold: 2
+  coordination:
+    checklist_criteria_inline:
+      - {text: "Cites its sources", category: must}
+      - {text: "Explains the trade-offs", category: primary, verify_by: "reading"}
+      - {text: "Has a diagram", category: could}
+`, nil)
+	for _, f := range cfg.IgnoredFeatures() {
+		if strings.Contains(f, "checklist") || strings.Contains(f, "voting_threshold") {
+			t.Errorf("ignored: %q", cfg.IgnoredFeatures())
+		}
+	}
+	s, err := cfg.Settings()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &coord.Checklist{Threshold: 2, Agents: []string{"a"}, Criteria: []coord.Criterion{
+		{Text: "Cites its sources", Category: "standard"}, {Text: "Explains the trade-offs", Category: "primary"},
+		{Text: "Has a diagram", Category: "stretch"}}}
+	if diff := cmp.Diff(want, s.Checklist); diff != "" {
+		t.Errorf("checklist (-want +got):\n%s", diff)
+	}
+	if s, _ := parseOK(t, oneAgent, nil).Settings(); s.Checklist != nil {
+		t.Errorf("a config without checklist_gated is gated: %+v", s.Checklist)
+	}
+	for _, bad := range []string{"orchestrator: {voting_threshold: 11}\n", "orchestrator: {coordination: {checklist_criteria_inline: [{category: must}]}}\n"} {
+		if ds := diagnose(t, oneAgent+bad, nil); len(ds.Errors()) != 1 {
+			t.Errorf("%q: %s", bad, dump(ds))
+		}
+	}
+}

@@ -42,6 +42,10 @@ type Agent struct {
 	SystemMessage string
 	Backend       Backend
 	Line          int // source line of the agent entry
+	// VotingSensitivity is the agent's own voting_sensitivity, "" for the
+	// orchestrator's: checklist_gated gates this agent's votes (or, set to
+	// another value, exempts it from the orchestrator's checklist_gated).
+	VotingSensitivity string
 	// Extra holds known agent keys not interpreted here (memory).
 	Extra map[string]any
 }
@@ -152,8 +156,15 @@ type Orchestrator struct {
 	// FairnessEnabled and FairnessLeadCap are fairness_enabled (default
 	// true, as in upstream v0.1.73) and fairness_lead_cap_answers (0 means
 	// coord.DefaultFairnessLeadCap, 2).
-	FairnessEnabled        bool
-	FairnessLeadCap        int
+	FairnessEnabled bool
+	FairnessLeadCap int
+	// ChecklistGated is voting_sensitivity: checklist_gated (VotingSensitivity
+	// is then strict, the prompt level nearest to it); VotingThreshold is
+	// voting_threshold (0: coord.DefaultThreshold); ChecklistCriteria are
+	// coordination.checklist_criteria_inline (none: coord.DefaultCriteria).
+	ChecklistGated         bool
+	VotingThreshold        int
+	ChecklistCriteria      []coord.Criterion
 	SkipCoordinationRounds bool
 	ContextPaths           []ContextPath
 	// SnapshotStorage and AgentTemporaryWorkspace are where the snapshots

@@ -61,7 +61,6 @@ var (
 // (cli.py _apply_orchestrator_runtime_params and the agent set-up) that
 // this version does not act on yet.
 var orchestratorUpstream = map[string]upstreamKey{
-	"voting_threshold":                                     {kind: paramInt, feature: featChecklist + " thresholds (voting_threshold)"},
 	"max_midstream_injections_per_round":                   {kind: paramInt, feature: featMidstream},
 	"defer_peer_updates_until_restart":                     {kind: paramBool, feature: featMidstream},
 	"allow_midstream_peer_updates_before_checklist_submit": {kind: paramBool, feature: featMidstream},
@@ -110,7 +109,6 @@ var coordinationUpstream = map[string]upstreamKey{
 	"persona_generator":                         {kind: paramMap, feature: "persona generation"},
 	"evaluation_criteria_generator":             {kind: paramMap, feature: featCriteria},
 	"checklist_criteria_preset":                 {kind: paramString, feature: featCriteria},
-	"checklist_criteria_inline":                 {kind: paramAny, feature: featCriteria},
 	"evolving_criteria":                         {kind: paramBool, feature: featCriteria},
 	"evolving_criteria_score_threshold":         {kind: paramNumber, feature: featCriteria},
 	"evolving_criteria_max_evolutions":          {kind: paramInt, feature: featCriteria},

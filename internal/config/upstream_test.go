@@ -51,6 +51,12 @@ func TestV073VotingSensitivitiesLoad(t *testing.T) {
 			}
 			continue
 		}
+		if v == "checklist_gated" { // implemented: the gate, with the strict prompt
+			if warned || !o.ChecklistGated || o.VotingSensitivity != "strict" {
+				t.Errorf("%s: gated %v, %q, warning %s", v, o.ChecklistGated, o.VotingSensitivity, w)
+			}
+			continue
+		}
 		if !warned || w.Line != 5 || !strings.Contains(w.Message, v) || !strings.Contains(w.Message, "'"+votingFallback[v]+"' rules") {
 			t.Errorf("%s: warning %s (found %v)", v, w, warned)
 		}
@@ -71,7 +77,6 @@ func TestV073VotingSensitivitiesLoad(t *testing.T) {
 // nothing draws no warning.
 func TestV073CoordinationKeys(t *testing.T) {
 	warn := []struct{ src, key, feature string }{
-		{"orchestrator:\n  voting_threshold: 2\n", "orchestrator.voting_threshold", "voting_threshold"},
 		{"orchestrator:\n  max_midstream_injections_per_round: 2\n", "orchestrator.max_midstream_injections_per_round", "mid-stream peer updates"},
 		{"orchestrator:\n  coordination_mode: decomposition\n", "orchestrator.coordination_mode", "decomposition mode"},
 		{"orchestrator:\n  coordination:\n    write_mode: auto\n", "orchestrator.coordination.write_mode", "write isolation"},

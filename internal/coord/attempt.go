@@ -73,9 +73,12 @@ func (m *Machine) propose(in Proposed) []Command {
 	}
 	var v Verdict
 	var cmds []Command
-	if in.Action.Kind == ActVote {
+	switch in.Action.Kind {
+	case ActChecklist:
+		v = m.checklist(a, in.Seen, in.Action)
+	case ActVote:
 		v, cmds = m.vote(a, in.Seen, in.Action)
-	} else {
+	default:
 		v, cmds = m.answer(a, in.Action)
 	}
 	return reply(v, cmds...)
@@ -90,6 +93,9 @@ func (m *Machine) vote(a *agent, seen int, act Action) (Verdict, []Command) {
 		// The vote was decided on an answer set that has since changed: it is
 		// never counted. The agent goes back to work with the current set.
 		return Verdict{Outcome: Stale, Message: "the answers changed while you decided; vote discarded"}, m.startTurn(a)
+	}
+	if why := m.gated(a, ActVote); why != "" {
+		return Verdict{Outcome: Rejected, Message: why}, nil
 	}
 	i := slices.IndexFunc(answers, func(x Answer) bool { return x.Label == act.Label })
 	if i < 0 {
@@ -115,6 +121,9 @@ func (m *Machine) answer(a *agent, act Action) (Verdict, []Command) {
 		return Verdict{Outcome: Rejected, Message: fmt.Sprintf("You have reached the maximum of %d new answers. Do not call new_answer again: call vote for the best existing answer.", m.cfg.MaxAnswers)}, nil
 	}
 	if why := m.leadCapped(a); why != "" {
+		return Verdict{Outcome: Rejected, Message: why}, nil
+	}
+	if why := m.gated(a, ActNewAnswer); why != "" {
 		return Verdict{Outcome: Rejected, Message: why}, nil
 	}
 	for _, other := range m.Answers() {

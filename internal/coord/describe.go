@@ -14,7 +14,7 @@ import (
 
 // DescribeInput is an input as a transcript script line: `start`,
 // `answer AGENT TURN "content"`, `vote AGENT TURN SEEN LABEL "reason"`,
-// `fail AGENT TURN "error" [circuit]`, `timeout`, `budget "reason"`,
+// `checklist AGENT TURN SEEN "scores"`, `fail AGENT TURN "error" [circuit]`, `timeout`, `budget "reason"`,
 // `presented "text" [calls=N]`, `presentation-failed "error"`,
 // `evaluated submit`, `evaluated restart "reason" "instructions"`,
 // `grace`, `round AGENT TURN soft|hard|cutoff`, `interrupt`.
@@ -23,6 +23,9 @@ func DescribeInput(in Input) string {
 	case Start:
 		return "start"
 	case Proposed:
+		if in.Action.Kind == ActChecklist {
+			return fmt.Sprintf("checklist %s %d %d %q", in.Agent, in.Turn, in.Seen, in.Action.Content)
+		}
 		if in.Action.Kind == ActVote {
 			return fmt.Sprintf("vote %s %d %d %s %q", in.Agent, in.Turn, in.Seen, in.Action.Label, in.Action.Reason)
 		}

@@ -55,6 +55,7 @@ type agent struct {
 	// circuitWaits counts consecutive failures caused by an open circuit
 	// breaker: they do not spend the budget, up to MaxCircuitWaits.
 	circuitWaits int
+	gate         *gate // the last accepted checklist (checklist.go)
 	lastErr      string
 	lastFailure  *Failure
 }

@@ -65,6 +65,8 @@ type Settings struct {
 	FirstRoundTimeout time.Duration
 	LaterRoundTimeout time.Duration
 	RoundGrace        time.Duration
+	// Checklist turns on checklist-gated voting (checklist.go); nil is off.
+	Checklist *Checklist `json:",omitempty"`
 }
 
 // Defaults. Each is set here and nowhere else; config documents them by

@@ -26,9 +26,12 @@ var update = flag.Bool("update", false, "rewrite the golden transcripts in testd
 //	config agents=a,b,c max=5 novelty=balanced policy=inject first=false hold=true budget=2 fairness=2|default|off
 //	       presentation=always restarts=1 direct=true tools=true timeout=10m grace=30s
 //	       round=10m later=5m round_grace=2m   (per-round timeouts: first, later rounds, grace)
+//	       gate=2 gated=a,b                     (checklist_gated: voting_threshold, the gated agents)
+//	       criteria=primary,standard,stretch    (the criteria's categories, E1…)
 //	start
 //	answer AGENT TURN "content"          (seen epoch is irrelevant for answers)
 //	vote AGENT TURN SEEN LABEL "reason"
+//	checklist AGENT TURN SEEN "scores"   (submit_checklist; scores as JSON)
 //	fail AGENT TURN "error" [circuit]    (circuit: the failure came from an open breaker)
 //	timeout                              (the run deadline passed)
 //	budget "reason"                      (max_cost_usd / max_total_tokens spent)
@@ -152,6 +155,23 @@ func configure(t *testing.T, cfg *Config, kvs []string, line int) {
 			cfg.Timeout, err = time.ParseDuration(v)
 		case "grace":
 			cfg.PresentationGrace, err = time.ParseDuration(v)
+		case "gate":
+			if cfg.Checklist == nil {
+				cfg.Checklist = &Checklist{}
+			}
+			cfg.Checklist.Threshold = atoi(t, v)
+		case "criteria":
+			if cfg.Checklist == nil {
+				cfg.Checklist = &Checklist{}
+			}
+			for i, c := range strings.Split(v, ",") {
+				cfg.Checklist.Criteria = append(cfg.Checklist.Criteria, Criterion{Text: fmt.Sprintf("criterion %d", i+1), Category: c})
+			}
+		case "gated":
+			if cfg.Checklist == nil {
+				cfg.Checklist = &Checklist{}
+			}
+			cfg.Checklist.Agents = strings.Split(v, ",")
 		case "round":
 			cfg.FirstRoundTimeout, err = time.ParseDuration(v)
 		case "later":
@@ -181,6 +201,8 @@ func parseInput(t *testing.T, f []string, line int) Input {
 		return Proposed{Agent: arg(1), Turn: TurnID(atoi(t, arg(2))), Action: Action{Kind: ActNewAnswer, Content: arg(3)}}
 	case "vote":
 		return Proposed{Agent: arg(1), Turn: TurnID(atoi(t, arg(2))), Seen: atoi(t, arg(3)), Action: Action{Kind: ActVote, Label: arg(4), Reason: arg(5)}}
+	case "checklist":
+		return Proposed{Agent: arg(1), Turn: TurnID(atoi(t, arg(2))), Seen: atoi(t, arg(3)), Action: Action{Kind: ActChecklist, Content: arg(4)}}
 	case "fail":
 		return TurnFailed{Agent: arg(1), Turn: TurnID(atoi(t, arg(2))), Err: arg(3), CircuitOpen: len(f) > 4 && f[4] == "circuit"}
 	case "timeout":

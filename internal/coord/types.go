@@ -37,17 +37,22 @@ type Action struct {
 	Reason  string // vote reason
 }
 
-// ActionKind is new_answer or vote.
+// ActionKind is new_answer or vote, or a submit_checklist call (whose
+// Content is the scores, as JSON), which a turn makes before either.
 type ActionKind int
 
 const (
 	ActNewAnswer ActionKind = iota
 	ActVote
+	ActChecklist
 )
 
 func (k ActionKind) String() string {
-	if k == ActVote {
+	switch k {
+	case ActVote:
 		return "vote"
+	case ActChecklist:
+		return ToolChecklist
 	}
 	return "new_answer"
 }
@@ -62,6 +67,8 @@ func (k *ActionKind) UnmarshalText(b []byte) error {
 		*k = ActVote
 	case "new_answer":
 		*k = ActNewAnswer
+	case ToolChecklist:
+		*k = ActChecklist
 	default:
 		return fmt.Errorf("unknown action %q", b)
 	}

@@ -54,6 +54,8 @@ func derive(in coord.Input, cmds []coord.Command, m *coord.Machine, pos map[stri
 		}
 		v := cmds[0].(coord.Reply).Verdict
 		switch {
+		case in.Action.Kind == coord.ActChecklist:
+			// A step inside the turn: the tool call's event tells it.
 		case v.Outcome == coord.Accepted && in.Action.Kind == coord.ActNewAnswer:
 			at(post, event.AnswerAccepted{Agent: in.Agent, Content: strings.TrimSpace(in.Action.Content),
 				Label: current(in.Agent).Answer, AnonLabel: v.Label, Answers: refs(m.Answers())})

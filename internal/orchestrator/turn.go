@@ -31,6 +31,10 @@ func (r *runner) startTurn(ctx context.Context, c coord.StartTurn) {
 		User:    user,
 		Answers: c.Answers, Epoch: c.Epoch,
 	}
+	if ck := r.m.Settings().Checklist; ck.Gates(c.Agent) {
+		task.System += agent.ChecklistSection(ck.CriteriaOf())
+		task.Checklist = true
+	}
 	h := event.Header{Attempt: attempt, Epoch: c.Epoch}
 	impl, timeout := r.impl(a), r.o.TurnTimeout
 	after := r.queue(c.Agent)

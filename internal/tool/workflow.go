@@ -110,3 +110,47 @@ func (w workflowTool) Call(_ context.Context, args json.RawMessage) Result {
 	}
 	return Result{Content: "Answer recorded as " + cmp.Or(v.Label, "a new answer") + "."}
 }
+
+// Checklist is submit_checklist, offered under checklist-gated voting to an
+// agent that has answered: it scores every current answer on every
+// criterion, and the coordinator's verdict (vote, or iterate with
+// new_answer) comes back as the result.
+func Checklist() llm.ToolDef {
+	return llm.ToolDef{
+		Name: coord.ToolChecklist,
+		Description: "Score every current answer on every evaluation criterion (E1, E2, …) from 0 to 10 before you vote or " +
+			"give a new answer. The result is your verdict: vote, or iterate with new_answer. Call it once per set of answers.",
+		Parameters: map[string]any{
+			"type": "object",
+			"properties": map[string]any{
+				"scores": map[string]any{
+					"type": "object",
+					"description": "Per answer label, per criterion id, a score 0-10 with a short reason: " +
+						`{"agent1": {"E1": {"score": 8, "reasoning": "…"}, "E2": {…}}, "agent2": {…}}`,
+				},
+				"report_path": map[string]any{"type": "string", "description": "Optional: a file in your workspace with the evidence behind the scores."},
+			},
+			"required": []string{"scores"},
+		},
+	}
+}
+
+// ChecklistTool is submit_checklist as a Tool: Call puts the scores to
+// judge; the verdict's message is the result (an error result when the
+// scores were refused, saying why).
+func ChecklistTool(judge Judge) Tool { return checklistTool{judge} }
+
+type checklistTool struct{ judge Judge }
+
+func (checklistTool) Def() llm.ToolDef { return Checklist() }
+
+func (c checklistTool) Call(_ context.Context, args json.RawMessage) Result {
+	var a struct {
+		Scores json.RawMessage `json:"scores"`
+	}
+	if err := json.Unmarshal(args, &a); err != nil || len(a.Scores) == 0 {
+		return Result{Content: `submit_checklist needs a "scores" object: {"agent1": {"E1": 8, …}, …}`, IsError: true}
+	}
+	v := c.judge(coord.Action{Kind: coord.ActChecklist, Content: string(a.Scores)})
+	return Result{Content: v.Message, IsError: v.Outcome != coord.Accepted}
+}
