@@ -32,6 +32,11 @@ type line struct {
 	Usage           *usage          `json:"usage"`
 	APIErrorStatus  *int            `json:"api_error_status"`
 	Errors          json.RawMessage `json:"errors"`
+	// An assistant message that stands for an API error, not a response.
+	IsAPIErrorMessage bool `json:"is_api_error_message"`
+	// api_retry: a failed request Claude Code tries again.
+	ErrorStatus int    `json:"error_status"`
+	Error       string `json:"error"`
 }
 
 type mcpStatus struct {
@@ -142,6 +147,12 @@ func (d *decoder) Line(b []byte) []agent.Outcome {
 	}
 	switch l.Type {
 	case "system":
+		if l.Subtype == "api_retry" {
+			// A failed request: a model call of its own, as the LLM agent
+			// reports one.
+			err := &llm.Error{Provider: Type, Model: d.model, Status: l.ErrorStatus, Retry: true, Message: l.Error}
+			return []agent.Outcome{agent.ModelCall{Model: d.model, Failure: agent.FailureOf(err, "", Type, d.model)}}
+		}
 		if l.Subtype == "init" {
 			d.model = l.Model
 			for _, s := range l.MCPServers {
@@ -156,7 +167,9 @@ func (d *decoder) Line(b []byte) []agent.Outcome {
 			return d.event(l.Event)
 		}
 	case "assistant":
-		if l.Message != nil {
+		// An API error comes as a made-up assistant message; the result
+		// line carries it too, and it is not the model's text.
+		if l.Message != nil && !l.IsAPIErrorMessage && l.Message.Model != "<synthetic>" {
 			return d.assistant(l.Message)
 		}
 	case "user":
@@ -330,7 +343,10 @@ func (d *decoder) result(l *line) {
 		d.res.Text = ""
 		return
 	}
-	d.res.Err = errors.New("claude: " + l.Subtype + ": " + msg)
+	if l.Subtype != "" && l.Subtype != "success" && msg != l.Subtype {
+		msg = l.Subtype + ": " + msg
+	}
+	d.res.Err = errors.New("claude: " + msg)
 	if l.Subtype != "success" {
 		d.res.Text = ""
 	}

@@ -176,7 +176,9 @@ func decode(lines ...string) ([]agent.Outcome, cli.Result) {
 }
 
 func TestDecodeProviderErrors(t *testing.T) {
-	_, res := decode(`{"type":"system","subtype":"init","session_id":"s1","model":"m"}`,
+	out, res := decode(`{"type":"system","subtype":"init","session_id":"s1","model":"m"}`,
+		`{"type":"system","subtype":"api_retry","attempt":1,"max_retries":2,"retry_delay_ms":547,"error_status":429,"error":"rate_limit","session_id":"s1"}`,
+		`{"type":"assistant","message":{"id":"x","model":"<synthetic>","role":"assistant","content":[{"type":"text","text":"API Error: Request rejected (429)"}]},"parent_tool_use_id":null,"session_id":"s1","error":"rate_limit","is_api_error_message":true,"api_error_status":429}`,
 		`{"type":"result","subtype":"success","is_error":true,"api_error_status":429,"result":"API Error: 429 rate limited","session_id":"s1","total_cost_usd":0,"usage":{"input_tokens":0,"output_tokens":0}}`)
 	pe, ok := res.Err.(*llm.Error)
 	if !ok || pe.Status != 429 || !pe.Retry || pe.Model != "m" || res.Session != "s1" || res.Text != "" {
@@ -184,6 +186,14 @@ func TestDecodeProviderErrors(t *testing.T) {
 	}
 	if f := agent.FailureOf(res.Err, "a", Type, "m"); f.Kind != coord.FailRateLimit {
 		t.Errorf("failure %+v", f)
+	}
+	// The failed attempt is a model call of its own; the error message is
+	// not the model's text.
+	if len(out) != 1 {
+		t.Fatalf("outcomes %+v", out)
+	}
+	if mc, ok := out[0].(agent.ModelCall); !ok || mc.Failure == nil || mc.Failure.Status != 429 || mc.Failure.Kind != coord.FailRateLimit {
+		t.Errorf("retry %+v", out[0])
 	}
 	_, res = decode(`{"type":"result","subtype":"error_max_turns","is_error":true,"session_id":"s2","total_cost_usd":0.5,"usage":{"input_tokens":10,"output_tokens":2}}`)
 	if res.Err == nil || !strings.Contains(res.Err.Error(), "error_max_turns") || res.CostUSD != 0.5 || res.Usage.InputTokens != 10 {
