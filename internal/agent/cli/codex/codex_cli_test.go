@@ -1,0 +1,389 @@
+package codex_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/massgen/massgen/internal/agent"
+	"github.com/massgen/massgen/internal/agent/cli"
+	"github.com/massgen/massgen/internal/agent/cli/codex"
+	"github.com/massgen/massgen/internal/coord"
+	"github.com/massgen/massgen/internal/llmsim"
+	"github.com/massgen/massgen/internal/llmsim/simtest"
+	"github.com/massgen/massgen/internal/workspace"
+	"github.com/massgen/massgen/internal/workspace/sandbox"
+)
+
+// These tests run the real Codex CLI (tests/cli-agents, `npm ci` there)
+// against the in-process simulator: no network, no key.
+
+// codexPath is the pinned CLI; without it the tests skip, except in CI.
+func codexPath(t *testing.T) string {
+	t.Helper()
+	_, file, _, _ := runtime.Caller(0)
+	bin := filepath.Join(filepath.Dir(file), "..", "..", "..", "..", "tests", "cli-agents", "node_modules", ".bin")
+	p, err := cli.Find(codex.Vendor{}, bin)
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("the Codex CLI is needed in CI: %v (run npm ci in tests/cli-agents)", err)
+		}
+		t.Skipf("no Codex CLI: %v", err)
+	}
+	return p
+}
+
+// newAgent is a Codex agent on the simulator's model, in a fresh
+// workspace and home.
+func newAgent(t *testing.T, base, model string) *cli.Agent {
+	t.Helper()
+	dir := t.TempDir()
+	a := &cli.Agent{ID: "cx", Vendor: codex.Vendor{}, Path: codexPath(t), Model: model, BaseURL: base, APIKey: "sim-key",
+		Workdir: filepath.Join(dir, "ws"), Home: filepath.Join(dir, "home")}
+	if err := os.MkdirAll(a.Workdir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = a.Close() })
+	return a
+}
+
+// run plays a task to its end, accepting every proposal, and returns what
+// it reported.
+func run(t *testing.T, ctx context.Context, a *cli.Agent, task agent.Task) (outs []agent.Outcome, done agent.Done) {
+	t.Helper()
+	inbox := agent.NewInbox()
+	for o := range a.Run(ctx, task, inbox) {
+		outs = append(outs, o)
+		switch o := o.(type) {
+		case agent.Propose:
+			v := coord.Verdict{Outcome: coord.Accepted, Label: "agent1"}
+			if o.Action.Kind == coord.ActVote {
+				v.Label, v.Target = o.Action.Label, "other"
+			}
+			inbox.Post(agent.Verdict{Verdict: v})
+		case agent.Done:
+			done = o
+		}
+	}
+	return outs, done
+}
+
+func testCtx(t *testing.T, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(t.Context(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+const system = "You are agent cx of a team. Answer the question, or vote for the best answer."
+
+func coordinate(question string, answers ...coord.Answer) agent.Task {
+	return agent.Task{Kind: agent.TaskCoordinate, Turn: 1, System: system, User: "Question: " + question,
+		Question: question, Answers: answers, Epoch: len(answers)}
+}
+
+func proposals(outs []agent.Outcome) []coord.Action {
+	var acts []coord.Action
+	for _, o := range outs {
+		if p, ok := o.(agent.Propose); ok {
+			acts = append(acts, p.Action)
+		}
+	}
+	return acts
+}
+
+// workflowCalls are the records whose step called a workflow tool, with
+// the tools each offered.
+func offered(recs []llmsim.Record, step string) (tools []string, ok bool) {
+	for _, r := range recs {
+		if r.Step == step {
+			return r.Tools, true
+		}
+	}
+	return nil, false
+}
+
+// A coordination turn: Codex gets massgen's workflow tools over MCP, its
+// model calls new_answer under Codex's name for it, the proposal comes
+// out, is accepted, and the turn ends with a Done with usage and no
+// failure.
+func TestCoordinationTurnAnswers(t *testing.T) {
+	sim, base := simtest.Start(t, "")
+	a := newAgent(t, base, "sim-codex")
+	outs, done := run(t, testCtx(t, 60*time.Second), a, coordinate("What is the capital of France?"))
+	if done.Failure != nil {
+		t.Fatalf("failure: %+v", done.Failure)
+	}
+	acts := proposals(outs)
+	if len(acts) != 1 || acts[0].Kind != coord.ActNewAnswer || acts[0].Content == "" {
+		t.Fatalf("proposals %+v, want one new_answer", acts)
+	}
+	if done.Usage.InputTokens == 0 || done.Usage.OutputTokens == 0 {
+		t.Errorf("usage %+v", done.Usage)
+	}
+	tools, ok := offered(sim.Requests(), "answer")
+	if !ok {
+		t.Fatalf("no request answered: %+v", sim.Requests())
+	}
+	if !slices.Contains(tools, "mcp__massgen__new_answer") {
+		t.Errorf("tools offered: %v, want the workflow tool under Codex's name for it", tools)
+	}
+}
+
+// strict runs the CLI with --strict-config, so a key of ours that this
+// Codex does not know fails the test rather than being ignored. (As a
+// Wrap, it also makes the agent count as sandboxed.)
+func strict(cmd *exec.Cmd, env []string) {
+	cmd.Args = slices.Insert(cmd.Args, 2, "--strict-config")
+	cmd.Env = env
+}
+
+// A vote turn: with answers shown, the model votes through the workflow
+// tool; the proposal names the label.
+func TestCoordinationTurnVotes(t *testing.T) {
+	sim, base := simtest.Start(t, "")
+	a := newAgent(t, base, "sim-codex")
+	a.Wrap = strict
+	// Every key the vendor writes, checked by --strict-config: an MCP
+	// server of the agent's (one that fails to start: a server that is not
+	// the workflow's is not required), tool filters, web search.
+	a.Options = map[string]any{"reasoning": map[string]any{"effort": "low", "summary": "auto"}, "enable_web_search": true,
+		"allowed_tools": []any{"mcp__extra__a"}, "exclude_tools": []any{"mcp__extra__b"}}
+	a.MCPServers = []cli.MCPServer{{Name: "extra", Command: "/bin/false", Args: []string{"x"}, Env: map[string]string{"A": "b"}}}
+	outs, done := run(t, testCtx(t, 60*time.Second), a, coordinate("What is the capital of France?",
+		coord.Answer{Label: "agent1", Agent: "other", Content: "Paris.", Rev: 1}))
+	if done.Failure != nil {
+		t.Fatalf("failure: %+v", done.Failure)
+	}
+	acts := proposals(outs)
+	if len(acts) != 1 || acts[0].Kind != coord.ActVote || acts[0].Label != "agent1" {
+		t.Fatalf("proposals %+v, want one vote for agent1", acts)
+	}
+	if done.Usage.InputTokens == 0 {
+		t.Errorf("usage %+v", done.Usage)
+	}
+	tools, ok := offered(sim.Requests(), "vote")
+	if !ok || !slices.Contains(tools, "mcp__massgen__vote") {
+		t.Errorf("tools of the vote's request: %v", tools)
+	}
+	var calls []agent.ModelCall
+	for _, o := range outs {
+		if mc, ok := o.(agent.ModelCall); ok {
+			calls = append(calls, mc)
+		}
+	}
+	if len(calls) != 1 || calls[0].Model != "sim-codex" || calls[0].Usage != done.Usage {
+		t.Errorf("model calls %+v, want one (Codex reports a turn's usage once) with the task's usage %+v", calls, done.Usage)
+	}
+}
+
+// A presentation: no workflow tools; the CLI's last message is the final
+// answer, streamed as text too.
+func TestPresentation(t *testing.T) {
+	sim, base := simtest.Start(t, "models:\n  sim-codex:\n    final: \"Paris is the capital of France.\"\n")
+	a := newAgent(t, base, "sim-codex")
+	a.Wrap = strict
+	task := agent.Task{Kind: agent.TaskPresent, System: system, User: "Present the final answer.", Question: "Capital of France?",
+		Answers: []coord.Answer{{Label: "agent1", Agent: "cx", Content: "Paris.", Rev: 1}}}
+	outs, done := run(t, testCtx(t, 60*time.Second), a, task)
+	if done.Failure != nil {
+		t.Fatalf("failure: %+v", done.Failure)
+	}
+	if done.Text != "Paris is the capital of France." {
+		t.Errorf("final text %q", done.Text)
+	}
+	var streamed strings.Builder
+	for _, o := range outs {
+		if tx, ok := o.(agent.Text); ok {
+			streamed.WriteString(tx.Text)
+		}
+	}
+	if strings.TrimSpace(streamed.String()) != done.Text {
+		t.Errorf("streamed %q", streamed.String())
+	}
+	recs := sim.Requests()
+	if len(recs) != 1 || slices.ContainsFunc(recs[0].Tools, func(s string) bool { return strings.Contains(s, "massgen") }) {
+		t.Errorf("requests %d; tools %v: want one, without the workflow tools", len(recs), recs[0].Tools)
+	}
+	if len(done.State) == 0 {
+		t.Error("no session id kept")
+	}
+}
+
+// A provider that refuses the key: the failure is an auth failure, with
+// its status, not a crash of the CLI.
+func TestAuthFailure(t *testing.T) {
+	_, base := simtest.Start(t, "models:\n  sim-codex:\n    always: {fault: \"401\"}\n")
+	a := newAgent(t, base, "sim-codex")
+	// Codex retries a 401 as it would a 5xx (after growing pauses); once is
+	// enough here.
+	a.Wrap = func(cmd *exec.Cmd, env []string) {
+		cmd.Args = slices.Insert(cmd.Args, 2, "-c", "model_providers."+codex.ProviderID+".stream_max_retries=0")
+		cmd.Env = env
+	}
+	_, done := run(t, testCtx(t, 60*time.Second), a, agent.Task{Kind: agent.TaskPresent, System: system, User: "Present."})
+	if done.Failure == nil || done.Failure.Kind != coord.FailAuth || done.Failure.Status != 401 {
+		t.Fatalf("failure %+v, want an auth failure with status 401", done.Failure)
+	}
+	if strings.Contains(done.Failure.Message, "sim-key") {
+		t.Errorf("the key is in the failure: %q", done.Failure.Message)
+	}
+}
+
+// bwrapOrSkip is bubblewrap, checked to work here; without it the test
+// skips, except in CI.
+func bwrapOrSkip(t *testing.T) string {
+	t.Helper()
+	bwrap, err := sandbox.Bwrap()
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("bubblewrap is needed in CI: %v", err)
+		}
+		t.Skipf("no bubblewrap: %v", err)
+	}
+	return bwrap
+}
+
+// Under massgen's sandbox (bubblewrap, the workspace and the CLI's home
+// writable), Codex runs with its own sandbox off and still works: a shell
+// command its model runs writes into the workspace, and its attempts to
+// write beside the workspace and the home fail.
+func TestSandboxed(t *testing.T) {
+	bwrap := bwrapOrSkip(t)
+	dir := t.TempDir()
+	outside := filepath.Join(dir, "outside")
+	if err := os.MkdirAll(outside, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := "echo massgen-codex-ok > proof.txt; echo escaped > " + outside + "/escape.txt; echo escaped > " + dir + "/escape.txt; echo done"
+	sim, base := simtest.Start(t, `
+models:
+  sim-codex:
+    steps:
+      - calls:
+          - name: exec_command
+            arguments: '{"cmd":"`+cmd+`"}'
+      - answer: "I wrote proof.txt."
+`)
+	a := newAgent(t, base, "sim-codex")
+	g, err := workspace.New(workspace.Policy{Agent: "cx", Workspace: a.Workdir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Wrap = func(cmd *exec.Cmd, env []string) {
+		sandbox.ProgramWith(bwrap, g, cmd, env, sandbox.ProgramOptions{Writable: []string{a.Home}})
+	}
+	outs, done := run(t, testCtx(t, 60*time.Second), a, coordinate("Write proof.txt."))
+	if done.Failure != nil {
+		t.Fatalf("failure: %+v (requests: %d)", done.Failure, len(sim.Requests()))
+	}
+	if acts := proposals(outs); len(acts) != 1 || acts[0].Content != "I wrote proof.txt." {
+		t.Errorf("proposals %+v", acts)
+	}
+	if b, err := os.ReadFile(filepath.Join(a.Workdir, "proof.txt")); err != nil || string(b) != "massgen-codex-ok\n" {
+		t.Errorf("proof.txt in the workspace: %q, %v", b, err)
+	}
+	for _, p := range []string{filepath.Join(outside, "escape.txt"), filepath.Join(dir, "escape.txt")} {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("the sandboxed CLI wrote %s", p)
+		}
+	}
+	_ = filepath.WalkDir(a.Home, func(p string, d os.DirEntry, err error) error {
+		if err == nil && (d.Name() == "proof.txt" || d.Name() == "escape.txt") {
+			t.Errorf("the command's file landed in the CLI's home: %s", p)
+		}
+		return nil
+	})
+	var used []agent.ToolUsed
+	for _, o := range outs {
+		if u, ok := o.(agent.ToolUsed); ok {
+			used = append(used, u)
+		}
+	}
+	if len(used) != 1 || used[0].Tool != "shell" || !strings.Contains(used[0].Args, "proof.txt") || !strings.Contains(used[0].Result, "done") {
+		t.Errorf("tools used: %+v, want the shell command with its output", used)
+	}
+}
+
+// Cancelling a turn while the model is answering ends Run at once and
+// leaves no process of the CLI behind, whether it runs plainly (its
+// process group is killed) or in the sandbox.
+func TestCancelMidTurn(t *testing.T) {
+	for _, sandboxed := range []bool{false, true} {
+		t.Run(map[bool]string{false: "plain", true: "sandboxed"}[sandboxed], func(t *testing.T) {
+			sim, base := simtest.Start(t, "models:\n  sim-codex:\n    steps:\n      - fault: hang\n        text: \"Thinking\"\n")
+			a := newAgent(t, base, "sim-codex")
+			if sandboxed {
+				bwrap := bwrapOrSkip(t)
+				g, err := workspace.New(workspace.Policy{Agent: "cx", Workspace: a.Workdir})
+				if err != nil {
+					t.Fatal(err)
+				}
+				a.Wrap = func(cmd *exec.Cmd, env []string) {
+					sandbox.ProgramWith(bwrap, g, cmd, env, sandbox.ProgramOptions{Writable: []string{a.Home}})
+				}
+			}
+			ctx, cancel := context.WithCancel(testCtx(t, 60*time.Second))
+			ended := make(chan agent.Done, 1)
+			go func() {
+				_, done := run(t, ctx, a, coordinate("What is the capital of France?"))
+				ended <- done
+			}()
+			inFlight := func(recs []llmsim.Record) bool {
+				return slices.ContainsFunc(recs, func(r llmsim.Record) bool { return r.Outcome == "" })
+			}
+			if err := sim.WaitFor(testCtx(t, 30*time.Second), inFlight); err != nil {
+				cancel()
+				t.Fatalf("the model was never asked: %v", err)
+			}
+			if procs := cliProcesses(t, a); len(procs) == 0 {
+				t.Fatal("no CLI process found while it works: the check below would prove nothing")
+			}
+			cancel()
+			var done agent.Done
+			select {
+			case done = <-ended:
+			case <-time.After(30 * time.Second):
+				t.Fatal("Run did not end after its context was cancelled")
+			}
+			if done.Failure == nil || done.Failure.Kind != coord.FailCancelled {
+				t.Errorf("failure %+v, want cancelled", done.Failure)
+			}
+			if procs := cliProcesses(t, a); len(procs) > 0 {
+				t.Errorf("CLI processes left: %v", procs)
+			}
+		})
+	}
+}
+
+// cliProcesses are the processes whose command line or environment names
+// the agent's workspace or home (both unique to the test).
+func cliProcesses(t *testing.T, a *cli.Agent) []string {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Skipf("no /proc: %v", err)
+	}
+	var found []string
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		for _, f := range []string{"cmdline", "environ"} {
+			b, err := os.ReadFile(filepath.Join("/proc", e.Name(), f))
+			if err == nil && (bytes.Contains(b, []byte(a.Home)) || bytes.Contains(b, []byte(a.Workdir))) {
+				cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+				found = append(found, e.Name()+": "+strings.ReplaceAll(string(cmdline), "\x00", " "))
+				break
+			}
+		}
+	}
+	return found
+}

@@ -1,0 +1,154 @@
+package codex
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/massgen/massgen/internal/agent"
+	"github.com/massgen/massgen/internal/agent/cli"
+	"github.com/massgen/massgen/internal/llm"
+)
+
+// The events of a turn in which Codex ran a command, called an MCP tool of
+// the agent's and the workflow tool, and answered (lines as Codex 0.171.0
+// writes them).
+const turn = `{"type":"thread.started","thread_id":"01a23ddc-d9a7"}
+{"type":"item.completed","item":{"id":"item_0","type":"error","message":"Model metadata for ` + "`sim`" + ` not found."}}
+{"type":"turn.started"}
+{"type":"item.completed","item":{"id":"item_1","type":"reasoning","text":"Let me look."}}
+{"type":"item.started","item":{"id":"item_2","type":"command_execution","command":"/bin/bash -lc ls","aggregated_output":"","exit_code":null,"status":"in_progress"}}
+{"type":"item.completed","item":{"id":"item_2","type":"command_execution","command":"/bin/bash -lc ls","aggregated_output":"a.txt\n","exit_code":0,"status":"completed"}}
+{"type":"item.completed","item":{"id":"item_3","type":"command_execution","command":"false","aggregated_output":"","exit_code":1,"status":"failed"}}
+{"type":"item.completed","item":{"id":"item_4","type":"mcp_tool_call","server":"docs","tool":"search","arguments":{"q":"x"},"result":{"content":[{"type":"text","text":"found"}]},"status":"completed"}}
+{"type":"item.completed","item":{"id":"item_5","type":"mcp_tool_call","server":"massgen","tool":"new_answer","arguments":{"content":"Paris"},"status":"completed"}}
+{"type":"item.completed","item":{"id":"item_6","type":"agent_message","text":"Paris."}}
+not json: a warning
+{"type":"turn.completed","usage":{"input_tokens":100,"cached_input_tokens":40,"cache_write_input_tokens":0,"output_tokens":20,"reasoning_output_tokens":5}}
+`
+
+func TestDecodeATurn(t *testing.T) {
+	d := Vendor{}.Decoder()
+	var outs []agent.Outcome
+	for l := range strings.Lines(turn) {
+		outs = append(outs, d.Line([]byte(strings.TrimSpace(l)))...)
+	}
+	want := []string{"reasoning", "shell:ok", "shell:error", "mcp__docs__search:ok", "text", "model"}
+	var got []string
+	for _, o := range outs {
+		switch o := o.(type) {
+		case agent.Reasoning:
+			got = append(got, "reasoning")
+		case agent.Text:
+			got = append(got, "text")
+		case agent.ToolUsed:
+			got = append(got, o.Tool+map[bool]string{false: ":ok", true: ":error"}[o.IsError])
+		case agent.ModelCall:
+			got = append(got, "model")
+			if o.Usage != (llm.Usage{InputTokens: 100, OutputTokens: 20, ReasoningTokens: 5, CachedTokens: 40}) {
+				t.Errorf("usage %+v", o.Usage)
+			}
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("outcomes %v, want %v", got, want)
+	}
+	if u := outs[1].(agent.ToolUsed); u.Args != "/bin/bash -lc ls" || u.Result != "a.txt\n" {
+		t.Errorf("command %+v", u)
+	}
+	if u := outs[3].(agent.ToolUsed); u.Args != `{"q":"x"}` || u.Result != "found" {
+		t.Errorf("mcp call %+v", u)
+	}
+	res := d.End()
+	if res.Session != "01a23ddc-d9a7" || res.Text != "Paris." || res.Err != nil || res.Usage.InputTokens != 100 {
+		t.Errorf("result %+v", res)
+	}
+}
+
+// A provider's refusal becomes an *llm.Error with its status, so the
+// failure's kind is right; an error without a status is still the
+// provider's.
+func TestDecodeFailures(t *testing.T) {
+	for _, c := range []struct {
+		line   string
+		status int
+		retry  bool
+	}{
+		{`{"type":"turn.failed","error":{"message":"unexpected status 401 Unauthorized: Incorrect API key provided"}}`, 401, false},
+		{`{"type":"turn.failed","error":{"message":"exceeded retry limit, last status: 429 Too Many Requests"}}`, 429, true},
+		{`{"type":"error","message":"stream disconnected before completion"}`, 0, false},
+	} {
+		d := Vendor{}.Decoder()
+		d.Line([]byte(c.line))
+		var pe *llm.Error
+		if err := d.End().Err; !errors.As(err, &pe) || pe.Status != c.status || pe.Retry != c.retry {
+			t.Errorf("%s: error %#v", c.line, err)
+		}
+	}
+}
+
+func TestPrepare(t *testing.T) {
+	home, ws := t.TempDir(), t.TempDir()
+	inv := &cli.Invocation{Workdir: ws, Home: home, Model: "gpt-5.4", BaseURL: "http://127.0.0.1:9/v1/", APIKey: "sk-test",
+		System: "Be brief.", Prompt: "-- a prompt that looks like a flag",
+		Workflow:   &cli.MCPServer{Name: cli.WorkflowServer, URL: "http://127.0.0.1:8/mcp", Headers: map[string]string{"Authorization": "Bearer tok"}},
+		MCPServers: []cli.MCPServer{{Name: `odd "name"`, Command: "npx", Args: []string{"-y", "srv"}, Env: map[string]string{"K": "v"}}},
+		Options: map[string]any{"approval_mode": "full-access", "model_reasoning_effort": "medium",
+			"allowed_tools": []any{`mcp__odd "name"__run`, "mcp__other__x"}, "enable_web_search": false}}
+	cmd, err := Vendor{}.Prepare(inv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cmd.Stdin != inv.Prompt || cmd.Args[len(cmd.Args)-1] != "-" {
+		t.Errorf("the prompt goes on stdin: args %q", cmd.Args)
+	}
+	if !slices.Contains(cmd.Args, "danger-full-access") {
+		t.Errorf("approval_mode full-access, unsandboxed: args %q", cmd.Args)
+	}
+	inv.Sandboxed = true
+	if cmd, _ = (Vendor{}).Prepare(inv); !slices.Contains(cmd.Args, "--dangerously-bypass-approvals-and-sandbox") {
+		t.Errorf("sandboxed by massgen: args %q", cmd.Args)
+	}
+	codexHome := filepath.Join(home, ".codex")
+	for _, kv := range []string{"CODEX_HOME=" + codexHome, "OPENAI_API_KEY=sk-test", "MASSGEN_MCP_TOKEN_0=Bearer tok"} {
+		if !slices.Contains(cmd.Env, kv) {
+			t.Errorf("env %q lacks %s", cmd.Env, kv)
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(codexHome, "config.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf := string(b)
+	for _, want := range []string{`"model" = "gpt-5.4"`, `"model_reasoning_effort" = "medium"`, `"base_url" = "http://127.0.0.1:9/v1"`,
+		`"env_http_headers" = { "Authorization" = "MASSGEN_MCP_TOKEN_0" }`, `["mcp_servers"."odd \"name\""]`, `"enabled_tools" = ["run"]`, `"web_search" = "disabled"`, `"args" = ["-y", "srv"]`,
+		`"check_for_update_on_startup" = false`, `"required" = true`} {
+		if !strings.Contains(conf, want) {
+			t.Errorf("config.toml lacks %s:\n%s", want, conf)
+		}
+	}
+	if strings.Contains(conf, "tok") || strings.Contains(conf, "sk-test") {
+		t.Errorf("a secret is in config.toml:\n%s", conf)
+	}
+	if s, _ := os.ReadFile(filepath.Join(codexHome, "instructions.md")); string(s) != "Be brief." {
+		t.Errorf("instructions %q", s)
+	}
+}
+
+func TestCheck(t *testing.T) {
+	warns := Vendor{}.Check(map[string]any{"approval_mode": "suggest", "reasoning": map[string]any{"effort": "high", "budget": 3},
+		"model_reasoning_effort": "high", "max_turns": 3, "cwd": "workspace", "command_line_execution_mode": "docker",
+		"exclude_tools": []any{"mcp__docs__search", "Bash"}, "enable_web_search": true})
+	want := []string{"approval_mode suggest", "Bash", "max_turns", "reasoning.budget"}
+	if len(warns) != len(want) {
+		t.Fatalf("warnings %q, want %d", warns, len(want))
+	}
+	for i, w := range want {
+		if !strings.Contains(warns[i], w) {
+			t.Errorf("warning %q, want it to name %s", warns[i], w)
+		}
+	}
+}

@@ -1,0 +1,208 @@
+package codex
+
+import (
+	"encoding/json"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/massgen/massgen/internal/agent"
+	"github.com/massgen/massgen/internal/agent/cli"
+	"github.com/massgen/massgen/internal/llm"
+)
+
+// event is one line of `codex exec --json`: thread.started, turn.started,
+// item.started / item.updated / item.completed, turn.completed,
+// turn.failed, error.
+type event struct {
+	Type     string `json:"type"`
+	ThreadID string `json:"thread_id"`
+	Item     *item  `json:"item"`
+	Usage    *usage `json:"usage"`
+	Error    *struct {
+		Message string `json:"message"`
+	} `json:"error"`
+	Message string `json:"message"`
+}
+
+// item is a thread item; which fields are set depends on its type.
+type item struct {
+	ID   string `json:"id"`
+	Type string `json:"type"`
+	// agent_message, reasoning
+	Text string `json:"text"`
+	// command_execution
+	Command          string `json:"command"`
+	AggregatedOutput string `json:"aggregated_output"`
+	ExitCode         *int   `json:"exit_code"`
+	Status           string `json:"status"`
+	// file_change
+	Changes json.RawMessage `json:"changes"`
+	// mcp_tool_call
+	Server    string          `json:"server"`
+	Tool      string          `json:"tool"`
+	Arguments json.RawMessage `json:"arguments"`
+	Result    *struct {
+		Content           []struct{ Type, Text string } `json:"content"`
+		StructuredContent json.RawMessage               `json:"structured_content"`
+	} `json:"result"`
+	ItemError *struct {
+		Message string `json:"message"`
+	} `json:"error"`
+	// web_search
+	Query string `json:"query"`
+	// error (a warning: the run goes on)
+	Message string `json:"message"`
+}
+
+type usage struct {
+	InputTokens           int64 `json:"input_tokens"`
+	CachedInputTokens     int64 `json:"cached_input_tokens"`
+	CacheWriteInputTokens int64 `json:"cache_write_input_tokens"`
+	OutputTokens          int64 `json:"output_tokens"`
+	ReasoningOutputTokens int64 `json:"reasoning_output_tokens"`
+}
+
+// decoder turns the events into outcomes. Codex reports usage per turn
+// (every model request of the turn summed), not per request: each
+// turn.completed is one ModelCall.
+type decoder struct {
+	res     cli.Result
+	started map[string]time.Time // item id → when it started
+	turn    time.Time
+	texts   []string
+}
+
+func (d *decoder) Line(line []byte) []agent.Outcome {
+	var ev event
+	if json.Unmarshal(line, &ev) != nil {
+		return nil // not an event (a warning printed on stdout)
+	}
+	switch ev.Type {
+	case "thread.started":
+		d.res.Session = ev.ThreadID
+	case "turn.started":
+		d.turn = time.Now()
+	case "item.started":
+		if ev.Item != nil {
+			if d.started == nil {
+				d.started = map[string]time.Time{}
+			}
+			d.started[ev.Item.ID] = time.Now()
+		}
+	case "item.completed":
+		if ev.Item != nil {
+			return d.item(ev.Item)
+		}
+	case "turn.completed":
+		mc := agent.ModelCall{}
+		if !d.turn.IsZero() {
+			mc.Duration = time.Since(d.turn)
+		}
+		if u := ev.Usage; u != nil {
+			mc.Usage = llm.Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, ReasoningTokens: u.ReasoningOutputTokens,
+				CachedTokens: u.CachedInputTokens, CacheWriteTokens: u.CacheWriteInputTokens}
+			d.res.Usage.Add(mc.Usage)
+		}
+		return []agent.Outcome{mc}
+	case "turn.failed":
+		msg := ev.Message
+		if ev.Error != nil {
+			msg = ev.Error.Message
+		}
+		d.res.Err = providerError(msg)
+	case "error":
+		// A fatal error of the stream; retries ("Reconnecting… 1/5") come
+		// as items of type error and are not fatal.
+		if d.res.Err == nil {
+			d.res.Err = providerError(ev.Message)
+		}
+	}
+	return nil
+}
+
+// item reports a completed item.
+func (d *decoder) item(it *item) []agent.Outcome {
+	var dur time.Duration
+	if t, ok := d.started[it.ID]; ok {
+		dur = time.Since(t)
+		delete(d.started, it.ID)
+	}
+	switch it.Type {
+	case "agent_message":
+		if it.Text == "" {
+			return nil
+		}
+		d.texts = append(d.texts, it.Text)
+		d.res.Text = it.Text
+		return []agent.Outcome{agent.Text{Text: it.Text + "\n"}}
+	case "reasoning":
+		if it.Text == "" {
+			return nil
+		}
+		return []agent.Outcome{agent.Reasoning{Text: it.Text + "\n"}}
+	case "command_execution":
+		failed := it.Status == "failed" || it.Status == "declined" || (it.ExitCode != nil && *it.ExitCode != 0)
+		out := it.AggregatedOutput
+		if it.ExitCode != nil && *it.ExitCode != 0 {
+			out += "\n(exit code " + strconv.Itoa(*it.ExitCode) + ")"
+		}
+		return []agent.Outcome{agent.ToolUsed{Tool: "shell", Args: it.Command, Result: out, IsError: failed, Duration: dur}}
+	case "file_change":
+		return []agent.Outcome{agent.ToolUsed{Tool: "apply_patch", Args: string(it.Changes), Result: it.Status,
+			IsError: it.Status == "failed", Duration: dur}}
+	case "mcp_tool_call":
+		if it.Server == cli.WorkflowServer {
+			return nil // the workflow tools are the turn's Propose outcomes
+		}
+		u := agent.ToolUsed{Tool: "mcp__" + it.Server + "__" + it.Tool, Args: string(it.Arguments), Duration: dur,
+			IsError: it.Status == "failed" || it.ItemError != nil}
+		switch {
+		case it.ItemError != nil:
+			u.Result = it.ItemError.Message
+		case it.Result != nil:
+			var parts []string
+			for _, c := range it.Result.Content {
+				if c.Text != "" {
+					parts = append(parts, c.Text)
+				}
+			}
+			u.Result = strings.Join(parts, "\n")
+			if u.Result == "" && len(it.Result.StructuredContent) > 0 && string(it.Result.StructuredContent) != "null" {
+				u.Result = string(it.Result.StructuredContent)
+			}
+		}
+		return []agent.Outcome{u}
+	case "web_search":
+		return []agent.Outcome{agent.ToolUsed{Tool: "web_search", Args: it.Query, Duration: dur}}
+	}
+	return nil
+}
+
+func (d *decoder) End() cli.Result {
+	if d.res.Err == nil && d.res.Text == "" && len(d.texts) > 0 {
+		d.res.Text = d.texts[len(d.texts)-1]
+	}
+	return d.res
+}
+
+// statusRe finds the HTTP status in Codex's provider errors ("unexpected
+// status 401 Unauthorized: …", "exceeded retry limit, last status: 429 Too
+// Many Requests").
+var statusRe = regexp.MustCompile(`\bstatus:? (\d{3})\b`)
+
+// providerError is an error Codex reported: with an HTTP status in it, the
+// provider's refusal (an *llm.Error, so an auth or quota failure is
+// classified as one); otherwise a plain error.
+func providerError(msg string) error {
+	if msg == "" {
+		msg = "codex reported an error without a message"
+	}
+	m := statusRe.FindStringSubmatch(msg)
+	if m == nil {
+		return &llm.Error{Provider: "codex", Message: msg, Retry: false}
+	}
+	status, _ := strconv.Atoi(m[1])
+	return &llm.Error{Provider: "codex", Status: status, Message: msg, Retry: status == 429 || status >= 500}
+}
