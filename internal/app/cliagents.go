@@ -141,8 +141,7 @@ func (rw *runWorkspaces) withCLIAgents(members map[string]*cliMember, agents []o
 			rw.warnings = append(rw.warnings, fmt.Sprintf("agent %s: its %s CLI runs WITHOUT a sandbox (command_line_allow_unsandboxed: true): "+
 				"it can change any file this user can", id, m.vendor.Type()))
 		default:
-			return nil, usageErr("agent %s: a %s agent runs in a sandbox, and %v: install bubblewrap (apt-get install bubblewrap), "+
-				"or set command_line_allow_unsandboxed: true in its backend to run it without one", id, m.vendor.Type(), noSandbox)
+			return nil, usageErr("agent %s: a %s agent runs in a sandbox, and %v", id, m.vendor.Type(), noSandbox)
 		}
 		rw.cliAgents = append(rw.cliAgents, a)
 		agents[i].Impl = a

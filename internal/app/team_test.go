@@ -1,6 +1,7 @@
 package app
 
 import (
+	"github.com/massgen/massgen/internal/agent/cli"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -49,7 +50,11 @@ func TestModelWithProviderPrefixSelectsTheProviderAndDropsThePrefix(t *testing.T
 func TestEveryNativeBackendTypeIsRegistered(t *testing.T) {
 	for _, typ := range provider.Names() {
 		spec, _ := provider.Lookup(typ)
-		if _, ok := llm.LookupProvider(typ); ok != spec.Native {
+		_, ok := llm.LookupProvider(typ)
+		if spec.Wire == provider.WireCLI {
+			_, ok = cli.Lookup(typ) // a coding-agent CLI's vendor (internal/agent/cli)
+		}
+		if ok != spec.Native {
 			t.Errorf("%s: registered %v, native %v", typ, ok, spec.Native)
 		}
 	}

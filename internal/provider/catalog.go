@@ -54,12 +54,14 @@ var catalog = []Spec{
 	// deployment name. The endpoint comes from base_url, azure_endpoint or
 	// AZURE_OPENAI_ENDPOINT.
 	{Type: "azure_openai", Wire: WireChat, KeyEnv: []string{"AZURE_OPENAI_API_KEY"}, Native: true},
-	{Type: "claude_code", Wire: WireCLI, KeyEnv: []string{"ANTHROPIC_API_KEY"}, ModelOptional: true},
+	// Coding-agent CLIs run as agents (internal/agent/cli): the vendor's
+	// program, in the agent's workspace and sandbox.
+	{Type: "claude_code", Wire: WireCLI, KeyEnv: []string{"ANTHROPIC_API_KEY"}, ModelOptional: true, Native: true},
 	{Type: "ag2", Wire: WireExternal, ModelOptional: true}, // its model is in its own agent_config
-	// v0.1.73's other CLI agents, recognised so that their configs get the
-	// verdict (what to use instead) rather than "unknown backend type".
 	{Type: "codex", Wire: WireCLI, KeyEnv: []string{"OPENAI_API_KEY"}, ModelOptional: true},
-	{Type: "gemini_cli", Wire: WireCLI, KeyEnv: []string{"GEMINI_API_KEY", "GOOGLE_API_KEY"}, ModelOptional: true},
+	{Type: "gemini_cli", Wire: WireCLI, KeyEnv: []string{"GEMINI_API_KEY", "GOOGLE_API_KEY"}, ModelOptional: true, Native: true},
+	// Recognised so that its configs get the verdict (what to use
+	// instead) rather than "unknown backend type".
 	{Type: "copilot", Wire: WireCLI, ModelOptional: true},
 	{Type: "zai", Wire: WireChat, BaseURL: "https://api.z.ai/api/paas/v4/", KeyEnv: []string{"ZAI_API_KEY"}, Native: true},
 	{Type: "cerebras", Wire: WireChat, BaseURL: "https://api.cerebras.ai/v1", KeyEnv: []string{"CEREBRAS_API_KEY"}, Native: true},

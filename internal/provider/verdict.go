@@ -30,11 +30,9 @@ func (v Verdict) String() string {
 // unsupported says, per recognised kind this build cannot run, what to use
 // instead.
 var unsupported = map[string]string{
-	"claude_code": "use type: claude (the Anthropic API) with the same model; the Claude Code CLI agent comes later",
-	"ag2":         "give the agent a backend of its own (openai, claude, gemini, chatcompletion, …); AG2 agents come later",
-	"codex":       "use type: openai (the Responses API) with the same model (Codex's default is gpt-5.4); the Codex CLI agent comes later",
-	"gemini_cli":  "use type: gemini (the Gemini API) with the same model (Gemini CLI's default is gemini-3.1-pro-preview); the Gemini CLI agent comes later",
-	"copilot":     "use type: openai with the same model (Copilot's default is gpt-5-mini), or claude or gemini; the GitHub Copilot agent comes later",
+	"ag2":     "give the agent a backend of its own (openai, claude, gemini, chatcompletion, …); AG2 agents come later",
+	"codex":   "use type: openai (the Responses API) with the same model (Codex's default is gpt-5.4); the Codex CLI agent comes later",
+	"copilot": "use type: openai with the same model (Copilot's default is gpt-5-mini), or claude or gemini; the GitHub Copilot agent comes later",
 }
 
 // Judge decides whether massgen can run a backend of this type, model and

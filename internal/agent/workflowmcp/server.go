@@ -93,10 +93,16 @@ func (s *Server) Connect(ctx context.Context, t mcp.Transport) (*mcp.ServerSessi
 
 // Close stops the endpoint and its sessions.
 func (s *Server) Close() error {
-	if s.http == nil {
-		return nil
+	var err error
+	if s.http != nil {
+		err = s.http.Close()
 	}
-	return s.http.Close()
+	// A client that went away without ending its session (a CLI killed
+	// mid-turn) leaves it open in the MCP server: close them all.
+	for ss := range s.mcp.Sessions() {
+		ss.Close()
+	}
+	return err
 }
 
 // requireToken answers 401 to a request without the token (compared as
