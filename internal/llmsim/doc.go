@@ -46,7 +46,12 @@
 //     due), each with usageMetadata so far, the last with finishReason STOP;
 //     or returns one response. Errors as {"error":{"code","message",
 //     "status"}} (RESOURCE_EXHAUSTED, INTERNAL, UNAUTHENTICATED, ...), with
-//     a google.rpc.RetryInfo detail when a retry delay is scripted.
+//     a google.rpc.RetryInfo detail when a retry delay is scripted. A
+//     request for JSON output (generationConfig.responseMimeType
+//     application/json with responseJsonSchema or responseSchema, as Gemini
+//     CLI's model router sends) gets an instance of the schema instead of a
+//     text that is not JSON. POST …/models/{model}:countTokens answers the
+//     prompt estimate ({"totalTokens"}), unrecorded.
 //
 // Start returns the OpenAI base URL ("http://host:port/v1"); the Anthropic
 // and Gemini SDKs add their version themselves and take it without "/v1".

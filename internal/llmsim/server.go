@@ -180,6 +180,8 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		s.handle(w, r, wf)
 	case isCall:
 		wf.fail(w, http.StatusMethodNotAllowed, fmt.Sprintf("Use POST for %s.", path), "", 0, 0)
+	case r.Method == http.MethodPost && isGeminiCount(path):
+		serveGeminiCount(w, r)
 	case path == "/v1/models" && r.Method == http.MethodGet:
 		s.handleModels(w)
 	case strings.HasPrefix(path, "/v1/models/") && r.Method == http.MethodGet:

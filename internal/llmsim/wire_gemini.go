@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -33,6 +34,33 @@ type geminiRequest struct {
 	System      *geminiContent  `json:"systemInstruction"`
 	SystemSnake *geminiContent  `json:"system_instruction"`
 	Tools       []geminiTool    `json:"tools"`
+	Config      *geminiConfig   `json:"generationConfig"`
+	ConfigSnake *geminiConfig   `json:"generation_config"`
+}
+
+// geminiConfig is the part of a GenerationConfig the simulator reads: a
+// request for JSON output of a schema (Gemini CLI's model router and
+// loop check ask for one).
+type geminiConfig struct {
+	MimeType        string          `json:"responseMimeType"`
+	MimeTypeSnake   string          `json:"response_mime_type"`
+	Schema          json.RawMessage `json:"responseSchema"`
+	SchemaSnake     json.RawMessage `json:"response_schema"`
+	JSONSchema      json.RawMessage `json:"responseJsonSchema"`
+	JSONSchemaSnake json.RawMessage `json:"response_json_schema"`
+}
+
+// schema is the JSON schema the response must follow (nil: none).
+func (c *geminiConfig) schema() json.RawMessage {
+	if c == nil || cmpOr(c.MimeType, c.MimeTypeSnake) != "application/json" {
+		return nil
+	}
+	for _, s := range []json.RawMessage{c.JSONSchema, c.JSONSchemaSnake, c.Schema, c.SchemaSnake} {
+		if len(s) > 0 && string(s) != "null" {
+			return s
+		}
+	}
+	return json.RawMessage(`{}`)
 }
 
 type geminiContent struct {
@@ -94,6 +122,15 @@ func decodeGemini(r *http.Request, body []byte) (*request, encoder, error) {
 	if len(gr.Contents) == 0 {
 		return nil, nil, errors.New("* GenerateContentRequest.contents: contents is not specified")
 	}
+	req, err := gr.request(model, stream)
+	if err != nil {
+		return nil, nil, err
+	}
+	return req, &geminiEncoder{schema: firstOf(gr.Config, gr.ConfigSnake).schema()}, nil
+}
+
+// request is the wire-neutral form of a GenerateContentRequest.
+func (gr *geminiRequest) request(model string, stream bool) (*request, error) {
 	req := &request{model: model, stream: stream}
 	for i, t := range gr.Tools {
 		decls := t.Decls
@@ -105,7 +142,7 @@ func decodeGemini(r *http.Request, body []byte) (*request, encoder, error) {
 		}
 		for j, d := range decls {
 			if d.Name == "" {
-				return nil, nil, fmt.Errorf("* GenerateContentRequest.tools[%d].function_declarations[%d].name: Name is required", i, j)
+				return nil, fmt.Errorf("* GenerateContentRequest.tools[%d].function_declarations[%d].name: Name is required", i, j)
 			}
 			schema := d.Parameters
 			for _, alt := range []json.RawMessage{d.JSONSchema, d.JSONSchemaSnake} {
@@ -152,7 +189,56 @@ func decodeGemini(r *http.Request, body []byte) (*request, encoder, error) {
 		}
 	}
 	req.messages, req.prompt, req.results = c.msgs, c.promptTokens(), c.results
-	return req, &geminiEncoder{}, nil
+	return req, nil
+}
+
+// isGeminiCount reports whether path is a Gemini countTokens call
+// (POST /v1beta/models/{model}:countTokens, or under /v1/).
+func isGeminiCount(path string) bool {
+	for _, v := range []string{"/v1beta/", "/v1/"} {
+		if rest, ok := strings.CutPrefix(path, v); ok {
+			m, found := strings.CutPrefix(rest, "models/")
+			name, ok := strings.CutSuffix(m, ":countTokens")
+			return found && ok && name != ""
+		}
+	}
+	return false
+}
+
+// serveGeminiCount answers countTokens (Gemini CLI counts an image's
+// tokens this way) with the prompt estimate of the contents, or of the
+// generateContentRequest, counted as a generation's prompt is. It uses no
+// scripted step and is not recorded: it generates nothing.
+func serveGeminiCount(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	var cr struct {
+		Contents     []geminiContent `json:"contents"`
+		Request      *geminiRequest  `json:"generateContentRequest"`
+		RequestSnake *geminiRequest  `json:"generate_content_request"`
+	}
+	if err == nil {
+		err = json.Unmarshal(body, &cr)
+	}
+	if err != nil {
+		failGemini(w, http.StatusBadRequest, fmt.Sprintf("Invalid JSON payload received. %v", err), "", 0, 0)
+		return
+	}
+	gr := firstOf(cr.Request, cr.RequestSnake)
+	if gr == nil {
+		gr = &geminiRequest{Contents: cr.Contents}
+	}
+	if len(gr.Contents) == 0 {
+		failGemini(w, http.StatusBadRequest, "* CountTokensRequest.contents: contents is not specified", "", 0, 0)
+		return
+	}
+	req, err := gr.request("", false)
+	if err != nil {
+		failGemini(w, http.StatusBadRequest, err.Error(), "", 0, 0)
+		return
+	}
+	sendBody(w, http.StatusOK, "application/json; charset=UTF-8", mustMarshal(struct {
+		TotalTokens int `json:"totalTokens"`
+	}{req.prompt}))
 }
 
 func cmpOr(a, b string) string {
@@ -172,12 +258,27 @@ func cmpOr(a, b string) string {
 // scripted call's broken arguments) cannot be sent: as the real API does
 // when a model garbles a call, the candidate ends with finishReason
 // MALFORMED_FUNCTION_CALL and a finishMessage instead.
+//
+// A request for JSON output (responseMimeType application/json) gets, in
+// place of a text that is not JSON, an instance of its response schema
+// (see schemaInstance).
 type geminiEncoder struct {
-	buf  []byte // reused part buffer
-	done bool   // the chunk with the finish reason went out
+	buf    []byte          // reused part buffer
+	done   bool            // the chunk with the finish reason went out
+	schema json.RawMessage // the response schema of a JSON-output request
 }
 
-func (e *geminiEncoder) headers(_ *exchange, h http.Header, stream bool) {
+// shape makes a JSON-output request's text an instance of its schema,
+// before any of it is sent.
+func (e *geminiEncoder) shape(x *exchange) {
+	if e.schema == nil || len(x.p.calls) > 0 || x.p.status > 0 || json.Valid([]byte(x.p.text)) {
+		return
+	}
+	x.p.text = string(mustMarshal(schemaInstance(e.schema, x.req.model)))
+}
+
+func (e *geminiEncoder) headers(x *exchange, h http.Header, stream bool) {
+	e.shape(x)
 	if stream {
 		h.Set("Content-Type", "text/event-stream")
 	} else {
@@ -278,6 +379,10 @@ func (e *geminiEncoder) chunk(x *exchange, b, part []byte, finish, finishMsg str
 
 // body is the whole GenerateContentResponse.
 func (e *geminiEncoder) body(x *exchange, total int) []byte {
+	if e.schema != nil {
+		e.shape(x)
+		total = x.p.tokens()
+	}
 	cand := geminiCandidate{Content: &geminiOutContent{Role: "model"}, FinishReason: "STOP"}
 	if x.p.text != "" {
 		cand.Content.Parts = append(cand.Content.Parts, mustMarshal(struct {
@@ -394,4 +499,81 @@ func failGemini(w http.ResponseWriter, status int, msg, model string, retryAfter
 	}
 	setRetryAfter(w.Header(), retryAfter)
 	sendBody(w, status, "application/json; charset=UTF-8", mustMarshal(e))
+}
+
+// schemaInstance is a value that satisfies a JSON schema (or a Gemini
+// Schema, whose types are upper case): every property of an object, the
+// first choice of an enum, anyOf or oneOf, the minimum of a number, one
+// item of an array, a short text for a string.
+func schemaInstance(raw json.RawMessage, model string) any {
+	var s struct {
+		Type       json.RawMessage            `json:"type"`
+		Enum       []any                      `json:"enum"`
+		Const      any                        `json:"const"`
+		Properties map[string]json.RawMessage `json:"properties"`
+		Items      json.RawMessage            `json:"items"`
+		AnyOf      []json.RawMessage          `json:"anyOf"`
+		OneOf      []json.RawMessage          `json:"oneOf"`
+		Minimum    *float64                   `json:"minimum"`
+		MinItems   int                        `json:"minItems"`
+	}
+	if json.Unmarshal(raw, &s) != nil {
+		return nil
+	}
+	switch {
+	case s.Const != nil:
+		return s.Const
+	case len(s.Enum) > 0:
+		return s.Enum[0]
+	case len(s.AnyOf) > 0:
+		return schemaInstance(s.AnyOf[0], model)
+	case len(s.OneOf) > 0:
+		return schemaInstance(s.OneOf[0], model)
+	}
+	typ := ""
+	var types []string
+	if json.Unmarshal(s.Type, &typ) != nil && json.Unmarshal(s.Type, &types) == nil {
+		for _, t := range types {
+			if !strings.EqualFold(t, "null") {
+				typ = t
+				break
+			}
+		}
+	}
+	if typ == "" && s.Properties != nil {
+		typ = "object"
+	}
+	switch strings.ToLower(typ) {
+	case "object":
+		obj := map[string]any{}
+		for k, v := range s.Properties {
+			obj[k] = schemaInstance(v, model)
+		}
+		return obj
+	case "array":
+		n := max(s.MinItems, 1)
+		if len(s.Items) == 0 {
+			return make([]any, 0)
+		}
+		items := make([]any, n)
+		for i := range items {
+			items[i] = schemaInstance(s.Items, model)
+		}
+		return items
+	case "integer":
+		if s.Minimum != nil {
+			return int64(*s.Minimum)
+		}
+		return 1
+	case "number":
+		if s.Minimum != nil {
+			return *s.Minimum
+		}
+		return 1
+	case "boolean":
+		return false
+	case "null":
+		return nil
+	}
+	return "[sim model " + model + "] simulated value"
 }

@@ -241,7 +241,8 @@ func TestGeminiRoutes(t *testing.T) {
 		{"POST", "/v1beta/models/g:generateContent", `{"contents":[]}`, 400},
 		{"POST", "/v1beta/models/g:generateContent", `{"contents":[{"parts":[{"text":"x"}]}],"tools":[{"functionDeclarations":[{}]}]}`, 400},
 		{"GET", "/v1beta/models/g:generateContent", "", 405},
-		{"POST", "/v1beta/models/g:countTokens", "{}", 404},
+		{"POST", "/v1beta/models/g:countTokens", "{}", 400}, // no contents
+		{"POST", "/v1beta/models/g:embedContent", "{}", 404},
 		{"POST", "/v1/models/g:generateContent", `{"contents":[{"parts":[{"text":"x"}]}]}`, 200},
 	}
 	for _, tc := range cases {
@@ -261,6 +262,97 @@ func TestGeminiRoutes(t *testing.T) {
 		}
 		if !ok {
 			t.Errorf("%s %s: %d %+v %v", tc.method, tc.path, resp.StatusCode, body.Error, err)
+		}
+	}
+}
+
+// A request for JSON output of a schema (Gemini CLI's model router asks
+// for {complexity_reasoning, complexity_score}) gets an instance of the
+// schema, streamed or not; a scripted text that is JSON already is kept.
+func TestGeminiJSONOutputFollowsTheSchema(t *testing.T) {
+	f := start(t, scenario(t, `models: {scripted: {final: '{"complexity_score": 90}'}}`))
+	ctx := testCtx(t)
+	schema := map[string]any{"type": "OBJECT", "required": []string{"complexity_reasoning", "complexity_score"},
+		"properties": map[string]any{
+			"complexity_reasoning": map[string]any{"type": "STRING"},
+			"complexity_score":     map[string]any{"type": "INTEGER", "minimum": 1},
+			"choice":               map[string]any{"type": []string{"string", "null"}, "enum": []string{"flash", "pro"}},
+			"tags":                 map[string]any{"type": "array", "items": map[string]any{"type": "boolean"}},
+		}}
+	cfg := gemConfig()
+	cfg.ResponseMIMEType, cfg.ResponseJsonSchema = "application/json", schema
+	type routed struct {
+		Reasoning string  `json:"complexity_reasoning"`
+		Score     *int    `json:"complexity_score"`
+		Choice    string  `json:"choice"`
+		Tags      []bool  `json:"tags"`
+		Extra     *string `json:"extra"`
+	}
+	check := func(how, text string) {
+		var got routed
+		if err := json.Unmarshal([]byte(text), &got); err != nil {
+			t.Fatalf("%s: %q is not JSON: %v", how, text, err)
+		}
+		if got.Reasoning == "" || got.Score == nil || *got.Score != 1 || got.Choice != "flash" || len(got.Tags) != 1 || got.Extra != nil {
+			t.Errorf("%s: %q does not follow the schema", how, text)
+		}
+	}
+	r := runGemini(ctx, t, f, "router", "Route this.", cfg)
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	check("streamed", r.text.String())
+	if rec := lastRecord(t, f); rec.OutputTokens != countTokens(r.text.String()) || int(r.usage.CandidatesTokenCount) != rec.OutputTokens {
+		t.Errorf("tokens: record %d, usage %d, text %d", rec.OutputTokens, r.usage.CandidatesTokenCount, countTokens(r.text.String()))
+	}
+	resp, err := geminiClient(t, f).Models.GenerateContent(ctx, "router", genai.Text("Route this."), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("whole", resp.Text())
+	if int(resp.UsageMetadata.CandidatesTokenCount) != countTokens(resp.Text()) {
+		t.Errorf("usage %+v for %q", resp.UsageMetadata, resp.Text())
+	}
+	resp, err = geminiClient(t, f).Models.GenerateContent(ctx, "scripted", genai.Text("Route this."), cfg)
+	if err != nil || resp.Text() != `{"complexity_score": 90}` {
+		t.Errorf("a scripted JSON text became %q (%v)", resp.Text(), err)
+	}
+	// Without the JSON MIME type a schema changes nothing.
+	cfg.ResponseMIMEType = ""
+	if r := runGemini(ctx, t, f, "router", "Route this.", cfg); !strings.HasPrefix(r.text.String(), "[sim model router]") {
+		t.Errorf("plain text became %q", r.text.String())
+	}
+}
+
+// countTokens answers with the prompt estimate a generation of the same
+// contents is recorded with, and is not a generation itself.
+func TestGeminiCountTokens(t *testing.T) {
+	f := start(t, nil)
+	ctx := testCtx(t)
+	c := geminiClient(t, f)
+	contents := genai.Text("How many tokens is this sentence, more or less?")
+	count, err := c.Models.CountTokens(ctx, "counter", contents, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(f.sim.Requests()); n != 0 {
+		t.Fatalf("countTokens was recorded as %d requests", n)
+	}
+	if _, err := c.Models.GenerateContent(ctx, "counter", contents, nil); err != nil {
+		t.Fatal(err)
+	}
+	if rec := lastRecord(t, f); count.TotalTokens <= 0 || int(count.TotalTokens) != rec.PromptTokens {
+		t.Errorf("countTokens %d, the generation's prompt %d", count.TotalTokens, rec.PromptTokens)
+	}
+	for _, body := range []string{`{}`, `{"contents": [}`} {
+		resp, err := f.hc.Post(strings.TrimSuffix(f.base, "/v1")+"/v1beta/models/counter:countTokens", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), `"status":"INVALID_ARGUMENT"`) {
+			t.Errorf("%s: %d %s", body, resp.StatusCode, b)
 		}
 	}
 }
