@@ -18,7 +18,10 @@ func init() { cli.Register(Vendor{}) }
 type Vendor struct{}
 
 // Type is the backend type.
-func (Vendor) Type() string { return "codex" }
+const Type = "codex"
+
+// Type is the backend type.
+func (Vendor) Type() string { return Type }
 
 // Program is the executable's name.
 func (Vendor) Program() string { return "codex" }

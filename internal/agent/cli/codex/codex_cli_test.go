@@ -290,6 +290,9 @@ models:
 	if b, err := os.ReadFile(filepath.Join(a.Workdir, "proof.txt")); err != nil || string(b) != "massgen-codex-ok\n" {
 		t.Errorf("proof.txt in the workspace: %q, %v", b, err)
 	}
+	if entries, _ := os.ReadDir(a.Workdir); len(entries) != 1 {
+		t.Errorf("the workspace holds %v, want proof.txt alone (Codex keeps its own files in its home)", entries)
+	}
 	for _, p := range []string{filepath.Join(outside, "escape.txt"), filepath.Join(dir, "escape.txt")} {
 		if _, err := os.Stat(p); err == nil {
 			t.Errorf("the sandboxed CLI wrote %s", p)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/massgen/massgen/internal/agent"
 	"github.com/massgen/massgen/internal/agent/cli"
+	"github.com/massgen/massgen/internal/coord"
 	"github.com/massgen/massgen/internal/llm"
 )
 
@@ -76,16 +77,27 @@ func TestDecodeFailures(t *testing.T) {
 		line   string
 		status int
 		retry  bool
+		kind   coord.FailureKind
 	}{
-		{`{"type":"turn.failed","error":{"message":"unexpected status 401 Unauthorized: Incorrect API key provided"}}`, 401, false},
-		{`{"type":"turn.failed","error":{"message":"exceeded retry limit, last status: 429 Too Many Requests"}}`, 429, true},
-		{`{"type":"error","message":"stream disconnected before completion"}`, 0, false},
+		{`{"type":"turn.failed","error":{"message":"unexpected status 401 Unauthorized: Incorrect API key provided"}}`, 401, false, coord.FailAuth},
+		{`{"type":"turn.failed","error":{"message":"exceeded retry limit, last status: 429 Too Many Requests"}}`, 429, true, coord.FailRateLimit},
+		{`{"type":"error","message":"stream disconnected before completion"}`, 0, false, coord.FailProvider},
+		{`{"type":"turn.failed","error":{"message":"Quota exceeded. Check your plan and billing details."}}`, 429, true, coord.FailQuota},
 	} {
 		d := Vendor{}.Decoder()
-		d.Line([]byte(c.line))
+		outs := d.Line([]byte(c.line))
+		if strings.Contains(c.line, "turn.failed") {
+			if len(outs) != 1 || outs[0].(agent.ModelCall).Failure == nil || outs[0].(agent.ModelCall).Failure.Status != c.status {
+				t.Errorf("%s: outcomes %+v, want a failed model call", c.line, outs)
+			}
+		}
 		var pe *llm.Error
-		if err := d.End().Err; !errors.As(err, &pe) || pe.Status != c.status || pe.Retry != c.retry {
+		err := d.End().Err
+		if !errors.As(err, &pe) || pe.Status != c.status || pe.Retry != c.retry {
 			t.Errorf("%s: error %#v", c.line, err)
+		}
+		if f := agent.FailureOf(err, "cx", Type, "m"); f.Kind != c.kind {
+			t.Errorf("%s: failure kind %v, want %v", c.line, f.Kind, c.kind)
 		}
 	}
 }

@@ -112,6 +112,13 @@ func (d *decoder) Line(line []byte) []agent.Outcome {
 			msg = ev.Error.Message
 		}
 		d.res.Err = providerError(msg)
+		// The failed request: a model call of its own, as the LLM agent
+		// reports one (Codex's own retries before it are not reported).
+		mc := agent.ModelCall{Failure: agent.FailureOf(d.res.Err, "", Type, "")}
+		if !d.turn.IsZero() {
+			mc.Duration = time.Since(d.turn)
+		}
+		return []agent.Outcome{mc}
 	case "error":
 		// A fatal error of the stream; retries ("Reconnecting… 1/5") come
 		// as items of type error and are not fatal.
@@ -199,10 +206,30 @@ func providerError(msg string) error {
 	if msg == "" {
 		msg = "codex reported an error without a message"
 	}
-	m := statusRe.FindStringSubmatch(msg)
-	if m == nil {
-		return &llm.Error{Provider: "codex", Message: msg, Retry: false}
+	status := 0
+	if m := statusRe.FindStringSubmatch(msg); m != nil {
+		status, _ = strconv.Atoi(m[1])
+	} else {
+		// Codex's own words for refusals whose status it does not print.
+		for _, w := range statusWords {
+			if strings.Contains(msg, w.text) {
+				status = w.status
+				break
+			}
+		}
 	}
-	status, _ := strconv.Atoi(m[1])
-	return &llm.Error{Provider: "codex", Status: status, Message: msg, Retry: status == 429 || status >= 500}
+	return &llm.Error{Provider: Type, Status: status, Message: msg, Retry: status == 429 || status >= 500}
+}
+
+// statusWords are the messages Codex 0.171.0 gives some provider refusals
+// without their status: an exhausted quota or plan ("Check your plan and
+// billing details", "purchase more credits": a quota failure, not a rate
+// limit, by internal/agent's rule), a model at capacity.
+var statusWords = []struct {
+	text   string
+	status int
+}{
+	{"Quota exceeded", 429},
+	{"usage limit", 429},
+	{"at capacity", 503},
 }
