@@ -141,6 +141,19 @@ func (d *decoder) orchestrator(p *pair) {
 			} else if ok {
 				o.VotingThreshold = v
 			}
+		case "max_midstream_injections_per_round":
+			if v, ok := d.integer(key, e, "a positive integer (default 2)"); ok && v < 1 {
+				d.fail(e.val.pos, key, fmt.Sprintf("max_midstream_injections_per_round must be 1 or more, got %d", v),
+					"for no mid-stream updates at all, set defer_peer_updates_until_restart: true")
+			} else if ok {
+				o.MaxMidstreamInjections = v
+			}
+		case "defer_peer_updates_until_restart":
+			o.DeferPeerUpdates, _ = d.boolean(key, e)
+		case "allow_midstream_peer_updates_before_checklist_submit":
+			if b, ok := d.boolean(key, e); ok {
+				o.NoUpdatesBeforeChecklist = !b
+			}
 		case "fairness_enabled":
 			if b, ok := d.boolean(key, e); ok {
 				o.FairnessEnabled = b

@@ -33,6 +33,8 @@ var orchestratorKeys = append([]string{
 	"wait_for_first_answers", "max_cost_usd", "max_total_tokens",
 	"max_consecutive_failures", "skip_coordination_rounds", "context_paths",
 	"fairness_enabled", "fairness_lead_cap_answers", "voting_threshold",
+	"max_midstream_injections_per_round", "defer_peer_updates_until_restart",
+	"allow_midstream_peer_updates_before_checklist_submit",
 	// kept in Orchestrator.Extra
 	"snapshot_storage", "agent_temporary_workspace", "dspy", "debug_final_answer", "session_storage",
 	"max_new_answers_global",

@@ -76,6 +76,7 @@ func (c *Config) Settings() (coord.Settings, error) {
 	}
 
 	s.Checklist = c.checklist()
+	s.MaxInjections, s.DeferUpdates, s.DeferBeforeChecklist = o.MaxMidstreamInjections, o.DeferPeerUpdates, o.NoUpdatesBeforeChecklist
 	s.FirstRoundTimeout, err = duration("initial_round_timeout_seconds", o.FirstRoundTimeoutSeconds)
 	check(err)
 	s.LaterRoundTimeout, err = duration("subsequent_round_timeout_seconds", o.LaterRoundTimeoutSeconds)

@@ -198,3 +198,29 @@ orchestrator:
 		}
 	}
 }
+
+// The mid-stream update keys are rules (coord's midstream.go).
+func TestMidstreamKeys(t *testing.T) {
+	cfg := parseOK(t, oneAgent+`orchestrator:
+  restart_policy: inject
+  max_midstream_injections_per_round: 3
+  defer_peer_updates_until_restart: true
+  allow_midstream_peer_updates_before_checklist_submit: false
+`, nil)
+	if len(cfg.IgnoredFeatures()) != 0 {
+		t.Errorf("ignored %q", cfg.IgnoredFeatures())
+	}
+	s, err := cfg.Settings()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.MaxInjections != 3 || !s.DeferUpdates || !s.DeferBeforeChecklist {
+		t.Errorf("settings: %d %v %v", s.MaxInjections, s.DeferUpdates, s.DeferBeforeChecklist)
+	}
+	if s, _ := parseOK(t, oneAgent, nil).Settings(); s.WithDefaults().MaxInjections != coord.DefaultMaxInjections || s.DeferUpdates {
+		t.Errorf("defaults: %+v", s)
+	}
+	if ds := diagnose(t, oneAgent+"orchestrator: {max_midstream_injections_per_round: 0}\n", nil); len(ds.Errors()) != 1 {
+		t.Errorf("0 injections: %s", dump(ds))
+	}
+}

@@ -162,11 +162,18 @@ type Orchestrator struct {
 	// is then strict, the prompt level nearest to it); VotingThreshold is
 	// voting_threshold (0: coord.DefaultThreshold); ChecklistCriteria are
 	// coordination.checklist_criteria_inline (none: coord.DefaultCriteria).
-	ChecklistGated         bool
-	VotingThreshold        int
-	ChecklistCriteria      []coord.Criterion
-	SkipCoordinationRounds bool
-	ContextPaths           []ContextPath
+	ChecklistGated    bool
+	VotingThreshold   int
+	ChecklistCriteria []coord.Criterion
+	// MaxMidstreamInjections, DeferPeerUpdates and
+	// NoUpdatesBeforeChecklist are max_midstream_injections_per_round (0:
+	// coord.DefaultMaxInjections), defer_peer_updates_until_restart and
+	// allow_midstream_peer_updates_before_checklist_submit: false.
+	MaxMidstreamInjections   int
+	DeferPeerUpdates         bool
+	NoUpdatesBeforeChecklist bool
+	SkipCoordinationRounds   bool
+	ContextPaths             []ContextPath
 	// SnapshotStorage and AgentTemporaryWorkspace are where the snapshots
 	// of workspaces and each agent's read-only view of the others' go
 	// (relative: under .massgen/; "" takes .massgen/snapshots and

@@ -61,12 +61,9 @@ var (
 // (cli.py _apply_orchestrator_runtime_params and the agent set-up) that
 // this version does not act on yet.
 var orchestratorUpstream = map[string]upstreamKey{
-	"max_midstream_injections_per_round":                   {kind: paramInt, feature: featMidstream},
-	"defer_peer_updates_until_restart":                     {kind: paramBool, feature: featMidstream},
-	"allow_midstream_peer_updates_before_checklist_submit": {kind: paramBool, feature: featMidstream},
-	"defer_voting_until_all_answered":                      {kind: paramBool, feature: "deferred voting (defer_voting_until_all_answered)"},
-	"coordination_mode":                                    {kind: paramString, values: coordinationModes, off: "voting", feature: featDecompose},
-	"presenter_agent":                                      {kind: paramString, feature: "choosing the presenter (presenter_agent)"},
+	"defer_voting_until_all_answered": {kind: paramBool, feature: "deferred voting (defer_voting_until_all_answered)"},
+	"coordination_mode":               {kind: paramString, values: coordinationModes, off: "voting", feature: featDecompose},
+	"presenter_agent":                 {kind: paramString, feature: "choosing the presenter (presenter_agent)"},
 	// winner_present is what massgen does; winner_reuse is
 	// ui.enable_final_presentation: false.
 	"final_answer_strategy": {kind: paramString, values: finalAnswerStrats, off: "winner_present",

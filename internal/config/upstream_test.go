@@ -77,7 +77,6 @@ func TestV073VotingSensitivitiesLoad(t *testing.T) {
 // nothing draws no warning.
 func TestV073CoordinationKeys(t *testing.T) {
 	warn := []struct{ src, key, feature string }{
-		{"orchestrator:\n  max_midstream_injections_per_round: 2\n", "orchestrator.max_midstream_injections_per_round", "mid-stream peer updates"},
 		{"orchestrator:\n  coordination_mode: decomposition\n", "orchestrator.coordination_mode", "decomposition mode"},
 		{"orchestrator:\n  coordination:\n    write_mode: auto\n", "orchestrator.coordination.write_mode", "write isolation"},
 		{"orchestrator:\n  coordination:\n    enable_changedoc: true\n", "orchestrator.coordination.enable_changedoc", "changedocs"},

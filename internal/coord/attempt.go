@@ -15,7 +15,7 @@ func (m *Machine) startTurn(a *agent) []Command {
 	a.status = Working
 	a.turn = m.turns
 	a.firstTurn = len(a.answers) == 0
-	a.round = ""
+	a.round, a.injected = "", 0
 	st := StartTurn{Agent: a.id, Turn: a.turn, Attempt: m.attempt, Epoch: m.epoch, Answers: m.Answers(), Delay: m.backoff(a)}
 	if t, ok := m.roundTimer(a, st.Delay); ok {
 		return []Command{st, t}
@@ -155,7 +155,10 @@ func (m *Machine) answer(a *agent, act Action) (Verdict, []Command) {
 				continue // let its first answer be its own work
 			}
 			if m.cfg.RestartPolicy == RestartInject {
-				cmds = append(cmds, Inject{Agent: o.id, Turn: o.turn, Epoch: m.epoch, Answers: m.Answers()})
+				if m.injectable(o) {
+					o.injected++
+					cmds = append(cmds, Inject{Agent: o.id, Turn: o.turn, Epoch: m.epoch, Answers: m.Answers()})
+				}
 				continue
 			}
 			cmds = append(cmds, CancelTurn{Agent: o.id, Turn: o.turn, Reason: "new answer from " + a.id, Cause: a.id})

@@ -278,7 +278,7 @@ func (m *Machine) checklist(a *agent, seen int, act Action) Verdict {
 		}
 	}
 	g := &gate{epoch: m.epoch, terminate: primaryOK && passed >= required, best: best}
-	a.gate = g
+	a.gate, a.checked = g, true
 	next := fmt.Sprintf("Next: call vote for %s.", best)
 	if !g.terminate {
 		next = fmt.Sprintf("Next: call new_answer with an answer that fixes what the failing criteria (%s) name — do not vote now.", strings.Join(fails, ", "))

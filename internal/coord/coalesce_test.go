@@ -69,7 +69,7 @@ func TestSettingsDefaultsAreAppliedOnce(t *testing.T) {
 	want := Settings{MaxAnswers: DefaultMaxAnswers, FailureBudget: DefaultFailureBudget, Timeout: DefaultTimeout,
 		TurnTimeout: DefaultTurnTimeout, PresentationGrace: DefaultPresentationGrace,
 		RetryBackoff: DefaultRetryBackoff, RetryBackoffMax: DefaultRetryBackoffMax, FairnessLeadCap: DefaultFairnessLeadCap,
-		RoundGrace: DefaultRoundGrace}
+		RoundGrace: DefaultRoundGrace, MaxInjections: DefaultMaxInjections}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("defaults (-want +got):\n%s", diff)
 	}

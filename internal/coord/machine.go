@@ -56,6 +56,8 @@ type agent struct {
 	// breaker: they do not spend the budget, up to MaxCircuitWaits.
 	circuitWaits int
 	gate         *gate // the last accepted checklist (checklist.go)
+	checked      bool  // ... and whether there ever was one
+	injected     int   // new answers injected into the in-flight turn (midstream.go)
 	lastErr      string
 	lastFailure  *Failure
 }

@@ -65,6 +65,16 @@ type Settings struct {
 	FirstRoundTimeout time.Duration
 	LaterRoundTimeout time.Duration
 	RoundGrace        time.Duration
+	// MaxInjections is max_midstream_injections_per_round: how many new
+	// answers one turn is sent under restart_policy: inject (midstream.go).
+	// 0 means DefaultMaxInjections, Unlimited no cap; fairness off lifts it.
+	MaxInjections int
+	// DeferUpdates is defer_peer_updates_until_restart: new answers are not
+	// injected; the turn's next restart shows them. DeferBeforeChecklist is
+	// allow_midstream_peer_updates_before_checklist_submit: false: under the
+	// checklist gate, defer even before the agent's first checklist.
+	DeferUpdates         bool
+	DeferBeforeChecklist bool
 	// Checklist turns on checklist-gated voting (checklist.go); nil is off.
 	Checklist *Checklist `json:",omitempty"`
 }
@@ -88,6 +98,9 @@ const (
 	DefaultFairnessLeadCap = 2
 	// FairnessOff is the FairnessLeadCap of fairness_enabled: false.
 	FairnessOff = -1
+	// DefaultMaxInjections is upstream v0.1.73's
+	// max_midstream_injections_per_round.
+	DefaultMaxInjections = 2
 	// DefaultRoundGrace is upstream v0.1.73's round_timeout_grace_seconds.
 	DefaultRoundGrace = 120 * time.Second
 )
@@ -104,6 +117,9 @@ func (s Settings) WithDefaults() Settings {
 	}
 	if s.FairnessLeadCap == 0 {
 		s.FairnessLeadCap = DefaultFairnessLeadCap
+	}
+	if s.MaxInjections == 0 {
+		s.MaxInjections = DefaultMaxInjections
 	}
 	if s.FailureBudget <= 0 {
 		s.FailureBudget = DefaultFailureBudget

@@ -28,6 +28,7 @@ var update = flag.Bool("update", false, "rewrite the golden transcripts in testd
 //	       round=10m later=5m round_grace=2m   (per-round timeouts: first, later rounds, grace)
 //	       gate=2 gated=a,b                     (checklist_gated: voting_threshold, the gated agents)
 //	       criteria=primary,standard,stretch    (the criteria's categories, E1…)
+//	       injections=2 defer=true defer_before_checklist=true   (mid-stream peer updates)
 //	start
 //	answer AGENT TURN "content"          (seen epoch is irrelevant for answers)
 //	vote AGENT TURN SEEN LABEL "reason"
@@ -160,6 +161,12 @@ func configure(t *testing.T, cfg *Config, kvs []string, line int) {
 				cfg.Checklist = &Checklist{}
 			}
 			cfg.Checklist.Threshold = atoi(t, v)
+		case "injections":
+			cfg.MaxInjections = atoi(t, v)
+		case "defer":
+			cfg.DeferUpdates = v == "true"
+		case "defer_before_checklist":
+			cfg.DeferBeforeChecklist = v == "true"
 		case "criteria":
 			if cfg.Checklist == nil {
 				cfg.Checklist = &Checklist{}
