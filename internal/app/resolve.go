@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/massgen/massgen/examples"
@@ -41,6 +42,44 @@ func LoadEnv(env *Env) (func(string) string, error) {
 // quick mode (--model/--backend), ./.massgen/config.yaml, the user's
 // ~/.config/massgen/config.yaml, then a team built from the API keys set.
 func ResolveConfig(env *Env, f *Request, getenv func(string) string) (*config.Config, error) {
+	cfg, err := resolveConfig(env, f, getenv)
+	if err != nil {
+		return nil, err
+	}
+	return cfg, applyModes(cfg, f)
+}
+
+// FirstAgent is Request.SingleAgent for the team's first agent.
+const FirstAgent = "\x00first"
+
+// applyModes narrows the team to Request.SingleAgent and applies
+// Request.Quick: each agent's first answer is its only one (it votes
+// next), and the winning answer is final, with no presentation.
+// MassGen's --quick also defers votes until all have answered and has a
+// presenter synthesise them; massgen keeps its own protocol.
+func applyModes(cfg *config.Config, f *Request) error {
+	if id := f.SingleAgent; id != "" {
+		if id == FirstAgent {
+			id = cfg.Agents[0].ID
+		}
+		i := slices.IndexFunc(cfg.Agents, func(a config.Agent) bool { return a.ID == id })
+		if i < 0 {
+			ids := make([]string, len(cfg.Agents))
+			for j, a := range cfg.Agents {
+				ids[j] = a.ID
+			}
+			return usageErr("--single-agent %s: the team has no such agent; its agents are %s", id, strings.Join(ids, ", "))
+		}
+		cfg.Agents = []config.Agent{cfg.Agents[i]}
+	}
+	if f.Quick {
+		cfg.Orchestrator.MaxNewAnswersPerAgent, cfg.Orchestrator.UnlimitedAnswers = 1, false
+		cfg.UI.EnableFinalPresentation = new(false)
+	}
+	return nil
+}
+
+func resolveConfig(env *Env, f *Request, getenv func(string) string) (*config.Config, error) {
 	if err := oneTeam(f); err != nil {
 		return nil, err
 	}

@@ -1,0 +1,120 @@
+package cli
+
+import (
+	"strings"
+	"testing"
+)
+
+// upstream073Flags are the top-level flags of MassGen v0.1.73's
+// `massgen --help` (massgen/cli.py main_parser and its mode flags), each
+// with whether it takes a value.
+var upstream073Flags = map[string]bool{
+	"config": true, "select": false, "backend": true, "model": true, "system-message": true, "base-url": true,
+	"no-display": false, "display": true, "textual-serve": false, "textual-serve-port": true, "no-logs": false,
+	"debug": false, "save-streaming-buffers": false, "logfire": false, "web": false, "web-quickstart": false,
+	"web-port": true, "web-host": true, "no-browser": false, "web-review": false, "automation": false, "step": false,
+	"session-dir": true, "stream-events": false, "plan": false, "cwd-context": true, "plan-depth": true,
+	"plan-thoroughness": true, "plan-steps": true, "plan-chunks": true, "broadcast": true, "plan-and-execute": false,
+	"execute-plan": true, "spec": false, "execute-spec": true, "no-session-registry": false,
+	"no-parse-at-references": false, "eval-criteria": true, "checklist-criteria-preset": true, "output-file": true,
+	"skip-agent-selector": false, "init": false, "quickstart": false, "headless": false, "generate-config": true,
+	"config-agents": true, "config-backend": true, "config-model": true, "config-agent-id": true,
+	"config-docker": false, "config-context-path": true, "quickstart-agent": true, "setup": false,
+	"setup-skills": false, "setup-docker": false, "list-backends": false, "list-examples": false, "example": true,
+	"show-schema": false, "schema-backend": true, "with-examples": false, "validate": true, "strict": false,
+	"json": false, "skip-validation": false, "strict-validation": false, "session-id": true, "continue": false,
+	"list-sessions": false, "all": false, "orchestrator-timeout": true, "rate-limit": false,
+	"single-agent": false, "coordination-mode": true, "quick": false, "personas": true,
+}
+
+// Every flag of v0.1.73's massgen is one massgen knows — its own, one
+// mapped to a command, or one that says what to use instead — so none is
+// ever a bare "unknown flag".
+func TestEveryV073FlagIsKnown(t *testing.T) {
+	root := newRoot(t.Context(), &Env{}, nil)
+	for name, value := range upstream073Flags {
+		f := root.Flags().Lookup(name)
+		if f == nil {
+			if got := upstreamCommand([]string{"--" + name}); len(got) == 0 || got[0] == "--"+name {
+				t.Errorf("--%s is unknown", name)
+			}
+			continue
+		}
+		if takes := f.Value.Type() != "bool" && f.NoOptDefVal == ""; takes != value {
+			t.Errorf("--%s takes a value: %v here, %v upstream", name, takes, value)
+		}
+	}
+}
+
+const twoSimAgents = `agents:
+  - id: first
+    backend: {type: sim, model: sim-first}
+  - id: second
+    backend: {type: sim, model: sim-second}
+`
+
+// --single-agent runs one agent of the team: the first, or the one named
+// (=ID, or the word before the question, as upstream reads it).
+func TestSingleAgentFlag(t *testing.T) {
+	files := map[string]string{"c.yaml": twoSimAgents}
+	for _, tc := range []struct {
+		args   []string
+		winner string
+	}{
+		{[]string{"--single-agent", "q"}, "first"},
+		{[]string{"--single-agent=second", "q"}, "second"},
+		{[]string{"--single-agent", "second", "q"}, "second"},
+	} {
+		r := massgen(t, t.Context(), files, nil, append([]string{"--automation", "--config", "c.yaml"}, tc.args...)...)
+		if r.code != 0 || !strings.Contains(r.stdout, "WINNER: "+tc.winner+"\n") {
+			t.Errorf("%q: exit %d, want winner %s\n%s%s", tc.args, r.code, tc.winner, r.stdout, r.stderr)
+		}
+		if strings.Contains(r.stdout, "WINNER: first") && strings.Contains(r.stdout, "second") {
+			t.Errorf("%q: both agents ran:\n%s", tc.args, r.stdout)
+		}
+	}
+	r := massgen(t, t.Context(), files, nil, "--config", "c.yaml", "--single-agent=nobody", "q")
+	if r.code != ExitConfig || !strings.Contains(r.stderr, "--single-agent nobody: the team has no such agent; its agents are first, second") {
+		t.Errorf("an unknown agent: exit %d\n%s", r.code, r.stderr)
+	}
+}
+
+// --quick: each agent answers once and the winning answer is final.
+func TestQuickFlag(t *testing.T) {
+	r := massgen(t, t.Context(), map[string]string{"c.yaml": twoSimAgents}, nil, "--automation", "--quick", "--config", "c.yaml", "q")
+	if r.code != 0 || !strings.Contains(r.stdout, "RESULT: completed") {
+		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// The mode flags massgen cannot honour, and the plan and spec flags, stop
+// the run with what to use instead; their "off" values run as usual.
+func TestModeAndPlanFlagsSayWhatToUseInstead(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--coordination-mode", "decomposition"}, "--coordination-mode decomposition (subtasks, one per agent) is not available yet"},
+		{[]string{"--coordination-mode", "voting-ish"}, "--coordination-mode takes parallel or decomposition"},
+		{[]string{"--personas", "perspective"}, "give each agent its own system_message"},
+		{[]string{"--personas", "loud"}, "--personas takes off, perspective, implementation or methodology"},
+		{[]string{"--plan"}, "--plan: plan mode is not available yet: ask the team for the plan in the question"},
+		{[]string{"--plan-and-execute"}, "plan mode is not available yet"},
+		{[]string{"--plan-depth", "deep"}, "plan mode is not available yet"},
+		{[]string{"--spec"}, "--spec: spec mode is not available yet"},
+		{[]string{"--execute-plan", "latest"}, "--execute-plan: executing a stored plan or spec is not available yet"},
+		{[]string{"--execute-spec", "latest"}, "executing a stored plan or spec is not available yet"},
+		{[]string{"--broadcast", "human"}, "--broadcast: broadcast (agents asking you or each other questions during a run) is not available yet"},
+	} {
+		r := massgen(t, t.Context(), nil, nil, append(tc.args, "--config", "@examples/sim_single_agent", "q")...)
+		if r.code != ExitConfig || !strings.Contains(r.stderr, tc.want) || strings.Contains(r.stderr, "unknown flag") {
+			t.Errorf("%q: exit %d, stderr %q; want %q", tc.args, r.code, r.stderr, tc.want)
+		}
+	}
+	for _, args := range [][]string{{"--coordination-mode", "parallel"}, {"--personas", "off"}} {
+		r := massgen(t, t.Context(), nil, nil, append(args, "--automation", "--config", "@examples/sim_single_agent", "q")...)
+		if r.code != 0 {
+			t.Errorf("%q: exit %d\n%s", args, r.code, r.stderr)
+		}
+	}
+}
