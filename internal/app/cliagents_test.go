@@ -50,8 +50,8 @@ func needCLIs(t *testing.T, why string) {
 	t.Skip(why)
 }
 
-// A team of coding-agent CLIs — Claude Code and Gemini CLI, the vendors'
-// own programs from npm — answers, votes and presents on the simulator,
+// A team of coding-agent CLIs — Claude Code, Codex and Gemini CLI, the
+// vendors' own programs from npm — answers, votes and presents on the simulator,
 // with nothing but a key in the environment: each CLI reaches its
 // endpoint through MASSGEN_<TYPE>_BASE_URL and calls massgen's workflow
 // tools over MCP under its own prefix. A file one of them writes by its
@@ -60,7 +60,7 @@ func TestCLIAgentTeamOnTheSimulator(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts the coding-agent CLIs")
 	}
-	types := []string{"claude_code", "gemini_cli"}
+	types := []string{"claude_code", "codex", "gemini_cli"}
 	t.Setenv("PATH", cliPath(t, types...))
 	srv, url := simtest.Start(t, `models:
   cc-writer:
@@ -73,11 +73,13 @@ func TestCLIAgentTeamOnTheSimulator(t *testing.T) {
 	must(t, os.WriteFile(cfg, []byte(`agents:
   - id: claude
     backend: {type: claude_code, model: cc-writer, cwd: ws_claude}
+  - id: codex
+    backend: {type: codex, model: codex-sim}
   - id: gemini
     backend: {type: gemini_cli, model: gem-sim}
 `), 0o644))
-	vars := map[string]string{"ANTHROPIC_API_KEY": "sk-ant-test", "GEMINI_API_KEY": "gem-test",
-		"MASSGEN_CLAUDE_CODE_BASE_URL": url, "MASSGEN_GEMINI_CLI_BASE_URL": url}
+	vars := map[string]string{"ANTHROPIC_API_KEY": "sk-ant-test", "GEMINI_API_KEY": "gem-test", "OPENAI_API_KEY": "sk-test",
+		"MASSGEN_CLAUDE_CODE_BASE_URL": url, "MASSGEN_GEMINI_CLI_BASE_URL": url, "MASSGEN_CODEX_BASE_URL": url}
 	env := &Env{Getenv: func(k string) string { return vars[k] }, Stderr: discard{}, WorkDir: work}
 	out, err := Execute(t.Context(), env, Request{Question: "Write proof.txt, then answer: what is 2+2?", Config: cfg, Timeout: 240})
 	if err != nil {
@@ -95,11 +97,12 @@ func TestCLIAgentTeamOnTheSimulator(t *testing.T) {
 		if r.Model == "cc-writer" && !slices.Contains(r.Tools, "mcp__massgen__new_answer") && r.Step != "text" {
 			t.Errorf("claude's request %s does not offer mcp__massgen__new_answer: %v", r.Step, r.Tools)
 		}
-		if r.Model == "gem-sim" && r.Step != "text" && !slices.ContainsFunc(r.Tools, func(n string) bool { return strings.HasSuffix(n, "_new_answer") }) {
-			t.Errorf("gemini's request %s does not offer the workflow tools: %v", r.Step, r.Tools)
+		if (r.Model == "gem-sim" || r.Model == "codex-sim") && r.Step != "text" &&
+			!slices.ContainsFunc(r.Tools, func(n string) bool { return strings.HasSuffix(n, "_new_answer") }) {
+			t.Errorf("%s's request %s does not offer the workflow tools: %v", r.Model, r.Step, r.Tools)
 		}
 	}
-	for _, m := range []string{"cc-writer", "gem-sim"} {
+	for _, m := range []string{"cc-writer", "codex-sim", "gem-sim"} {
 		if !slices.Contains(called[m], "answer") {
 			t.Errorf("%s never answered through the workflow tools: %v", m, called)
 		}

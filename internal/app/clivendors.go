@@ -6,5 +6,6 @@ package app
 // them all.
 import (
 	_ "github.com/massgen/massgen/internal/agent/cli/claudecode"
+	_ "github.com/massgen/massgen/internal/agent/cli/codex"
 	_ "github.com/massgen/massgen/internal/agent/cli/geminicli"
 )

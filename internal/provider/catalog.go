@@ -58,7 +58,7 @@ var catalog = []Spec{
 	// program, in the agent's workspace and sandbox.
 	{Type: "claude_code", Wire: WireCLI, KeyEnv: []string{"ANTHROPIC_API_KEY"}, ModelOptional: true, Native: true},
 	{Type: "ag2", Wire: WireExternal, ModelOptional: true}, // its model is in its own agent_config
-	{Type: "codex", Wire: WireCLI, KeyEnv: []string{"OPENAI_API_KEY"}, ModelOptional: true},
+	{Type: "codex", Wire: WireCLI, KeyEnv: []string{"OPENAI_API_KEY"}, ModelOptional: true, Native: true},
 	{Type: "gemini_cli", Wire: WireCLI, KeyEnv: []string{"GEMINI_API_KEY", "GOOGLE_API_KEY"}, ModelOptional: true, Native: true},
 	// Recognised so that its configs get the verdict (what to use
 	// instead) rather than "unknown backend type".

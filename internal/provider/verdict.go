@@ -31,7 +31,6 @@ func (v Verdict) String() string {
 // instead.
 var unsupported = map[string]string{
 	"ag2":     "give the agent a backend of its own (openai, claude, gemini, chatcompletion, …); AG2 agents come later",
-	"codex":   "use type: openai (the Responses API) with the same model (Codex's default is gpt-5.4); the Codex CLI agent comes later",
 	"copilot": "use type: openai with the same model (Copilot's default is gpt-5-mini), or claude or gemini; the GitHub Copilot agent comes later",
 }
 
