@@ -36,13 +36,13 @@ type Request struct {
 	ConfigYAML []byte
 	ConfigName string
 	// Agents is a team given in code, with the defaults of New for the rest.
-	Agents        []config.Agent
-	Model         string // quick single agent
+	Agents []config.Agent
+	Model  string // quick single agent
 	// SingleAgent runs only this agent of the team (FirstAgent: the first),
 	// Quick gives each agent one answer and no final presentation
 	// (MassGen's --single-agent and --quick; resolve.go).
-	SingleAgent string
-	Quick       bool
+	SingleAgent   string
+	Quick         bool
 	Backend       string
 	BaseURL       string
 	SystemMessage string
