@@ -18,7 +18,8 @@ import (
 // Agent is a coding-agent CLI as a team member (an agent.Agent). Each task
 // runs the CLI once, as a child process in the agent's workspace; a
 // coordination turn serves it the workflow tools over MCP and ends when
-// the coordinator has its action.
+// the coordinator has its action; a post-evaluation serves it submit and
+// restart_orchestration and ends with its verdict.
 type Agent struct {
 	ID     string
 	Vendor Vendor
@@ -52,17 +53,24 @@ type state struct {
 // Run plays one task; see agent.Agent.
 func (a *Agent) Run(ctx context.Context, task agent.Task, inbox *agent.Inbox) iter.Seq[agent.Outcome] {
 	inv := a.invocation(task)
-	if task.Kind == agent.TaskCoordinate {
+	if task.Kind == agent.TaskCoordinate || task.Kind == agent.TaskEvaluate {
+		// The workflow tools end these tasks: new_answer and vote a
+		// coordination turn, submit and restart_orchestration a
+		// post-evaluation.
 		srv, err := a.workflow()
 		if err != nil {
 			return failed(a.failure(fmt.Errorf("cannot serve the workflow tools: %w", err)))
 		}
 		inv.Workflow = &MCPServer{Name: WorkflowServer, URL: a.url, Headers: map[string]string{"Authorization": "Bearer " + srv.Token()}}
-		return srv.Run(ctx, task, inbox, func(ctx context.Context, emit func(agent.Outcome)) error {
+		loop := func(ctx context.Context, emit func(agent.Outcome)) error {
 			res, err := a.exec(ctx, inv, emit)
 			emit(agent.Done{Usage: res.Usage, State: a.state(res)})
 			return err
-		})
+		}
+		if task.Kind == agent.TaskEvaluate {
+			return srv.Evaluate(ctx, task, loop)
+		}
+		return srv.Run(ctx, task, inbox, loop)
 	}
 	return func(yield func(agent.Outcome) bool) {
 		ctx, cancel := context.WithCancel(ctx)
@@ -87,10 +95,6 @@ func (a *Agent) Run(ctx context.Context, task agent.Task, inbox *agent.Inbox) it
 		}
 		if err != nil {
 			done.Failure = a.failure(err)
-		} else if task.Kind == agent.TaskEvaluate {
-			// A CLI has no submit tool of ours yet: its review counts as
-			// submit, as any evaluation that says nothing does.
-			done.Evaluation = &agent.Evaluation{Usage: res.Usage}
 		}
 		yield(done)
 	}

@@ -3,7 +3,8 @@
 // its own tool loop in the agent's workspace, in its non-interactive
 // streaming mode, and ends a coordination turn by calling new_answer or
 // vote on massgen's workflow tools, served to it over MCP
-// (internal/agent/workflowmcp). What it streams (text, tool calls, usage)
+// (internal/agent/workflowmcp), and a post-evaluation of the final answer
+// by calling submit or restart_orchestration on the same server. What it streams (text, tool calls, usage)
 // becomes the agent's Outcomes, like any agent's.
 //
 // What differs between CLIs is a Vendor, one package each below this one

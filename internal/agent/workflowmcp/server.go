@@ -51,7 +51,10 @@ type Server struct {
 
 	mu    sync.Mutex
 	judge tool.Judge // the bound turn's; nil between turns
-	bound uint64     // which Run bound it: a turn winding down must not unbind its successor
+	// record takes the bound post-evaluation's verdict (Evaluate); false:
+	// one was already taken. nil outside an evaluation.
+	record func(agent.Evaluation) bool
+	bound  uint64 // which Run bound it: a turn winding down must not unbind its successor
 }
 
 // DefaultGrace is Server.Grace's default.
@@ -125,6 +128,7 @@ func (s *Server) requireToken(next http.Handler) http.Handler {
 // vote tool), as the LLM agent's turns do. Changing them tells the
 // connected clients (tools/list_changed).
 func (s *Server) setTools(labels []string) {
+	s.mcp.RemoveTools(coord.ToolSubmit, coord.ToolRestart)
 	s.mcp.AddTool(mcpTool(tool.NewAnswer()), s.handler(func(j tool.Judge) tool.Tool { return tool.NewAnswerTool(j) }))
 	if len(labels) == 0 {
 		s.mcp.RemoveTools(coord.ToolVote)
@@ -193,6 +197,7 @@ func (s *Server) Run(ctx context.Context, task agent.Task, inbox *agent.Inbox, l
 		s.setTools(labels)
 		s.bound++
 		mine := s.bound
+		s.record = nil
 		s.judge = func(act coord.Action) coord.Verdict {
 			select {
 			case proposals <- agent.Propose{Seen: task.Epoch, Action: act}:
@@ -218,22 +223,7 @@ func (s *Server) Run(ctx context.Context, task agent.Task, inbox *agent.Inbox, l
 		var q queue
 		q.init()
 		var done agent.Done
-		// flush passes on what the loop emitted; false: the consumer left.
-		flush := func() bool {
-			for _, o := range q.take() {
-				if d, ok := o.(agent.Done); ok {
-					done.Usage, done.Steps = d.Usage, d.Steps
-					if d.State != nil {
-						done.State = d.State
-					}
-					continue
-				}
-				if !yield(o) {
-					return false
-				}
-			}
-			return true
-		}
+		flush := func() bool { return q.relay(&done, yield) }
 		loopDone := make(chan error, 1)
 		go func() { loopDone <- loop(ctx, q.put) }()
 		stop := func() { cancel(); <-loopDone }
@@ -263,25 +253,7 @@ func (s *Server) Run(ctx context.Context, task agent.Task, inbox *agent.Inbox, l
 				if v.Outcome != coord.Rejected {
 					// The turn is decided: the agent reads its result and
 					// ends, or is stopped after the grace.
-					grace := time.NewTimer(cmp.Or(s.Grace, DefaultGrace))
-				wait:
-					for {
-						select {
-						case <-q.ready:
-							if !flush() {
-								grace.Stop()
-								stop()
-								return
-							}
-						case <-loopDone:
-							break wait
-						case <-grace.C:
-							stop()
-							break wait
-						}
-					}
-					grace.Stop()
-					if flush() {
+					if s.windDown(&q, loopDone, flush, stop) {
 						yield(done)
 					}
 					return
@@ -307,6 +279,27 @@ func (s *Server) Run(ctx context.Context, task agent.Task, inbox *agent.Inbox, l
 	}
 }
 
+// windDown gives an agent whose task is decided Grace to read the result
+// and end on its own, then stops it; false: the consumer left.
+func (s *Server) windDown(q *queue, loopDone <-chan error, flush func() bool, stop func()) bool {
+	grace := time.NewTimer(cmp.Or(s.Grace, DefaultGrace))
+	defer grace.Stop()
+	for {
+		select {
+		case <-q.ready:
+			if !flush() {
+				stop()
+				return false
+			}
+		case <-loopDone:
+			return flush()
+		case <-grace.C:
+			stop()
+			return flush()
+		}
+	}
+}
+
 // queue holds what a loop emitted until Run passes it on: put never
 // blocks, so an agent's output is read at its own pace whatever the
 // consumer does.
@@ -328,6 +321,24 @@ func (q *queue) put(o agent.Outcome) {
 	case q.ready <- struct{}{}:
 	default:
 	}
+}
+
+// relay passes on what the loop emitted, keeping a Done's usage, steps
+// and state in done; false: the consumer left.
+func (q *queue) relay(done *agent.Done, yield func(agent.Outcome) bool) bool {
+	for _, o := range q.take() {
+		if d, ok := o.(agent.Done); ok {
+			done.Usage, done.Steps = d.Usage, d.Steps
+			if d.State != nil {
+				done.State = d.State
+			}
+			continue
+		}
+		if !yield(o) {
+			return false
+		}
+	}
+	return true
 }
 
 func (q *queue) take() []agent.Outcome {

@@ -375,3 +375,53 @@ func TestWorkspaceDoesNotConfigureTheCLI(t *testing.T) {
 		}
 	}
 }
+
+// Post-evaluation: Claude Code is offered submit and restart_orchestration
+// by the workflow server and its call is the evaluation; a submit, then a
+// restart with the model's reason and instructions.
+func TestPostEvaluation(t *testing.T) {
+	sim, base := simtest.Start(t, `models:
+  sim-claude:
+    steps:
+      - when: evaluation
+        restart: "The answer names the wrong city."
+        reason: "Check which city is the capital."
+`)
+	a := newAgent(t, base)
+	evaluate := func() agent.Done {
+		t.Helper()
+		var done *agent.Done
+		for o := range a.Run(testCtx(t), agent.Task{Kind: agent.TaskEvaluate, System: "Check the final answer.",
+			User: "Question: capital of France? Final answer: Lyon.", Question: "Capital of France?", Final: "Lyon."}, agent.NewInbox()) {
+			if d, ok := o.(agent.Done); ok {
+				done = &d
+			}
+		}
+		if done == nil {
+			t.Fatal("no Done")
+		}
+		return *done
+	}
+	done := evaluate()
+	ev := done.Evaluation
+	if done.Failure != nil || ev == nil || !ev.Restart || ev.Reason != "The answer names the wrong city." ||
+		ev.Instructions != "Check which city is the capital." {
+		t.Fatalf("done %+v, evaluation %+v", done, ev)
+	}
+	if ev.Usage.Total() == 0 {
+		t.Errorf("usage %+v", ev.Usage)
+	}
+	workflowRecord(t, sim, "mcp__massgen__restart_orchestration", "restart")
+	for _, r := range sim.Requests() {
+		if slices.Contains(r.Tools, "mcp__massgen__new_answer") || slices.Contains(r.Tools, "mcp__massgen__vote") {
+			t.Errorf("coordination tools offered in a post-evaluation: %v", r.Tools)
+		}
+	}
+
+	// The default policy submits.
+	done = evaluate()
+	if ev := done.Evaluation; done.Failure != nil || ev == nil || ev.Restart {
+		t.Fatalf("done %+v, evaluation %+v", done, ev)
+	}
+	workflowRecord(t, sim, "mcp__massgen__submit", "submit")
+}
