@@ -51,6 +51,11 @@ func TestDependenciesPointOneWay(t *testing.T) {
 	// runs one, so it cannot slow or steer a run except by cancelling it.
 	never("internal/tui", append(above, "internal/orchestrator", "internal/agent", "internal/llm", "internal/mcpserver")...)
 	never("internal/app", "internal/tui")
+	// The Web UI runs through app like any caller and is mounted by the
+	// command line; the API server knows it only as an http.Handler.
+	never("internal/webui", "internal/cli", "internal/server", "internal/tui", "internal/mcpserver")
+	never("internal/server", "internal/webui")
+	never("internal/app", "internal/webui")
 	never("internal/orchestrator", append(above, "internal/config", "internal/runlog", "internal/provider")...)
 	never("internal/agent", append(above, "internal/orchestrator", "internal/config")...)
 	// An agent's workflow tools over MCP serve the agent vocabulary; they

@@ -68,8 +68,10 @@ func TestUpstreamFlagsMapOrSayWhatToUse(t *testing.T) {
 		{args: []string{"--setup"}, code: 1, stderr: "give the keys as --key"},
 		{args: []string{"--rate-limit", "q"}, code: 1, stderr: "requests_per_minute"},
 		// Later upstream versions' flags (reference §5.2).
-		{args: []string{"--web"}, code: 1, stderr: "massgen serve"},
-		{args: []string{"--web-port", "8000", "q"}, code: 1, stderr: "massgen serve"},
+		{args: []string{"--web", "q"}, code: 1, stderr: "--web opens the Web UI, where the question is typed"},
+		{args: []string{"--web-port", "8000", "q"}, code: 1, stderr: "--web-port goes with --web"},
+		{args: []string{"--web-review"}, code: 1, stderr: "massgen --web"},
+		{args: []string{"--textual-serve"}, code: 1, stderr: "massgen --web"},
 		{args: []string{"--quickstart"}, code: 1, stderr: "no terminal to ask on: pass --yes"},
 		{args: []string{"--quickstart-agent", "id=a,backend=openai,model=gpt-5", "q"}, code: 1, stderr: "massgen quickstart --yes"},
 		{args: []string{"--config-docker", "q"}, code: 1, stderr: "massgen quickstart --yes"},

@@ -70,7 +70,7 @@ func newRoot(ctx context.Context, env *Env, argv []string) *cobra.Command {
 	var eventSchema int
 	var models []string
 	var historyFile string
-	var modes modeFlags
+	var web webFlags
 	root := &cobra.Command{
 		Use:   `massgen [flags] "question"`,
 		Short: "Several LLM agents answer in parallel, refine each other's answers and vote; the best answer wins.",
@@ -93,10 +93,6 @@ Try it without any API key on the built-in simulator:
 				return err
 			}
 			up.notes(env.Stderr)
-			args, err := modes.apply(&rq, args)
-			if err != nil {
-				return err
-			}
 			// A command word after -- is a question.
 			if len(args) > 0 && cmd.ArgsLenAtDash() != 0 {
 				if err := commandWord(args[0]); err != nil {
@@ -132,6 +128,17 @@ Try it without any API key on the built-in simulator:
 				}
 			}
 			so := app.SessionOptions{Continue: up.cont, ID: up.sessionID}
+			if web.on {
+				if len(args) > 0 || streamEvents {
+					return usageErr("--web opens the Web UI, where the question is typed: give no question (and no --stream-events)")
+				}
+				return runWeb(cmd.Context(), env, rq, web)
+			}
+			for _, name := range []string{"web-host", "web-port", "no-browser", "web-config-dir"} {
+				if cmd.Flags().Changed(name) {
+					return usageErr("--%s goes with --web", name)
+				}
+			}
 			switch {
 			case len(args) == 0 && streamEvents:
 				return usageErr("no question given: --stream-events runs one question, as in massgen --stream-events \"your question\"")
@@ -172,7 +179,7 @@ Try it without any API key on the built-in simulator:
 	fl.IntVar(&eventSchema, "event-schema", 1, "with --stream-events: 1, its own line format, or 2, the one event schema of the logs and massgen serve (docs/events.md)")
 	fl.StringSliceVar(&models, "models", nil, "a team of these models, one agent each (comma-separated; backend inferred from each name)")
 	fl.StringVar(&historyFile, "history-file", "", "earlier turns of the conversation: a JSON file [{\"role\": \"user\"|\"assistant\", \"content\": \"…\"}]")
-	modes.register(fl)
+	web.register(fl)
 	up.register(root)
 	root.AddCommand(newConfigCmd(env), newSimCmd(env), newExamplesCmd(env), newServeCmd(env), newMCPCmd(env),
 		newSessionsCmd(env), newLogsCmd(env), newReplayCmd(env), newSetupCmd(env), newQuickstartCmd(env), newInitCmd(env))

@@ -27,6 +27,7 @@ import (
 	"github.com/massgen/massgen/internal/redact"
 	"github.com/massgen/massgen/internal/server"
 	"github.com/massgen/massgen/internal/store"
+	"github.com/massgen/massgen/internal/webui"
 )
 
 // ServeOptions are the defaults of the runs NewServeRunner starts.
@@ -363,7 +364,16 @@ func serve(cmd *cobra.Command, env *Env, f serveFlags) error {
 		}
 		defer db.Close()
 	}
+	// The Web UI at /ui/, behind the same Host check; its data needs the
+	// API key when there is one.
+	uiConfigs, uiDefault, err := webConfigs(f.configDir, f.config, env.WorkDir)
+	if err != nil {
+		return usageErr("--config-dir: %v", err)
+	}
+	ui := webui.New(webui.Deps{Env: serverEnv(env), Configs: uiConfigs, DefaultConfig: uiDefault, LogDir: f.logDir,
+		Token: f.apiKey, MaxRuns: f.maxConcurrent, Version: app.Version, Logger: logger})
 	srv := server.New(server.Deps{
+		UI:           ui.Handler("/ui"),
 		Responses:    db,
 		Run:          runner.Run,
 		ConfigSource: configs, Version: app.Version, APIKey: f.apiKey, CORSOrigins: splitList(f.cors),
@@ -392,6 +402,7 @@ func serve(cmd *cobra.Command, env *Env, f serveFlags) error {
 	}
 	fmt.Fprintf(env.Stderr, "massgen serve: listening on http://%s (OpenAI base URL http://%s/v1; %s)\n", ln.Addr(), ln.Addr(), auth)
 	fmt.Fprintf(env.Stderr, "massgen serve: model massgen runs %s; also %s\n", what, strings.Join(slices.Sorted(maps.Keys(configs())), ", "))
+	fmt.Fprintf(env.Stderr, "massgen serve: Web UI at http://%s/ui/ (%s)\n", ln.Addr(), map[bool]string{true: "sign in with the API key", false: "no key needed"}[f.apiKey != ""])
 
 	ctx := cmd.Context()
 	select {
@@ -404,6 +415,9 @@ func serve(cmd *cobra.Command, env *Env, f serveFlags) error {
 	defer cancel()
 	if err := srv.Shutdown(gctx); err != nil {
 		fmt.Fprintf(env.Stderr, "massgen serve: %v\n", err)
+	}
+	if err := ui.Shutdown(gctx); err != nil {
+		fmt.Fprintf(env.Stderr, "massgen serve: web UI: %v\n", err)
 	}
 	hctx, cancel2 := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel2()

@@ -58,14 +58,13 @@ type laterFlag struct {
 }
 
 var laterFlags = func() []laterFlag {
-	web := "the web and Textual-serve UIs are not available: `massgen serve` offers an OpenAI-compatible HTTP API " +
-		"(chat completions and Responses), and every run's status.json shows its progress"
+	web := "this part of upstream's web UI is not available: `massgen --web` opens massgen's Web UI (runs live, " +
+		"past runs, follow-ups; docs/webui.md), and the Textual TUI is not served in a browser"
 	quick := "this form of the config generator is not available (--generate-config PATH takes only --config-backend, " +
 		"--config-model and --config-agents): `massgen quickstart --yes --agents N --model M --no-run --output PATH` " +
 		"writes a config without asking (massgen quickstart --help)"
 	return []laterFlag{
-		{name: "web", do: web}, {name: "web-host", value: true, do: web}, {name: "web-port", value: true, do: web},
-		{name: "no-browser", do: web}, {name: "web-review", do: web}, {name: "web-quickstart", do: web},
+		{name: "web-review", do: web}, {name: "web-quickstart", do: web},
 		{name: "textual-serve", do: web}, {name: "textual-serve-port", value: true, do: web},
 		{name: "headless", do: quick}, {name: "generate-config", value: true, do: quick},
 		{name: "config-backend", value: true, do: quick}, {name: "config-model", value: true, do: quick},

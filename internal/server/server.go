@@ -153,6 +153,10 @@ type Deps struct {
 	StoredAge       time.Duration
 	Logger          *slog.Logger
 	Now             func() time.Time
+	// UI, when set, is the Web UI, served at /ui/ behind the same Host
+	// check (it checks the API key itself: a browser cannot send it on a
+	// page load, so its page is public and its data needs the key).
+	UI http.Handler
 }
 
 // Server is the OpenAI-compatible HTTP API. Create it with New, serve
@@ -230,6 +234,10 @@ func New(d Deps) *Server {
 	mux.HandleFunc("/v1/responses/{id}/input_items", s.handleInputItems)
 	mux.HandleFunc("/v1/runs/{id}", s.run)
 	mux.HandleFunc("/v1/runs/{id}/events", s.runEvents)
+	if d.UI != nil {
+		mux.Handle("/ui/", d.UI)
+		mux.Handle("/ui", d.UI)
+	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, NewError(http.StatusNotFound, "unknown_url", "Unknown route: %s %s", r.Method, r.URL.Path))
 	})

@@ -1,0 +1,79 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// massgen --web listens on 127.0.0.1, prints an address whose fragment
+// carries a token made for this launch, offers the examples and the
+// --config given (preselected), answers the API only with that token, and
+// stops on Ctrl+C (its context) with exit code 0.
+func TestWebServesTheUIBehindALaunchToken(t *testing.T) {
+	dir := t.TempDir()
+	stderr := &syncBuffer{}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	code := make(chan int, 1)
+	go func() {
+		code <- Run(ctx, []string{"--web", "--no-browser", "--web-port", "0", "--config", "@examples/sim_three_agents"},
+			Env{Getenv: func(string) string { return "" }, Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: stderr, WorkDir: dir})
+	}()
+	re := regexp.MustCompile(`massgen web UI: (http://127\.0\.0\.1:\d+/ui/)#token=([0-9a-f]{48})\n`)
+	var m []string
+	for deadline := time.Now().Add(10 * time.Second); m == nil; time.Sleep(5 * time.Millisecond) {
+		if m = re.FindStringSubmatch(stderr.String()); m == nil && time.Now().After(deadline) {
+			t.Fatalf("no address printed:\n%s", stderr.String())
+		}
+	}
+	base, token := m[1], m[2]
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections()
+	hc := &http.Client{Transport: tr, Timeout: 10 * time.Second}
+	get := func(path, tok string) (int, map[string]any) {
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, base+path, nil)
+		if tok != "" {
+			req.Header.Set("Authorization", "Bearer "+tok)
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out map[string]any
+		_ = json.NewDecoder(resp.Body).Decode(&out)
+		return resp.StatusCode, out
+	}
+	if c, _ := get("", ""); c != http.StatusOK {
+		t.Fatalf("the page: %d", c)
+	}
+	if c, _ := get("api/info", ""); c != http.StatusUnauthorized {
+		t.Fatalf("the API without the token: %d", c)
+	}
+	c, info := get("api/info", token)
+	if c != http.StatusOK || info["default_config"] != "@examples/sim_three_agents" {
+		t.Fatalf("info: %d %v", c, info)
+	}
+	names := ""
+	for _, cfg := range info["configs"].([]any) {
+		names += cfg.(map[string]any)["name"].(string) + " "
+	}
+	if !strings.Contains(names, "@examples/sim_latency ") {
+		t.Fatalf("configs offered: %s", names)
+	}
+	cancel()
+	select {
+	case c := <-code:
+		if c != 0 {
+			t.Fatalf("exit %d:\n%s", c, stderr.String())
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("massgen --web did not stop")
+	}
+}
