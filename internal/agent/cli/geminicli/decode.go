@@ -216,6 +216,19 @@ func (d *decoder) apiError(msg string) error {
 		}
 	}
 	if status == 0 && strings.HasPrefix(msg, "[API Error") {
+		// The CLI quotes some errors by their message alone: its quota
+		// errors (it adds "Please wait and try again later…" to a 429's)
+		// and a refused key.
+		lower := strings.ToLower(msg)
+		switch {
+		case strings.Contains(lower, "api key not valid"), strings.Contains(lower, "api_key_invalid"):
+			status = 401
+		case strings.Contains(lower, "exceeded your current quota"), strings.Contains(lower, "resource_exhausted"),
+			strings.Contains(lower, "please wait and try again later"), strings.Contains(lower, "rate limit"):
+			status = 429
+		}
+	}
+	if status == 0 && strings.HasPrefix(msg, "[API Error") {
 		return &llm.Error{Provider: Type, Model: d.model, Message: msg}
 	}
 	if status == 0 {

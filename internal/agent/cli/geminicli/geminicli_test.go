@@ -305,3 +305,15 @@ func steps(recs []llmsim.Record) []string {
 	}
 	return out
 }
+
+// A key the provider refuses fails the task as an auth failure with the
+// provider's status, not as a crashed program.
+func TestRefusedKeyIsAnAuthFailure(t *testing.T) {
+	model := "gem-401-" + unique(t)
+	_, base := simtest.Start(t, "models:\n  "+model+":\n    always: {fault: \"401\"}\n")
+	a := newAgent(t, base, model)
+	_, _, _, _, done := turn(t, a, agent.Task{Kind: agent.TaskPresent, User: question}, coord.Verdict{})
+	if done.Failure == nil || done.Failure.Kind != coord.FailAuth || done.Failure.Status != 401 || done.Failure.Agent != "agent_a" {
+		t.Fatalf("failure %+v, want auth (401)", done.Failure)
+	}
+}
