@@ -124,8 +124,13 @@ func (Vendor) Prepare(inv *cli.Invocation) (cli.Command, error) {
 	t.set("plugins", false)
 	t.table("shell_environment_policy")
 	t.set("exclude", []string{"MASSGEN_*", KeyVar})
+	// Codex's own sandbox, when massgen's is not there (workspace-write):
+	// the workspace, its TMPDIR (the home's tmp) and the network, as
+	// upstream gives it, but not /tmp, which massgen's sandbox does not
+	// share either.
 	t.table("sandbox_workspace_write")
 	t.set("network_access", true)
+	t.set("exclude_slash_tmp", true)
 
 	servers := inv.MCPServers
 	if inv.Workflow != nil {

@@ -390,3 +390,45 @@ func cliProcesses(t *testing.T, a *cli.Agent) []string {
 	}
 	return found
 }
+
+// Without massgen's sandbox (command_line_allow_unsandboxed), Codex's own
+// (approval_mode full-auto: workspace-write) keeps a command's writes in
+// the workspace. Where the kernel does not let Codex sandbox (some
+// containers), the command fails instead and the test skips.
+func TestCodexOwnSandbox(t *testing.T) {
+	dir := t.TempDir()
+	cmd := "echo in > proof.txt; echo out > " + dir + "/escape.txt; echo done"
+	sim, base := simtest.Start(t, `
+models:
+  sim-codex:
+    steps:
+      - calls:
+          - name: exec_command
+            arguments: '{"cmd":"`+cmd+`"}'
+      - answer: "Done."
+`)
+	a := newAgent(t, base, "sim-codex")
+	a.Options = map[string]any{"approval_mode": "full-auto"}
+	outs, done := run(t, testCtx(t, 60*time.Second), a, coordinate("Write proof.txt."))
+	if done.Failure != nil {
+		t.Fatalf("failure: %+v (requests: %d)", done.Failure, len(sim.Requests()))
+	}
+	var used []agent.ToolUsed
+	for _, o := range outs {
+		if u, ok := o.(agent.ToolUsed); ok {
+			used = append(used, u)
+		}
+	}
+	if len(used) != 1 {
+		t.Fatalf("tools used: %+v", used)
+	}
+	if !strings.Contains(used[0].Result, "done") {
+		t.Skipf("Codex could not sandbox the command here: %s", used[0].Result)
+	}
+	if b, err := os.ReadFile(filepath.Join(a.Workdir, "proof.txt")); err != nil || string(b) != "in\n" {
+		t.Errorf("proof.txt: %q, %v", b, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "escape.txt")); err == nil {
+		t.Errorf("Codex's sandbox let the command write beside the workspace (%s)", used[0].Result)
+	}
+}

@@ -49,8 +49,9 @@
 // environments that are externally sandboxed, as upstream does in Docker.
 // Codex does not refuse to run as root. Without massgen's sandbox
 // (command_line_allow_unsandboxed) upstream's approval_mode applies:
-// full-auto and auto-edit (the default) → --sandbox workspace-write with
-// network access, full-access → --sandbox danger-full-access,
+// full-auto and auto-edit (the default) → --sandbox workspace-write (the
+// workspace and the home's tmp writable, not /tmp; network access on, as
+// upstream), full-access → --sandbox danger-full-access,
 // dangerous-no-sandbox → the bypass flag. Approvals are never asked for
 // (approval_policy = "never").
 //
