@@ -94,6 +94,11 @@ func (Vendor) Prepare(inv *cli.Invocation) (cli.Command, error) {
 	if on, ok := inv.Options["enable_web_search"].(bool); ok {
 		t.set("web_search", map[bool]string{true: "live", false: "disabled"}[on])
 	}
+	// The workspace does not configure the CLI: no AGENTS.md from it (one
+	// the agent wrote for its next turn, or found). A project
+	// .codex/config.toml is read only in a trusted project, which a
+	// workspace never is.
+	t.set("project_doc_max_bytes", 0)
 	// A non-interactive run that never waits for an approval.
 	t.set("approval_policy", "never")
 	// Nothing to the network besides the provider: no update check, and

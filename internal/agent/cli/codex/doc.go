@@ -41,6 +41,10 @@
 // tools as one namespace ("mcp__massgen" holding new_answer and vote),
 // which the simulator records as mcp__massgen__new_answer.
 //
+// The workspace does not configure the CLI: its AGENTS.md is not read
+// (project_doc_max_bytes = 0), and its .codex/config.toml neither (Codex
+// reads a project's only when the project is trusted).
+//
 // Sandbox. massgen's sandbox is the enforcement (cli.Agent.Wrap runs the
 // CLI under bubblewrap with only the workspace and Home writable). Codex's
 // own sandbox (Landlock, seccomp, its bundled bubblewrap) cannot nest
