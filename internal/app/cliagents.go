@@ -92,6 +92,11 @@ func newCLIMember(a config.Agent, getenv func(string) string) (*cliMember, []str
 		return nil, nil, usageErr("agent %s: backend %s needs an API key: set %s (in the environment or a .env file), or api_key in the config",
 			a.ID, b.Type, strings.Join(spec.KeyEnv, " or "))
 	}
+	if m.apiKey == "" {
+		// A local endpoint takes no key, but the CLIs refuse to start
+		// without one (Claude Code: "Not logged in").
+		m.apiKey = "massgen-local-endpoint"
+	}
 	for _, s := range b.MCPServers {
 		m.mcp = append(m.mcp, cli.MCPServer{Name: s.Name, URL: s.URL, Headers: s.Headers, Command: s.Command, Args: s.Args, Env: s.Env})
 	}

@@ -41,7 +41,9 @@ func TestV073ConfigsRunAgainstTheSimulator(t *testing.T) {
 	if _, err := os.Stat(referenceConfigs073); err != nil {
 		t.Skipf("reference configs not found at %s (they live beside the project in ../shared): %v", referenceConfigs073, err)
 	}
-	t.Setenv("PATH", t.TempDir()) // no npx: MCP servers from the registry fail to start, as in the v0.1.12 test
+	// No npx: MCP servers from the registry fail to start, as in the
+	// v0.1.12 test; the coding-agent CLIs are the pinned npm programs.
+	t.Setenv("PATH", cliPath(t, "claude_code", "codex", "gemini_cli"))
 	srv := llmsim.New(nil)
 	url, err := srv.Start("127.0.0.1:0")
 	if err != nil {
