@@ -298,6 +298,8 @@ func (d *decoder) coordination(e *pair, key string) {
 			o.PlanningMode, _ = d.boolean(tkey, t)
 		case "checklist_criteria_inline":
 			o.ChecklistCriteria = d.criteria(t, tkey)
+		case "evaluation_criteria_generator":
+			d.criteriaGenerator(t, tkey)
 		case "planning_mode_instruction":
 			o.PlanningInstruction, _ = d.str(tkey, t)
 		case "enable_agent_task_planning", "task_planning_filesystem_mode",
@@ -434,4 +436,41 @@ func (d *decoder) criteria(p *pair, key string) []coord.Criterion {
 		out = append(out, c)
 	}
 	return out
+}
+
+// criteriaGenerator reads coordination.evaluation_criteria_generator:
+// enabled, min_criteria, max_criteria. persist_across_turns (keeping the
+// criteria for the next turn of a session) is not implemented and warns.
+func (d *decoder) criteriaGenerator(p *pair, key string) {
+	m, ok := d.mapping(key, p, "a map with 'enabled'")
+	if !ok {
+		return
+	}
+	o := &d.cfg.Orchestrator
+	for _, e := range m.pairs {
+		ekey := join(key, e.key)
+		switch e.key {
+		case "enabled":
+			o.GenerateCriteria, _ = d.boolean(ekey, e)
+		case "min_criteria", "max_criteria":
+			v, ok := d.integer(ekey, e, "a positive integer")
+			switch {
+			case ok && v < 1:
+				d.fail(e.val.pos, ekey, fmt.Sprintf("%s must be 1 or more, got %d", e.key, v), "e.g. 4 (min) or 10 (max)")
+			case ok && e.key == "min_criteria":
+				o.MinCriteria = v
+			case ok:
+				o.MaxCriteria = v
+			}
+		case "persist_across_turns":
+			if b, ok := d.boolean(ekey, e); ok && b {
+				d.ignore(e.keyPos, ekey, e.key, "'persist_across_turns' is accepted but ignored: each turn writes its own criteria", "")
+			}
+		default:
+			d.unknown(e, key, []string{"enabled", "min_criteria", "max_criteria", "persist_across_turns"})
+		}
+	}
+	if o.MinCriteria > 0 && o.MaxCriteria > 0 && o.MinCriteria > o.MaxCriteria {
+		d.fail(m.pos, key, fmt.Sprintf("min_criteria (%d) is more than max_criteria (%d)", o.MinCriteria, o.MaxCriteria), "")
+	}
 }

@@ -48,7 +48,7 @@ var coordinationKeys = append([]string{
 	"enable_planning_mode", "planning_mode_instruction", "max_orchestration_restarts",
 	"enable_agent_task_planning", "max_tasks_per_plan", "task_planning_filesystem_mode",
 	"enable_memory_filesystem_mode", "use_skills", "massgen_skills", "skills_directory", "use_two_tier_workspace",
-	"checklist_criteria_inline",
+	"checklist_criteria_inline", "evaluation_criteria_generator",
 }, upstreamKeyNames(coordinationUpstream)...)
 
 var timeoutSettingsKeys = []string{

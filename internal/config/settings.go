@@ -127,7 +127,8 @@ func (c *Config) checklist() *coord.Checklist {
 	if len(gated) == 0 {
 		return nil
 	}
-	ck := &coord.Checklist{Threshold: o.VotingThreshold, Criteria: o.ChecklistCriteria}
+	ck := &coord.Checklist{Threshold: o.VotingThreshold, Criteria: o.ChecklistCriteria,
+		Generate: o.GenerateCriteria, MinCriteria: o.MinCriteria, MaxCriteria: o.MaxCriteria}
 	if len(gated) < len(c.Agents) {
 		ck.Agents = gated
 	}

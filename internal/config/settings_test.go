@@ -224,3 +224,29 @@ func TestMidstreamKeys(t *testing.T) {
 		t.Errorf("0 injections: %s", dump(ds))
 	}
 }
+
+// evaluation_criteria_generator asks the checklist for generated criteria.
+func TestCriteriaGeneratorKeys(t *testing.T) {
+	cfg := parseOK(t, oneAgent+`orchestrator:
+  voting_sensitivity: checklist_gated
+  coordination:
+    evaluation_criteria_generator: {enabled: true, min_criteria: 3, max_criteria: 6, persist_across_turns: false}
+`, nil)
+	if len(cfg.IgnoredFeatures()) != 0 || len(cfg.Warnings) != 0 {
+		t.Errorf("ignored %q, warnings %s", cfg.IgnoredFeatures(), dump(cfg.Warnings))
+	}
+	s, err := cfg.Settings()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ck := s.Checklist; ck == nil || !ck.Generate || ck.MinCriteria != 3 || ck.MaxCriteria != 6 {
+		t.Errorf("checklist %+v", s.Checklist)
+	}
+	if ds := diagnose(t, oneAgent+"orchestrator: {coordination: {evaluation_criteria_generator: {enabled: true, min_criteria: 8, max_criteria: 5}}}\n", nil); len(ds.Errors()) != 1 {
+		t.Errorf("min > max: %s", dump(ds))
+	}
+	cfg = parseOK(t, oneAgent+"orchestrator: {coordination: {evaluation_criteria_generator: {enabled: true, persist_across_turns: true}}}\n", nil)
+	if len(cfg.IgnoredFeatures()) != 1 {
+		t.Errorf("persist_across_turns: ignored %q", cfg.IgnoredFeatures())
+	}
+}

@@ -165,6 +165,11 @@ type Orchestrator struct {
 	ChecklistGated    bool
 	VotingThreshold   int
 	ChecklistCriteria []coord.Criterion
+	// GenerateCriteria, MinCriteria and MaxCriteria are
+	// coordination.evaluation_criteria_generator's enabled, min_criteria and
+	// max_criteria (0: 4 and 10).
+	GenerateCriteria         bool
+	MinCriteria, MaxCriteria int
 	// MaxMidstreamInjections, DeferPeerUpdates and
 	// NoUpdatesBeforeChecklist are max_midstream_injections_per_round (0:
 	// coord.DefaultMaxInjections), defer_peer_updates_until_restart and

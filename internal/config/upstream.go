@@ -104,7 +104,6 @@ var coordinationUpstream = map[string]upstreamKey{
 	"compression_target_ratio":                  {kind: paramNumber, feature: "context compression"},
 	"load_previous_session_skills":              {kind: paramBool, feature: "skills"},
 	"persona_generator":                         {kind: paramMap, feature: "persona generation"},
-	"evaluation_criteria_generator":             {kind: paramMap, feature: featCriteria},
 	"checklist_criteria_preset":                 {kind: paramString, feature: featCriteria},
 	"evolving_criteria":                         {kind: paramBool, feature: featCriteria},
 	"evolving_criteria_score_threshold":         {kind: paramNumber, feature: featCriteria},

@@ -45,6 +45,36 @@ type Checklist struct {
 	// Agents are the gated agents (a per-agent voting_sensitivity);
 	// empty means every agent.
 	Agents []string `json:",omitempty"`
+	// Generate asks for criteria written for the question before the run
+	// starts (evaluation_criteria_generator): between MinCriteria and
+	// MaxCriteria of them (0: 4 and 10, upstream's defaults for YAML).
+	// The orchestrator has them written and feeds them as CriteriaSet.
+	Generate                 bool `json:",omitempty"`
+	MinCriteria, MaxCriteria int  `json:",omitempty"`
+}
+
+// CriteriaBounds are the generator's bounds with their defaults.
+func (c *Checklist) CriteriaBounds() (lo, hi int) {
+	lo, hi = 4, 10
+	if c.MinCriteria > 0 {
+		lo = c.MinCriteria
+	}
+	if c.MaxCriteria > 0 {
+		hi = c.MaxCriteria
+	}
+	return lo, max(lo, hi)
+}
+
+// criteriaSet replaces the checklist's criteria before the run starts
+// (generated ones); later, or without a checklist, it changes nothing.
+func (m *Machine) criteriaSet(in CriteriaSet) []Command {
+	if m.phase != phaseNew || m.cfg.Checklist == nil || len(in.Criteria) == 0 {
+		return nil
+	}
+	ck := *m.cfg.Checklist
+	ck.Criteria = in.Criteria
+	m.cfg.Checklist = &ck
+	return nil
 }
 
 // Criterion is one evaluation criterion.

@@ -14,7 +14,7 @@ import (
 // stepping a fresh Machine through them gives the run's commands again.
 
 var (
-	inputTypes   = kinds(Start{}, Proposed{}, TurnFailed{}, DeadlinePassed{}, BudgetSpent{}, Presented{}, Evaluated{}, GraceExpired{}, Interrupted{}, RoundTimeUp{})
+	inputTypes   = kinds(Start{}, Proposed{}, TurnFailed{}, DeadlinePassed{}, BudgetSpent{}, Presented{}, Evaluated{}, GraceExpired{}, Interrupted{}, RoundTimeUp{}, CriteriaSet{})
 	commandTypes = kinds(Reply{}, StartTurn{}, CancelTurn{}, Inject{}, AgentFailed{}, Present{}, AnswerDirect{}, Final{}, Evaluate{}, Restart{}, CancelCall{}, SetTimer{}, Finish{}, WrapUp{})
 )
 

@@ -17,7 +17,8 @@ import (
 // `checklist AGENT TURN SEEN "scores"`, `fail AGENT TURN "error" [circuit]`, `timeout`, `budget "reason"`,
 // `presented "text" [calls=N]`, `presentation-failed "error"`,
 // `evaluated submit`, `evaluated restart "reason" "instructions"`,
-// `grace`, `round AGENT TURN soft|hard|cutoff`, `interrupt`.
+// `grace`, `round AGENT TURN soft|hard|cutoff`, `criteria "category: text"…`,
+// `interrupt`.
 func DescribeInput(in Input) string {
 	switch in := in.(type) {
 	case Start:
@@ -58,6 +59,12 @@ func DescribeInput(in Input) string {
 		return "grace"
 	case RoundTimeUp:
 		return fmt.Sprintf("round %s %d %s", in.Agent, in.Turn, in.Stage)
+	case CriteriaSet:
+		s := "criteria"
+		for _, c := range in.Criteria {
+			s += fmt.Sprintf(" %q", NormalCategory(c.Category)+": "+c.Text)
+		}
+		return s
 	case Interrupted:
 		return "interrupt"
 	}

@@ -71,6 +71,13 @@ type RoundTimeUp struct {
 	Stage RoundStage
 }
 
+// CriteriaSet gives the checklist its criteria before Start: those the
+// evaluation_criteria_generator had written for the question (checklist.go).
+// Logged like any input, so a replay scores against the same criteria.
+type CriteriaSet struct {
+	Criteria []Criterion
+}
+
 // GraceExpired is the presentation grace passing after the deadline.
 type GraceExpired struct{}
 
@@ -86,4 +93,5 @@ func (Presented) input()      {}
 func (Evaluated) input()      {}
 func (GraceExpired) input()   {}
 func (RoundTimeUp) input()    {}
+func (CriteriaSet) input()    {}
 func (Interrupted) input()    {}

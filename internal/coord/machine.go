@@ -123,6 +123,8 @@ func (m *Machine) Step(in Input) []Command {
 		return m.interrupted()
 	case RoundTimeUp:
 		return m.roundTimeUp(in)
+	case CriteriaSet:
+		return m.criteriaSet(in)
 	}
 	panic(fmt.Sprintf("coord: unknown input %T", in))
 }

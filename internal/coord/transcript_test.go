@@ -41,6 +41,7 @@ var update = flag.Bool("update", false, "rewrite the golden transcripts in testd
 //	evaluated submit | evaluated restart "reason" "instructions"
 //	grace                                (the presentation grace expired)
 //	round AGENT TURN soft|hard|cutoff    (a stage of the turn's round timer passed)
+//	criteria "primary: text" …           (generated criteria, before start)
 //	interrupt
 //
 // The transcripts' agents start eagerly (hold=true selects the default,
@@ -231,6 +232,13 @@ func parseInput(t *testing.T, f []string, line int) Input {
 		return Evaluated{}
 	case "grace":
 		return GraceExpired{}
+	case "criteria":
+		var cs CriteriaSet
+		for _, c := range f[1:] {
+			cat, text, _ := strings.Cut(c, ": ")
+			cs.Criteria = append(cs.Criteria, Criterion{Text: text, Category: cat})
+		}
+		return cs
 	case "round":
 		return RoundTimeUp{Agent: arg(1), Turn: TurnID(atoi(t, arg(2))), Stage: RoundStage(arg(3))}
 	case "interrupt":

@@ -15,6 +15,11 @@ import (
 // carries out the commands it returns, until Finish.
 func (r *runner) drive(ctx context.Context) *Result {
 	defer r.stopAll()
+	if crit, note := r.generateCriteria(ctx); len(crit) > 0 {
+		r.step(coord.CriteriaSet{Criteria: crit})
+	} else if note != "" {
+		r.publish(event.ActionRejected{Agent: r.o.Agents[0].ID, Reason: note})
+	}
 	cmds := r.step(coord.Start{})
 	for {
 		if fin := r.exec(ctx, coord.Coalesce(cmds)); fin != nil {
