@@ -68,7 +68,7 @@ func New() *Server {
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "massgen_workflow", Title: "massgen workflow tools", Version: "1"},
 		&mcp.ServerOptions{Instructions: "End your work by calling exactly one of these tools: new_answer with your complete answer, " +
 			"or vote for the best existing answer. The coordinator's verdict is the result."})
-	s.setTools(nil)
+	s.setTools(nil, false)
 	return s
 }
 
@@ -124,17 +124,23 @@ func (s *Server) requireToken(next http.Handler) http.Handler {
 	})
 }
 
-// setTools offers new_answer always and vote for exactly labels (none: no
-// vote tool), as the LLM agent's turns do. Changing them tells the
+// setTools offers new_answer always, vote for exactly labels (none: no
+// vote tool) and, for a checklist-gated task, submit_checklist once
+// answers exist, as the LLM agent's turns do. Changing them tells the
 // connected clients (tools/list_changed).
-func (s *Server) setTools(labels []string) {
+func (s *Server) setTools(labels []string, checklist bool) {
 	s.mcp.RemoveTools(coord.ToolSubmit, coord.ToolRestart)
 	s.mcp.AddTool(mcpTool(tool.NewAnswer()), s.handler(func(j tool.Judge) tool.Tool { return tool.NewAnswerTool(j) }))
 	if len(labels) == 0 {
-		s.mcp.RemoveTools(coord.ToolVote)
+		s.mcp.RemoveTools(coord.ToolVote, coord.ToolChecklist)
 		return
 	}
 	s.mcp.AddTool(mcpTool(tool.Vote(labels)), s.handler(func(j tool.Judge) tool.Tool { return tool.VoteTool(labels, j) }))
+	if checklist {
+		s.mcp.AddTool(mcpTool(tool.Checklist()), s.handler(func(j tool.Judge) tool.Tool { return tool.ChecklistTool(j) }))
+	} else {
+		s.mcp.RemoveTools(coord.ToolChecklist)
+	}
 }
 
 func mcpTool(d llm.ToolDef) *mcp.Tool {
@@ -194,7 +200,7 @@ func (s *Server) Run(ctx context.Context, task agent.Task, inbox *agent.Inbox, l
 			labels[i] = a.Label
 		}
 		s.mu.Lock()
-		s.setTools(labels)
+		s.setTools(labels, task.Checklist)
 		s.bound++
 		mine := s.bound
 		s.record = nil
@@ -250,8 +256,9 @@ func (s *Server) Run(ctx context.Context, task agent.Task, inbox *agent.Inbox, l
 				case verdicts <- v:
 				case <-ctx.Done():
 				}
-				if v.Outcome != coord.Rejected {
-					// The turn is decided: the agent reads its result and
+				if v.Outcome != coord.Rejected && p.Action.Kind != coord.ActChecklist {
+					// The turn is decided (an accepted checklist is a
+					// step of it, not its end): the agent reads its result and
 					// ends, or is stopped after the grace.
 					if s.windDown(&q, loopDone, flush, stop) {
 						yield(done)

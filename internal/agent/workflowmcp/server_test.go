@@ -15,6 +15,7 @@ import (
 
 	"github.com/massgen/massgen/internal/agent"
 	"github.com/massgen/massgen/internal/agent/workflowmcp"
+	"github.com/massgen/massgen/internal/coord"
 	"github.com/massgen/massgen/internal/event"
 	"github.com/massgen/massgen/internal/llm/chatcompat"
 	"github.com/massgen/massgen/internal/llmsim/simtest"
@@ -79,6 +80,24 @@ func (e *external) Run(ctx context.Context, task agent.Task, inbox *agent.Inbox)
 			if a.Content == e.answer {
 				call = &mcp.CallToolParams{Name: "vote", Arguments: map[string]any{"agent_id": a.Label, "reason": "mine is complete"}}
 			}
+		}
+		if call.Name == "vote" && slices.Contains(names, "submit_checklist") {
+			// Checklist-gated: score every answer first (its own best).
+			scores := map[string]any{}
+			for _, a := range task.Answers {
+				s := 5
+				if a.Content == e.answer {
+					s = 10
+				}
+				scores[a.Label] = map[string]any{"E1": s, "E2": s, "E3": s, "E4": s}
+			}
+			res, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: "submit_checklist", Arguments: map[string]any{"scores": scores}})
+			if err != nil {
+				return err
+			}
+			e.mu.Lock()
+			e.results = append(e.results, res.Content[0].(*mcp.TextContent).Text)
+			e.mu.Unlock()
 		}
 		res, err := sess.CallTool(ctx, call)
 		if err != nil {
@@ -179,5 +198,41 @@ func TestTheEndpointNeedsItsTokenAndATurn(t *testing.T) {
 	res, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: "new_answer", Arguments: map[string]any{"content": "x"}})
 	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "No coordination turn") {
 		t.Errorf("a call between turns: %+v, %v", res, err)
+	}
+}
+
+// A checklist-gated agent with its own tool loop is offered
+// submit_checklist over MCP once answers exist; an accepted checklist is a
+// step of its turn, not its end, and its vote then counts.
+func TestAnAgentWithItsOwnToolLoopSubmitsAChecklist(t *testing.T) {
+	srv := workflowmcp.New()
+	url, err := srv.Listen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	ext := &external{srv: srv, url: url, answer: "Paris is the capital of France."}
+	_, simURL := simtest.Start(t, "")
+	team := []orchestrator.Agent{{ID: "cli", Backend: "external", Impl: ext}}
+	for _, id := range []string{"b", "c"} {
+		team = append(team, orchestrator.Agent{ID: id, Backend: "sim", ModelName: "sim-" + id, Simulated: true,
+			Model: chatcompat.New(chatcompat.Options{Provider: "sim", BaseURL: simURL, APIKey: "sim", Model: "sim-" + id, Stream: true})})
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	b := event.NewBroker()
+	res := orchestrator.Run(ctx, "What is the capital of France?", orchestrator.Options{Agents: team, Events: b,
+		Settings: coord.Settings{Checklist: &coord.Checklist{Agents: []string{"cli"}}}})
+	b.Close()
+	if res.Status != orchestrator.Completed || res.Winner != "cli" || res.Tally["cli"] != 3 {
+		t.Fatalf("status %s, winner %q, tally %v (%v)", res.Status, res.Winner, res.Tally, res.Err)
+	}
+	ext.mu.Lock()
+	defer ext.mu.Unlock()
+	if !slices.ContainsFunc(ext.results, func(r string) bool { return strings.HasPrefix(r, "Checklist accepted. Verdict: vote for agent1") }) {
+		t.Errorf("results the agent read: %q, want its checklist accepted", ext.results)
+	}
+	if !slices.Contains(ext.offered[len(ext.offered)-1], "submit_checklist") || slices.Contains(ext.offered[0], "submit_checklist") {
+		t.Errorf("tools offered per turn: %v, want submit_checklist once answers exist", ext.offered)
 	}
 }
