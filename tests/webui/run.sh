@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# massgen's Web UI end to end: starts `massgen --web --no-browser` on a free
+# massgen's Web UI: type-checks the page's modules, then end to end: starts `massgen --web --no-browser` on a free
 # loopback port in a fresh directory, with the teams of configs/ offered,
 # then runs the unit tests of the page's modules and the Playwright tests
 # (playwright-core, pinned in package-lock.json) driving Debian's Chromium
@@ -13,6 +13,9 @@ chromium="${CHROMIUM:-$(command -v chromium || command -v chromium-browser || tr
 if [ -z "$chromium" ]; then
   echo "tests/webui: no chromium (apt-get install -y chromium)"; exit 1
 fi
+
+# The page's modules type-checked as TypeScript (JSDoc types; nothing emitted).
+(cd "$here" && node_modules/.bin/tsc -p tsconfig.json)
 
 work="$(mktemp -d)"
 log="$work/web.log"

@@ -143,7 +143,7 @@ async function showHome() {
     placeholder: 'What should the team answer?' }));
   const button = /** @type {HTMLButtonElement} */ (h('button', { type: 'submit', id: 'start' }, 'Start'));
   const recent = h('div', { id: 'recent' });
-  const form = h('form', { id: 'start-form', class: 'panel', onsubmit: async (/** @type {Event} */ e) => {
+  const form = /** @type {HTMLFormElement} */ (h('form', { id: 'start-form', class: 'panel', onsubmit: async (/** @type {Event} */ e) => {
     e.preventDefault();
     button.disabled = true;
     try {
@@ -159,7 +159,7 @@ async function showHome() {
   h('label', { for: 'config' }, 'Config'), select,
   h('label', { for: 'question' }, 'Question'), question,
   h('p', { class: 'hint' }, 'Ctrl+Enter starts the run.'),
-  button);
+  button));
   question.addEventListener('keydown', (e) => {
     if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) form.requestSubmit();
   });
@@ -226,7 +226,10 @@ async function showRun(id) {
     view.render(dirty);
     if (bench) {
       const now = Date.now();
-      for (const rec of pending) W.__mgLatency.push(now - Date.parse(rec.time));
+      for (const rec of pending) {
+        const at = Date.parse(rec.time);
+        W.__mgLatency.push([at, now - at]);
+      }
     }
     pending = [];
     dirty.clear();
@@ -241,6 +244,7 @@ async function showRun(id) {
     },
     onState: (s, detail) => {
       view.setStream(s, detail);
+      if (bench && s === 'live' && !W.__mgLive) W.__mgLive = Date.now();
       if (s === 'ended' && bench) W.__mgEnded = true;
     },
     onUnauthorized: showLogin,
@@ -313,7 +317,7 @@ function buildRunView(id, meta, run) {
   };
   document.addEventListener('keydown', onKey);
 
-  /** @type {Record<string, {root: HTMLElement, status: HTMLElement, stats: HTMLElement, vote: HTMLElement, text: HTMLElement, tools: HTMLElement, model: HTMLElement, toolsShown: number, textShown: string}>} */
+  /** @type {Record<string, {root: HTMLElement, status: HTMLElement, stats: HTMLElement, vote: HTMLElement, text: HTMLElement, tools: HTMLElement, model: HTMLElement, toolsShown: number, textShown: string, stick: boolean}>} */
   const cardEls = {};
   let answersShown = 0;
   let timelineShown = 0;
@@ -333,7 +337,7 @@ function buildRunView(id, meta, run) {
     const el = h('article', { class: 'card', tabindex: 0, 'data-agent': aid, 'aria-label': `agent ${aid}` },
       h('header', null, h('h3', null, aid), status), model, stats, vote, text, tools);
     cards.append(el);
-    c = { root: el, status, stats, vote, text, tools, model, toolsShown: 0, textShown: '' };
+    c = { root: el, status, stats, vote, text, tools, model, toolsShown: 0, textShown: '', stick: true };
     cardEls[aid] = c;
     return c;
   };
@@ -354,10 +358,12 @@ function buildRunView(id, meta, run) {
     } else c.vote.hidden = true;
     const shown = a.text.length > 4000 ? a.text.slice(-4000) : a.text;
     if (shown !== c.textShown) {
-      const stick = c.text.scrollTop + c.text.clientHeight >= c.text.scrollHeight - 8;
-      c.text.textContent = shown;
+      // Appended text is added as a node (the common case: a token); a
+      // new turn or a cut tail replaces the whole.
+      if (c.textShown && shown.startsWith(c.textShown)) c.text.append(shown.slice(c.textShown.length));
+      else c.text.textContent = shown;
       c.textShown = shown;
-      if (stick) c.text.scrollTop = c.text.scrollHeight;
+      if (c.stick) c.text.scrollTop = 1e9; // clamped to the end, without reading the layout
     }
     if (a.tools.length < c.toolsShown) {
       c.tools.replaceChildren();
@@ -451,7 +457,7 @@ function buildRunView(id, meta, run) {
   const showFollowUp = () => {
     const q = /** @type {HTMLTextAreaElement} */ (h('textarea', { id: 'followup-question', rows: 2, required: true, placeholder: 'A follow-up question; the team sees this conversation' }));
     const b = /** @type {HTMLButtonElement} */ (h('button', { type: 'submit' }, 'Ask'));
-    const f = h('form', { onsubmit: async (/** @type {Event} */ e) => {
+    const f = /** @type {HTMLFormElement} */ (h('form', { onsubmit: async (/** @type {Event} */ e) => {
       e.preventDefault();
       b.disabled = true;
       try {
@@ -462,7 +468,7 @@ function buildRunView(id, meta, run) {
       } finally {
         b.disabled = false;
       }
-    } }, h('label', { for: 'followup-question' }, 'Follow-up in this session'), q, b);
+    } }, h('label', { for: 'followup-question' }, 'Follow-up in this session'), q, b));
     q.addEventListener('keydown', (e) => {
       if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) f.requestSubmit();
     });
@@ -507,9 +513,14 @@ function buildRunView(id, meta, run) {
     root,
     /** @param {Set<string>} dirty */
     render(dirty) {
-      for (const k of dirty) {
-        if (k.startsWith('agent:')) renderAgent(k.slice(6));
+      const ids = [...dirty].filter((k) => k.startsWith('agent:')).map((k) => k.slice(6));
+      // Read every card's scroll position first, then write: reading after
+      // a write would lay the page out once per card.
+      for (const aid of ids) {
+        const c = cardEls[aid];
+        if (c) c.stick = c.text.scrollTop + c.text.clientHeight >= c.text.scrollHeight - 8;
       }
+      for (const aid of ids) renderAgent(aid);
       if (dirty.has('answers')) renderAnswers();
       if (dirty.has('votes')) renderVotes();
       if (dirty.has('timeline')) renderTimeline();

@@ -5,7 +5,7 @@
 // link keeps only http(s) and mailto targets, and raw HTML in an answer shows
 // as text. A node is a string (text) or [tag, attrs, ...children].
 
-/** @typedef {string | [string, Record<string, string>, ...any[]]} Node */
+/** @typedef {string | [string, Record<string, string>, ...any[]]} MdNode */
 
 const KEYWORDS = new Set((
   // Go, JavaScript/TypeScript, Python, Rust, C/C++/Java, shell, SQL: one set
@@ -23,10 +23,10 @@ const KEYWORDS = new Set((
  * highlight splits code into tokens: comments, strings, numbers, keywords.
  * @param {string} code
  * @param {string} lang
- * @returns {Node[]}
+ * @returns {MdNode[]}
  */
 export function highlight(code, lang) {
-  /** @type {Node[]} */
+  /** @type {MdNode[]} */
   const out = [];
   const hashComments = /^(py|python|sh|bash|shell|zsh|yaml|yml|toml|rb|ruby|r|perl|make|makefile|dockerfile|conf|ini)$/i.test(lang);
   const dashComments = /^(sql|lua|haskell|hs)$/i.test(lang);
@@ -87,10 +87,10 @@ export function safeHref(url) {
 /**
  * inline parses code spans, links, bold, italics and strike-through.
  * @param {string} s
- * @returns {Node[]}
+ * @returns {MdNode[]}
  */
 export function inline(s) {
-  /** @type {Node[]} */
+  /** @type {MdNode[]} */
   const out = [];
   const re = /(`+)([\s\S]*?[^`])\1(?!`)|\[([^\]]+)\]\(([^)\s]+)(?:\s+"[^"]*")?\)|\*\*([\s\S]+?)\*\*|__([\s\S]+?)__|\*([^*\s][^*]*?)\*|(?<![A-Za-z0-9])_([^_\s][^_]*?)_(?![A-Za-z0-9])|~~([\s\S]+?)~~|(https?:\/\/[^\s<>()]+[^\s<>().,;:!?'"])/;
   let rest = s;
@@ -125,11 +125,11 @@ function tableCells(line) {
 /**
  * markdown parses a document into block nodes.
  * @param {string} src
- * @returns {Node[]}
+ * @returns {MdNode[]}
  */
 export function markdown(src) {
   const lines = (src || '').replace(/\r\n?/g, '\n').split('\n');
-  /** @type {Node[]} */
+  /** @type {MdNode[]} */
   const out = [];
   let i = 0;
   /** @type {string[]} */
@@ -189,7 +189,7 @@ export function markdown(src) {
       endPara();
       const ordered = /\d/.test(m[2]);
       const indent = m[1].length;
-      /** @type {Node[]} */
+      /** @type {MdNode[]} */
       const items = [];
       while (i < lines.length) {
         const lm = /^(\s*)([-*+]|\d{1,9}[.)])\s+(.*)$/.exec(lines[i]);
@@ -230,13 +230,12 @@ const ATTRS = new Set(['class', 'href', 'rel', 'target', 'start', 'data-lang']);
 
 /**
  * toDOM builds the nodes into parent, with createElement and text nodes only.
- * @param {Node[]} nodes
- * @param {Node} parent
+ * @param {MdNode[]} nodes
+ * @param {Element} parent
  */
 export function toDOM(nodes, parent) {
   for (const n of nodes) {
     if (typeof n === 'string') {
-      // @ts-ignore
       parent.appendChild(document.createTextNode(n));
       continue;
     }
@@ -248,15 +247,14 @@ export function toDOM(nodes, parent) {
       if (k === 'href' && !safeHref(v)) continue;
       el.setAttribute(k, v);
     }
-    toDOM(kids, /** @type {any} */ (el));
-    // @ts-ignore
+    toDOM(kids, el);
     parent.appendChild(el);
   }
 }
 
 /**
  * toText flattens nodes back to their text (tests, and the copy button).
- * @param {Node[]} nodes
+ * @param {MdNode[]} nodes
  * @returns {string}
  */
 export function toText(nodes) {
