@@ -326,11 +326,12 @@ func (d *decoder) agent(n *node, path string) {
 		key := join(path, p.key)
 		switch s, upstream := agentUpstream[p.key]; {
 		case p.key == "voting_sensitivity" && p.val.kind == kindString && slices.Contains(votingValues, p.val.s):
-			// Per agent, whether its votes are checklist-gated is a rule
-			// (Settings); a prompt level of its own is not implemented yet.
+			// An agent's own voting sensitivity: its prompt level and
+			// whether its votes are checklist-gated (Settings).
 			a.VotingSensitivity = p.val.s
-			if p.val.s != "checklist_gated" && p.val.s != c.Orchestrator.VotingSensitivity {
-				d.upstreamValue(p, key, s)
+			if level, ok := votingFallback[p.val.s]; ok && p.val.s != "checklist_gated" {
+				d.ignore(p.val.pos, key, "voting_sensitivity: "+p.val.s, fmt.Sprintf(
+					"voting_sensitivity '%s' is accepted, but this version does not support it yet: this agent votes by the '%s' rules", p.val.s, level), "")
 			}
 		case upstream:
 			if d.upstreamValue(p, key, s) {

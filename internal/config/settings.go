@@ -76,6 +76,21 @@ func (c *Config) Settings() (coord.Settings, error) {
 	}
 
 	s.Checklist = c.checklist()
+	for _, a := range c.Agents {
+		if a.VotingSensitivity == "" {
+			continue
+		}
+		level := a.VotingSensitivity
+		if l, ok := votingFallback[level]; ok {
+			level = l
+		}
+		v, err := coord.ParseVotingSensitivity(level)
+		check(err)
+		if s.PerAgent == nil {
+			s.PerAgent = &coord.PerAgent{Sensitivity: map[string]coord.VotingSensitivity{}}
+		}
+		s.PerAgent.Sensitivity[a.ID] = v
+	}
 	s.MaxInjections, s.DeferUpdates, s.DeferBeforeChecklist = o.MaxMidstreamInjections, o.DeferPeerUpdates, o.NoUpdatesBeforeChecklist
 	s.FirstRoundTimeout, err = duration("initial_round_timeout_seconds", o.FirstRoundTimeoutSeconds)
 	check(err)

@@ -250,3 +250,33 @@ func TestCriteriaGeneratorKeys(t *testing.T) {
 		t.Errorf("persist_across_turns: ignored %q", cfg.IgnoredFeatures())
 	}
 }
+
+// An agent's own voting_sensitivity sets its prompt level (the nearest
+// level for v0.1.73's other values, with a warning) beside the team's.
+func TestPerAgentVotingSensitivity(t *testing.T) {
+	cfg := parseOK(t, `agents:
+  - id: a
+    backend: {type: openai, model: gpt-4o}
+    voting_sensitivity: strict
+  - id: b
+    backend: {type: openai, model: gpt-4o}
+    voting_sensitivity: roi
+  - id: c
+    backend: {type: openai, model: gpt-4o}
+`, nil)
+	s, err := cfg.Settings()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id, want := range map[string]coord.VotingSensitivity{"a": coord.VotingStrict, "b": coord.VotingBalanced, "c": coord.VotingLenient} {
+		if got := s.SensitivityOf(id); got != want {
+			t.Errorf("%s votes by %s, want %s", id, got, want)
+		}
+	}
+	if got := cfg.IgnoredFeatures(); len(got) != 1 || got[0] != "voting_sensitivity: roi (agent b)" {
+		t.Errorf("ignored %q, want only b's roi", got)
+	}
+	if s.Checklist != nil {
+		t.Errorf("no agent is gated: %+v", s.Checklist)
+	}
+}

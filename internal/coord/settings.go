@@ -77,6 +77,27 @@ type Settings struct {
 	DeferBeforeChecklist bool
 	// Checklist turns on checklist-gated voting (checklist.go); nil is off.
 	Checklist *Checklist `json:",omitempty"`
+	// PerAgent holds the rules of agents that differ from the team's (an
+	// agent's own voting_sensitivity); nil when none do.
+	PerAgent *PerAgent `json:",omitempty"`
+}
+
+// PerAgent holds per-agent rules. A pointer in Settings keeps Settings
+// comparable.
+type PerAgent struct {
+	// Sensitivity is an agent's own voting_sensitivity level, for its
+	// prompt.
+	Sensitivity map[string]VotingSensitivity `json:",omitempty"`
+}
+
+// SensitivityOf is the voting sensitivity agent id is told to vote by.
+func (s Settings) SensitivityOf(id string) VotingSensitivity {
+	if s.PerAgent != nil {
+		if v, ok := s.PerAgent.Sensitivity[id]; ok {
+			return v
+		}
+	}
+	return s.VotingSensitivity
 }
 
 // Defaults. Each is set here and nowhere else; config documents them by

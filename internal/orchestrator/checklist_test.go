@@ -68,3 +68,22 @@ models:
 		t.Errorf("%d accepted checklists, want 2 (a and b)", verdicts)
 	}
 }
+
+// An agent's own voting sensitivity reaches its prompt; the others keep
+// the team's.
+func TestPerAgentSensitivityReachesThePrompt(t *testing.T) {
+	srv, agents := simTeam(t, "", "a", "b")
+	res, _ := run(t, agents, Options{Settings: coord.Settings{Presentation: coord.PresentNever,
+		PerAgent: &coord.PerAgent{Sensitivity: map[string]coord.VotingSensitivity{"b": coord.VotingStrict}}}})
+	if res.Status != Completed {
+		t.Fatalf("status = %s (%v)", res.Status, res.Err)
+	}
+	settled(t, srv)
+	strict := "Check every aspect and edge case"
+	if a := requestsOf(srv, "sim-a"); strings.Contains(a[0].Messages[0].Content, strict) {
+		t.Error("a got b's strict prompt")
+	}
+	if b := requestsOf(srv, "sim-b"); !strings.Contains(b[0].Messages[0].Content, strict) {
+		t.Errorf("b's prompt is not strict: %s", b[0].Messages[0].Content)
+	}
+}
