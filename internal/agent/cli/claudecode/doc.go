@@ -61,8 +61,8 @@
 //     Here the sandbox enforces, so the CLI never asks: every mode runs as
 //     bypassPermissions, except plan, which is kept (read-only planning).
 //   - allowed_tools → --allowedTools (rules that need no approval; the
-//     workflow tools are always among them); disallowed_tools →
-//     --disallowedTools, on top of upstream's list that is always
+//     workflow tools are always among them); disallowed_tools and massgen's
+//     exclude_tools → --disallowedTools, on top of upstream's list that is always
 //     disallowed: Bash(rm*), Bash(sudo*), Bash(su*), Bash(chmod*),
 //     Bash(chown*), Task, TodoWrite, ExitPlanMode, Skill and the IDE tools;
 //     WebSearch and WebFetch unless enable_web_search: true. (Upstream also
@@ -71,7 +71,9 @@
 //     such server, so Bash stays, under the sandbox.)
 //   - max_turns → --max-turns; model → --model (or the agent's model);
 //   - system_prompt replaces Claude Code's default prompt, then massgen's
-//     instructions follow; append_system_prompt comes after them. With
+//     instructions follow; append_system_prompt comes after them (a config
+//     file cannot set these two in a backend block, as upstream's validator
+//     refuses them; the agent's system_message is massgen's instructions). With
 //     use_default_prompt: true (and no system_prompt) Claude Code's own
 //     prompt is kept and the rest appended (--append-system-prompt-file);
 //     otherwise massgen's replaces it (--system-prompt-file), as upstream.
@@ -82,8 +84,11 @@
 //   - max_budget_usd → --max-budget-usd; fallback_model → --fallback-model;
 //     env → added to the CLI's environment (never over the keys above).
 //
-// Any other key in the block's CLI settings has no Claude Code equivalent
-// here and draws a warning that names it (Vendor.Check).
+// add_dirs is ignored with a warning (massgen's sandbox decides what the
+// CLI sees; context_paths are the way). massgen's own backend keys (cwd,
+// context_paths, command_line_*, …) are the config's to judge; any other
+// key has no Claude Code equivalent here and draws a warning that names it
+// (Vendor.Check).
 //
 // # Output
 //

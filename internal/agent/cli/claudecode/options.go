@@ -32,11 +32,30 @@ var permissionModes = []string{"default", "acceptEdits", "bypassPermissions", "p
 // efforts are --effort's levels.
 var efforts = []string{"low", "medium", "high", "xhigh", "max"}
 
-// ignoredHere are keys of upstream's claude_code block that the frame or
-// the app handle (the working directory, the agent's MCP servers and
-// their tool filters, the sandbox), so they are no concern of Check.
-var ignoredHere = []string{"type", "model", "cwd", "api_key", "base_url", "mcp_servers", "enable_mcp_command_line",
-	"command_line_execution_mode"}
+// massgenKeys are backend keys massgen itself acts on, whatever the
+// backend (internal/config's backendOwnedKeys, less those a Claude Code
+// block hands to its vendor): the config has judged them, and the app
+// passes them along with the CLI's own, so Check stays quiet about them.
+var massgenKeys = []string{
+	"type", "model", "api_key", "base_url", "cwd", "mcp_servers", "custom_tools", "context_paths",
+	"enable_code_execution", "enable_code_interpreter", "enable_mcp_command_line", "enforce_read_before_delete",
+	"upload_files", "media_max_file_size_mb", "max_mcp_message_history", "api_version", "agent_config", "instance_id",
+	"enable_rate_limit", "agent_temporary_workspace", "agent_temporary_workspace_parent", "_config_path",
+	"context_write_access_enabled", "exclude_file_operation_mcps", "use_mcpwrapped_for_tool_filtering",
+	"use_no_roots_wrapper", "enable_code_based_tools", "custom_tools_path", "auto_discover_custom_tools",
+	"exclude_custom_tools", "direct_mcp_servers", "shared_tools_directory", "agent_id", "session_id",
+	"enable_multimodal_tools", "multimodal_config", "image_generation_backend", "image_generation_model",
+	"video_generation_backend", "video_generation_model", "audio_generation_backend", "audio_generation_model",
+	"hooks", "debug_delay_seconds", "debug_delay_after_n_tools", "vote_only", "use_two_tier_workspace",
+	"websocket_mode", "enable_tool_search", "tool_search_variant", "enable_strict_tool_use", "enable_programmatic_flow",
+	"concurrent_tool_execution", "max_concurrent_tools", "group_config", "enable_nlip", "nlip", "nlip_config",
+	"workspace_max_size_mb", "system_message",
+}
+
+func massgenKey(k string) bool {
+	return slices.Contains(massgenKeys, k) || strings.HasPrefix(k, "command_line_") ||
+		(strings.HasPrefix(k, "enable_") && strings.HasSuffix(k, "_generation"))
+}
 
 // parseOptions reads the keys it knows; each other key, and each value of
 // the wrong kind, is a warning.
@@ -67,12 +86,16 @@ func parseOptions(m map[string]any) (options, []string) {
 				warn = append(warn, errValue(k, v, "a list of tool names"))
 			}
 			o.allowed = l
-		case "disallowed_tools":
+		case "disallowed_tools", "exclude_tools":
+			// exclude_tools, massgen's filter of an agent's tools, takes
+			// Claude Code's tools away the same way.
 			l, ok := stringList(v)
 			if !ok {
 				warn = append(warn, errValue(k, v, "a list of tool names"))
 			}
-			o.disallowed = l
+			o.disallowed = append(o.disallowed, l...)
+		case "add_dirs":
+			warn = append(warn, "claude_code: add_dirs is ignored: massgen's sandbox decides what the CLI may read and write (use context_paths)")
 		case "max_turns":
 			n, ok := whole(v)
 			if !ok || n < 1 {
@@ -136,7 +159,7 @@ func parseOptions(m map[string]any) (options, []string) {
 				o.env[name] = fmt.Sprint(val)
 			}
 		default:
-			if !slices.Contains(ignoredHere, k) {
+			if !massgenKey(k) {
 				warn = append(warn, fmt.Sprintf("claude_code: %s has no Claude Code equivalent; ignored", k))
 			}
 		}

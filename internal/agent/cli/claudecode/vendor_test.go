@@ -50,7 +50,7 @@ func TestPrepareMapsUpstreamKeys(t *testing.T) {
 		Workflow:   &cli.MCPServer{Name: cli.WorkflowServer, URL: "http://127.0.0.1:7/mcp", Headers: map[string]string{"Authorization": "Bearer tok"}},
 		MCPServers: []cli.MCPServer{{Name: "weather", Command: "npx", Args: []string{"-y", "w"}, Env: map[string]string{"K": "v"}}},
 		Options: map[string]any{"permission_mode": "acceptEdits", "allowed_tools": []any{"Read", "Bash(git *)"},
-			"disallowed_tools": "NotebookEdit", "max_turns": 12, "append_system_prompt": "BE BRIEF",
+			"disallowed_tools": "NotebookEdit", "exclude_tools": []string{"mcp__weather__forecast"}, "max_turns": 12, "append_system_prompt": "BE BRIEF",
 			"reasoning": map[string]any{"effort": "high", "budget_tokens": 4096}, "enable_web_search": true,
 			"env": map[string]any{"FOO": "bar", "ANTHROPIC_BASE_URL": "http://evil"}}}
 	cmd := prepare(t, inv)
@@ -65,7 +65,7 @@ func TestPrepareMapsUpstreamKeys(t *testing.T) {
 		}
 	}
 	denied, _ := flag(cmd.Args, "--disallowedTools")
-	for _, d := range []string{"Bash(rm*)", "Task", "Skill", "NotebookEdit"} {
+	for _, d := range []string{"Bash(rm*)", "Task", "Skill", "NotebookEdit", "mcp__weather__forecast"} {
 		if !slices.Contains(strings.Split(denied, ","), d) {
 			t.Errorf("%s not disallowed: %s", d, denied)
 		}
@@ -161,7 +161,10 @@ func TestCheckNamesKeysWithoutEquivalent(t *testing.T) {
 	if len(w) != 5 {
 		t.Errorf("%d warnings:\n%s", len(w), got)
 	}
-	if w := (Vendor{}).Check(map[string]any{"permission_mode": "bypassPermissions", "max_turns": 3}); len(w) != 0 {
+	// massgen's own keys (the app passes them along) are the config's to judge.
+	if w := (Vendor{}).Check(map[string]any{"permission_mode": "bypassPermissions", "max_turns": 3, "cwd": "ws",
+		"context_paths": []any{}, "command_line_execution_mode": "docker", "enable_mcp_command_line": true,
+		"exclude_tools": []any{"mcp__x__y"}, "enable_image_generation": true}); len(w) != 0 {
 		t.Errorf("warnings for good keys: %v", w)
 	}
 }
