@@ -35,10 +35,8 @@ func Coalesce(cmds []Command) []Command {
 	kept := out[:0]
 	for _, c := range out {
 		if t, ok := c.(SetTimer); ok && t.Timer == TimerRound {
-			if _, live := started[t.Turn]; live {
-				if i := started[t.Turn]; out[i] == nil {
-					continue // the round timer of a turn never started
-				}
+			if i, ok := started[t.Turn]; ok && out[i] == nil {
+				continue // the round timer of a turn never started
 			}
 		}
 		if c != nil {

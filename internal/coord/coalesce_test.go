@@ -25,6 +25,18 @@ func TestCoalesce(t *testing.T) {
 			want: []Command{reply, StartTurn{Agent: "a", Turn: 4, Epoch: 2, Answers: two}},
 		},
 		{
+			name: "the round timer of a turn never started goes with it",
+			in: []Command{
+				StartTurn{Agent: "a", Turn: 3, Epoch: 1, Answers: one},
+				SetTimer{Timer: TimerRound, After: 300, Agent: "a", Turn: 3, Stage: RoundSoft},
+				CancelTurn{Agent: "a", Turn: 3, Reason: "new answer from b", Cause: "b"},
+				StartTurn{Agent: "a", Turn: 4, Epoch: 2, Answers: two},
+				SetTimer{Timer: TimerRound, After: 300, Agent: "a", Turn: 4, Stage: RoundSoft},
+			},
+			want: []Command{StartTurn{Agent: "a", Turn: 4, Epoch: 2, Answers: two},
+				SetTimer{Timer: TimerRound, After: 300, Agent: "a", Turn: 4, Stage: RoundSoft}},
+		},
+		{
 			name: "answers injected into a turn not yet started are folded into its start",
 			in: []Command{
 				StartTurn{Agent: "a", Turn: 3, Epoch: 1, Answers: one, Delay: 1000},

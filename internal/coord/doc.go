@@ -11,7 +11,11 @@
 // anonymous labels, answer caps, novelty, the failure budget and the retry
 // backoff, consensus and the winner, the presentation and its fallbacks,
 // post-evaluation and restarts, the budget stop, the run deadline and the
-// presentation grace — and the one vocabulary they are written in
+// presentation grace — and the rules MassGen v0.1.73 added on top of them:
+// fairness (fairness.go), per-round timeouts (rounds.go), checklist-gated
+// voting (checklist.go) and the caps on mid-stream updates (midstream.go),
+// each written as upstream documents its intent where upstream's code
+// falls short of it; and the one vocabulary they are written in
 // (Settings, RunStatus).
 //
 // It has no goroutines, no clock and no I/O, and imports only the standard
