@@ -17,15 +17,35 @@
 //     model.maxSessionTurns from max_turns; general.maxAttempts 4 (the
 //     CLI's own retries of a failing request, 10 by default; upstream
 //     gives up after 4 quota errors);
-//   - .gemini/GEMINI.md: the agent's instructions. The CLI adds this
-//     global context file to its own system prompt, as upstream's
-//     .gemini/GEMINI.md is; GEMINI_SYSTEM_MD would replace the CLI's
-//     prompt, and with it what the CLI tells its model about its tools.
+//   - .gemini/GEMINI.md: the agent's instructions, as the CLI's global
+//     context file. The CLI adds it to its own system prompt, as
+//     upstream's .gemini/GEMINI.md is; GEMINI_SYSTEM_MD would replace the
+//     CLI's prompt, and with it what the CLI tells its model about its
+//     tools.
+//
+// The workspace does not configure the CLI, as far as 0.61.0 allows. It
+// must trust the workspace to run headless, and a trusted folder's
+// .gemini/settings.json, .env files and context files apply. The settings
+// turn off hooks, the project's .env (advanced.ignoreLocalEnv) and every
+// MCP server but the task's
+// (mcp.allowed, which the workspace can only narrow; MCP is off when
+// there is none). A workspace settings file that turns these back on
+// wins: settings above the workspace's are system settings, which the
+// CLI reads only from a root-owned path no one else can write. What such
+// a file can start runs in the agent's sandbox, like the CLI's own shell
+// tool. A GEMINI.md in the workspace is read as project context (0.61.0
+// always adds GEMINI.md to context.fileName), as upstream's runs read it.
+// The CLI also reads a trusted folder's .gemini/.env, but never
+// over a variable that is set: the endpoint, the API version, the
+// proxies, the Vertex and Code Assist switches and GEMINI_SYSTEM_MD are
+// always set (empty when unused), so no file in the workspace can send
+// the key or the requests elsewhere.
 //
 // The environment adds GEMINI_API_KEY, GOOGLE_GEMINI_BASE_URL (the
-// endpoint's root: a trailing /v1 or /v1beta is dropped, the CLI's SDK
-// adds its own version) and GEMINI_CLI_NO_RELAUNCH (the CLI would
-// otherwise start itself a second time to raise its heap limit). With
+// endpoint's root, Google's by default: a trailing /v1 or /v1beta is
+// dropped, the CLI's SDK adds v1beta), GEMINI_CLI_SYSTEM_SETTINGS_PATH and
+// GEMINI_CLI_NO_RELAUNCH (the CLI would otherwise start itself a second
+// time to raise its heap limit). With
 // these settings the CLI connects to nothing but its endpoint (checked
 // with strace; without them it also resolves Google's logging host).
 //
@@ -73,6 +93,22 @@ const DefaultModel = "gemini-3.1-pro-preview"
 // approvalModes are Gemini CLI 0.61.0's --approval-mode choices.
 var approvalModes = []string{"yolo", "auto_edit", "default", "plan"}
 
+// DefaultBaseURL is the Gemini API's endpoint.
+const DefaultBaseURL = "https://generativelanguage.googleapis.com"
+
+// pinned are variables set empty in the CLI's environment: the CLI reads
+// a trusted workspace's .gemini/.env whatever its settings say, but never
+// over a variable that is set, and these would send the key or the
+// requests elsewhere (a proxy, Vertex, Code Assist) or replace the system
+// prompt.
+var pinned = []string{"GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_GENAI_USE_GCA", "GOOGLE_CLOUD_ACCESS_TOKEN",
+	"GOOGLE_VERTEX_BASE_URL", "CODE_ASSIST_ENDPOINT", "GEMINI_SYSTEM_MD", "GEMINI_CLI_CUSTOM_HEADERS",
+	"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY", "NODE_OPTIONS"}
+
+// InstructionsFile is the context file the agent's instructions are
+// written to, in the CLI's home (<home>/.gemini): its global context file.
+const InstructionsFile = "GEMINI.md"
+
 // maxAttempts bounds the CLI's own retries of one request.
 const maxAttempts = 4
 
@@ -107,7 +143,7 @@ func (Vendor) Prepare(inv *cli.Invocation) (cli.Command, error) {
 	}
 	// The home is kept between tasks: a task without instructions must
 	// not read the previous task's.
-	memory := filepath.Join(dir, "GEMINI.md")
+	memory := filepath.Join(dir, InstructionsFile)
 	if strings.TrimSpace(inv.System) == "" {
 		if err := os.Remove(memory); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return cli.Command{}, err
@@ -115,12 +151,12 @@ func (Vendor) Prepare(inv *cli.Invocation) (cli.Command, error) {
 	} else if err := os.WriteFile(memory, []byte(inv.System), 0o600); err != nil {
 		return cli.Command{}, err
 	}
-	env := []string{"GEMINI_CLI_NO_RELAUNCH=true"}
+	env := []string{"GEMINI_CLI_NO_RELAUNCH=true", "GOOGLE_GEMINI_BASE_URL=" + rootURL(firstNonEmpty(inv.BaseURL, DefaultBaseURL)), "GOOGLE_GENAI_API_VERSION=v1beta"}
 	if inv.APIKey != "" {
 		env = append(env, "GEMINI_API_KEY="+inv.APIKey)
 	}
-	if inv.BaseURL != "" {
-		env = append(env, "GOOGLE_GEMINI_BASE_URL="+rootURL(inv.BaseURL))
+	for _, k := range pinned {
+		env = append(env, k+"=")
 	}
 	args := []string{"-m", model, "--output-format", "stream-json", "--approval-mode", mode, "--skip-trust"}
 	return cli.Command{Args: args, Env: env, Stdin: inv.Prompt}, nil
@@ -141,6 +177,10 @@ func Settings(inv *cli.Invocation, maxTurns int) map[string]any {
 			"maxAttempts":                  maxAttempts,
 		},
 		"ide": map[string]any{"enabled": false},
+		// The workspace does not configure the CLI: no .env file, no
+		// hooks, no MCP server but the task's (see the package doc).
+		"advanced":    map[string]any{"ignoreLocalEnv": true},
+		"hooksConfig": map[string]any{"enabled": false},
 	}
 	if inv.APIKey != "" {
 		s["security"].(map[string]any)["auth"] = map[string]any{"selectedType": "gemini-api-key"}
@@ -153,11 +193,16 @@ func Settings(inv *cli.Invocation, maxTurns int) map[string]any {
 	if inv.Workflow != nil {
 		all = append(all, *inv.Workflow)
 	}
+	var names []string
 	for _, m := range all {
 		servers[m.Name] = mcpServer(m)
+		names = append(names, m.Name)
 	}
 	if len(servers) > 0 {
 		s["mcpServers"] = servers
+		s["mcp"] = map[string]any{"allowed": names}
+	} else {
+		s["admin"] = map[string]any{"mcp": map[string]any{"enabled": false}}
 	}
 	return s
 }

@@ -40,7 +40,8 @@ func TestPrepareLaysOutTheHome(t *testing.T) {
 	if !slices.Equal(cmd.Args, want) || cmd.Stdin != "What is 2+2?" {
 		t.Errorf("args %q, stdin %q", cmd.Args, cmd.Stdin)
 	}
-	for _, kv := range []string{"GEMINI_API_KEY=key-1", "GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:8089", "GEMINI_CLI_NO_RELAUNCH=true"} {
+	for _, kv := range []string{"GEMINI_API_KEY=key-1", "GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:8089", "GEMINI_CLI_NO_RELAUNCH=true",
+		"GOOGLE_GENAI_API_VERSION=v1beta", "HTTPS_PROXY=", "GEMINI_SYSTEM_MD="} {
 		if !slices.Contains(cmd.Env, kv) {
 			t.Errorf("env %q lacks %s", cmd.Env, kv)
 		}
@@ -87,9 +88,9 @@ func TestPrepareLaysOutTheHome(t *testing.T) {
 	if fi, err := os.Stat(filepath.Join(home, ".gemini", "settings.json")); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("settings.json holds a bearer token: mode %v (%v)", fi.Mode(), err)
 	}
-	memory := filepath.Join(home, ".gemini", "GEMINI.md")
+	memory := filepath.Join(home, ".gemini", geminicli.InstructionsFile)
 	if b, err := os.ReadFile(memory); err != nil || string(b) != "You are agent_a." {
-		t.Errorf("GEMINI.md: %q %v", b, err)
+		t.Errorf("the instructions: %q %v", b, err)
 	}
 	// The next task without instructions or workflow tools reads neither.
 	inv.System, inv.Workflow, inv.Model, inv.Options = "", nil, "gemini-2.5-flash", nil
@@ -98,7 +99,7 @@ func TestPrepareLaysOutTheHome(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(memory); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("the previous task's GEMINI.md is still there (%v)", err)
+		t.Errorf("the previous task's instructions are still there (%v)", err)
 	}
 	if !slices.Equal(cmd.Args[:2], []string{"-m", "gemini-2.5-flash"}) || !slices.Contains(cmd.Args, "yolo") {
 		t.Errorf("args %q", cmd.Args)
