@@ -25,7 +25,7 @@ type upstreamKey struct {
 
 // Feature names shared by several keys.
 const (
-	featChecklist   = "checklist-gated voting"
+	featChecklist   = "this part of checklist-gated voting (massgen's gate decides on the scores alone)"
 	featFairness    = "fairness caps"
 	featMidstream   = "mid-stream peer updates"
 	featSubagents   = "subagents"
@@ -34,7 +34,7 @@ const (
 	featCheckpoint  = "checkpoints"
 	featNLIP        = "NLIP"
 	featWriteMode   = "write isolation (write_mode)"
-	featCriteria    = "evaluation criteria for checklist voting"
+	featCriteria    = "preset and evolving checklist criteria (checklist_criteria_inline and evaluation_criteria_generator work)"
 	featRoundEval   = "round-evaluator subagents"
 	featDecompose   = "decomposition mode"
 	featLearning    = "learning capture"
@@ -68,8 +68,9 @@ var orchestratorUpstream = map[string]upstreamKey{
 	// ui.enable_final_presentation: false.
 	"final_answer_strategy": {kind: paramString, values: finalAnswerStrats, off: "winner_present",
 		feature: "final_answer_strategy", hint: "for winner_reuse, set skip_final_presentation: true"},
-	"checklist_require_gap_report":  {kind: paramBool, feature: featChecklist},
-	"gap_report_mode":               {kind: paramString, values: gapReportModes, off: "none", feature: featChecklist},
+	"checklist_require_gap_report": {kind: paramBool, feature: featChecklist},
+	"gap_report_mode":              {kind: paramString, values: gapReportModes, off: "none", feature: featChecklist},
+	// massgen accepts one checklist per answer set, as upstream's default 1 per round.
 	"max_checklist_calls_per_round": {kind: paramInt, feature: featChecklist},
 	"checklist_first_answer":        {kind: paramBool, feature: featChecklist},
 	"skip_voting":                   {kind: paramBool, feature: "skipping the vote (skip_voting)"},
