@@ -101,7 +101,10 @@ func (a *Agent) exec(ctx context.Context, inv *Invocation, emit func(agent.Outco
 	stop := context.AfterFunc(ctx, func() { _ = killGroup(cmd) })
 	defer stop()
 
-	dec := a.Vendor.Decoder()
+	dec := spec.Decoder
+	if dec == nil {
+		dec = a.Vendor.Decoder()
+	}
 	sc := bufio.NewScanner(stdout)
 	sc.Buffer(make([]byte, 64<<10), maxLine)
 	for sc.Scan() {

@@ -89,6 +89,10 @@ type Command struct {
 	Env []string
 	// Stdin, when set, is written to the CLI's standard input, then closed.
 	Stdin string
+	// Decoder, when set, reads this task's output in place of the
+	// vendor's Decoder(): one that needs what Prepare laid out (a file the
+	// CLI writes its usage to).
+	Decoder Decoder
 }
 
 // Decoder reads what a CLI writes on its standard output, line by line.
