@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/massgen/massgen/internal/agent/cli"
@@ -119,6 +120,7 @@ func (rw *runWorkspaces) withCLIAgents(members map[string]*cliMember, agents []o
 	if len(members) == 0 {
 		return agents, nil
 	}
+	sweepCLIHomes()
 	bwrap, noSandbox := sandbox.Bwrap()
 	for i := range agents {
 		m := members[agents[i].ID]
@@ -130,7 +132,7 @@ func (rw *runWorkspaces) withCLIAgents(members map[string]*cliMember, agents []o
 		if g == nil {
 			return nil, execErr("agent %s: its CLI has no workspace", id)
 		}
-		home, err := os.MkdirTemp("", "massgen-cli-"+safeName(id)+"-")
+		home, err := os.MkdirTemp("", fmt.Sprintf("%s%d-%s-", cliHomePrefix, os.Getpid(), safeName(id)))
 		if err != nil {
 			return nil, execErr("agent %s: cannot make its CLI's home: %w", id, err)
 		}
@@ -162,6 +164,26 @@ func (rw *runWorkspaces) closeCLIAgents() {
 	}
 	for _, h := range rw.cliHomes {
 		os.RemoveAll(h)
+	}
+}
+
+// cliHomePrefix begins the name of a CLI's private home in the temporary
+// directory; the process id of the massgen that made it follows.
+const cliHomePrefix = "massgen-cli-"
+
+// sweepCLIHomes removes the CLI homes of massgen processes that are gone:
+// a run killed with SIGKILL could not remove its own, and a CLI's
+// settings (its MCP configuration, with a workflow server's token) must
+// not wait there for the next run.
+func sweepCLIHomes() {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), cliHomePrefix+"*"))
+	for _, d := range dirs {
+		pidText, _, ok := strings.Cut(strings.TrimPrefix(filepath.Base(d), cliHomePrefix), "-")
+		pid, err := strconv.Atoi(pidText)
+		if !ok || err != nil || pid <= 0 || pid == os.Getpid() || processAlive(pid) {
+			continue
+		}
+		os.RemoveAll(d)
 	}
 }
 

@@ -1,14 +1,22 @@
 package app
 
 import (
+	"context"
 	"fmt"
+	"github.com/massgen/massgen/internal/agent/cli/clitest"
+	"github.com/massgen/massgen/internal/llmsim"
 	"io/fs"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/massgen/massgen/internal/llmsim/simtest"
 )
@@ -16,39 +24,8 @@ import (
 // cliBin is where tests/cli-agents installs the pinned CLIs (npm ci).
 const cliBin = "../../tests/cli-agents/node_modules/.bin"
 
-// cliPrograms are the CLIs' programs by backend type.
-var cliPrograms = map[string]string{"claude_code": "claude", "codex": "codex", "gemini_cli": "gemini"}
-
-// cliPath is a PATH with the pinned CLIs first, then the system's
-// directories, where npx, uvx and uv fail: the upstream configs' MCP
-// servers from the registries must not be fetched by a test. Without the
-// CLIs the test skips, or fails in CI.
-func cliPath(t *testing.T, types ...string) string {
-	t.Helper()
-	dir := t.TempDir()
-	if _, err := exec.LookPath("node"); err != nil {
-		needCLIs(t, "node is not on PATH")
-	}
-	for _, fetcher := range []string{"npx", "uvx", "uv"} {
-		must(t, os.WriteFile(filepath.Join(dir, fetcher), []byte("#!/bin/sh\necho \"no package registry in tests\" >&2\nexit 1\n"), 0o755))
-	}
-	for _, typ := range types {
-		p, _ := filepath.Abs(filepath.Join(cliBin, cliPrograms[typ]))
-		if _, err := os.Stat(p); err != nil {
-			needCLIs(t, fmt.Sprintf("%s is not installed (npm ci in tests/cli-agents)", cliPrograms[typ]))
-		}
-		must(t, os.Symlink(p, filepath.Join(dir, cliPrograms[typ])))
-	}
-	return dir + ":/usr/local/bin:/usr/bin:/bin"
-}
-
-func needCLIs(t *testing.T, why string) {
-	t.Helper()
-	if os.Getenv("CI") == "true" {
-		t.Fatal(why)
-	}
-	t.Skip(why)
-}
+// cliPath is clitest.PATH: the pinned CLIs, and no package fetchers.
+func cliPath(t *testing.T, types ...string) string { return clitest.PATH(t, types...) }
 
 // A team of coding-agent CLIs — Claude Code, Codex and Gemini CLI, the
 // vendors' own programs from npm — answers, votes and presents on the simulator,
@@ -137,4 +114,152 @@ func TestCLIAgentTeamOnTheSimulator(t *testing.T) {
 		t.Errorf("proof.txt = %q, %v", b, err)
 	}
 	t.Logf("answer: %s; files: %v; calls: %v", out.Final, found, called)
+}
+
+// cliProcesses are the processes of this test's CLI agents whose homes
+// begin with prefix (the bubblewrap that runs one names it in its
+// command line; the CLI has it as HOME).
+func cliProcesses(prefix string) []int {
+	var pids []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		for _, f := range []string{"cmdline", "environ"} {
+			if b, err := os.ReadFile(filepath.Join("/proc", e.Name(), f)); err == nil && strings.Contains(string(b), prefix) {
+				pids = append(pids, pid)
+				break
+			}
+		}
+	}
+	return pids
+}
+
+// A CLI agent mid-turn is stopped the moment another agent's answer lands
+// (restart_policy: restart): the CLI and every process it started are
+// gone while the run goes on, and none is left when it ends. The other
+// agent's simulator holds its second answer until the test has seen
+// Claude Code's second turn hang, whatever the machine's speed.
+func TestCLIAgentInterruptedByANewAnswerLeavesNoProcess(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a coding-agent CLI")
+	}
+	t.Setenv("PATH", cliPath(t, "claude_code"))
+	srv, url := simtest.Start(t, `models:
+  cc-slow:
+    steps:
+      - answer: first answer from claude
+      - fault: hang
+`)
+	api := llmsim.New(simtest.Scenario(t, `models:
+  api-late:
+    steps:
+      - answer: the api agent's first answer
+      - answer: the api agent's second answer, which lands while claude's second turn hangs
+`))
+	gate := make(chan struct{})
+	var apiRequests atomic.Int32
+	apiSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/chat/completions") && apiRequests.Add(1) > 1 {
+			select {
+			case <-gate:
+			case <-r.Context().Done():
+				return
+			}
+		}
+		api.Handler().ServeHTTP(w, r)
+	}))
+	t.Cleanup(apiSrv.Close)
+	work := t.TempDir()
+	cfg := filepath.Join(work, "team.yaml")
+	must(t, os.WriteFile(cfg, []byte(fmt.Sprintf(`agents:
+  - id: cc
+    backend: {type: claude_code, model: cc-slow}
+  - id: api
+    backend: {type: chatcompletion, model: api-late, base_url: %q}
+`, apiSrv.URL+"/v1")), 0o644))
+	vars := map[string]string{"ANTHROPIC_API_KEY": "sk-ant-test", "MASSGEN_CLAUDE_CODE_BASE_URL": url}
+	env := &Env{Getenv: func(k string) string { return vars[k] }, Stderr: discard{}, WorkDir: work}
+	type result struct {
+		out *Outcome
+		err error
+		at  time.Time
+	}
+	done := make(chan result, 1)
+	go func() {
+		out, err := Execute(t.Context(), env, Request{Question: "What is 2+2?", Config: cfg, NoLogs: true, Timeout: 300})
+		done <- result{out, err, time.Now()}
+	}()
+	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
+	defer cancel()
+	hanging := func(rs []llmsim.Record) bool {
+		return slices.ContainsFunc(rs, func(r llmsim.Record) bool { return r.Model == "cc-slow" && r.Step == "fault:hang" })
+	}
+	if err := srv.WaitFor(ctx, hanging); err != nil {
+		close(gate)
+		t.Fatalf("claude's second turn never reached the simulator: %v", err)
+	}
+	prefix := fmt.Sprintf("%s%d-cc-", cliHomePrefix, os.Getpid())
+	turn := cliProcesses(prefix)
+	if len(turn) == 0 {
+		close(gate)
+		t.Fatal("no process of claude's turn found")
+	}
+	released := time.Now()
+	close(gate) // the api agent's answer lands
+	var gone time.Time
+	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		alive := slices.DeleteFunc(slices.Clone(turn), func(pid int) bool { return !processAlive(pid) || zombie(pid) })
+		if len(alive) == 0 {
+			gone = time.Now()
+			break
+		}
+	}
+	if gone.IsZero() {
+		t.Fatalf("processes %v of claude's interrupted turn are still there", turn)
+	}
+	r := <-done
+	if r.err != nil || r.out.Status != "completed" {
+		t.Fatalf("run: %v, %+v", r.err, r.out)
+	}
+	if !gone.Before(r.at) {
+		t.Errorf("claude's turn ended only with the run")
+	}
+	if left := cliProcesses(prefix); len(left) > 0 {
+		t.Errorf("processes %v of the CLI agent are left after the run", left)
+	}
+	t.Logf("claude's turn (%d processes) gone %v after the other answer was released, %v before the run ended",
+		len(turn), gone.Sub(released).Round(time.Millisecond), r.at.Sub(gone).Round(time.Millisecond))
+}
+
+// zombie reports whether pid has exited and waits to be reaped.
+func zombie(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	_, rest, _ := strings.Cut(string(b), ") ")
+	return strings.HasPrefix(rest, "Z")
+}
+
+// The homes of CLI agents whose massgen is gone (killed with SIGKILL)
+// are removed by the next run; a live process's are kept.
+func TestStaleCLIHomesAreSwept(t *testing.T) {
+	dead := exec.Command("true")
+	must(t, dead.Run())
+	stale := filepath.Join(os.TempDir(), fmt.Sprintf("%s%d-a-x1", cliHomePrefix, dead.Process.Pid))
+	live := filepath.Join(os.TempDir(), fmt.Sprintf("%s%d-a-x2", cliHomePrefix, os.Getppid()))
+	for _, d := range []string{stale, live} {
+		must(t, os.MkdirAll(filepath.Join(d, ".claude"), 0o700))
+		t.Cleanup(func() { os.RemoveAll(d) })
+	}
+	sweepCLIHomes()
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("the home of a gone massgen is still there: %v", err)
+	}
+	if _, err := os.Stat(live); err != nil {
+		t.Errorf("the home of a live one was removed: %v", err)
+	}
 }
