@@ -64,11 +64,11 @@ func (r *request) nameOf(name string) string { return cmpOr(r.offered(name), nam
 var workflowTools = []string{"new_answer", "vote", "submit", "restart_orchestration", "stop"}
 
 // workflowName is the workflow tool a function name stands for, under any
-// prefix a client puts before an MCP tool's name ("<prefix>_new_answer"),
-// or "" when it stands for none.
+// prefix a client puts before an MCP tool's name ("<prefix>_new_answer";
+// Copilot CLI's "massgen-new_answer"), or "" when it stands for none.
 func workflowName(n string) string {
 	for _, w := range workflowTools {
-		if n == w || strings.HasSuffix(n, "_"+w) {
+		if n == w || strings.HasSuffix(n, "_"+w) || strings.HasSuffix(n, "-"+w) {
 			return w
 		}
 	}
