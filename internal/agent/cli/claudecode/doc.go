@@ -39,7 +39,11 @@
 // "" as upstream's setting_sources = []), and only the MCP servers of
 // --mcp-config exist: massgen's workflow server (streamable HTTP on
 // 127.0.0.1, its bearer token in the file's headers, the file 0600) and the
-// agent's own mcp_servers. Claude Code names their tools
+// agent's own mcp_servers. The workflow server's tool-call timeout is set
+// to a day: a call returns with the coordinator's verdict, which may wait
+// on the other agents, so only the turn's end may bound it (Claude Code's
+// own default is not documented; a verdict held 75 s was still read).
+// Claude Code names their tools
 // mcp__<server>__<tool>, so the workflow tools are mcp__massgen__new_answer
 // and mcp__massgen__vote.
 //

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/massgen/massgen/internal/agent/cli"
 )
@@ -40,6 +41,11 @@ var alwaysDisallowed = []string{"Bash(rm*)", "Bash(sudo*)", "Bash(su*)", "Bash(c
 
 // webTools reach the network themselves: only with enable_web_search.
 var webTools = []string{"WebSearch", "WebFetch"}
+
+// workflowTimeout is the workflow server's tool-call timeout in Claude
+// Code's MCP configuration: longer than any turn, whatever Claude Code's
+// default.
+const workflowTimeout = 24 * time.Hour
 
 // dir is where a task's files go in the CLI's home.
 const dir = ".massgen"
@@ -172,6 +178,9 @@ func mcpConfig(inv *cli.Invocation) []byte {
 	}
 	if inv.Workflow != nil {
 		add(*inv.Workflow)
+		// A workflow call returns with the coordinator's verdict, which
+		// may wait on the other agents: only the turn's end bounds it.
+		servers[inv.Workflow.Name].(map[string]any)["timeout"] = workflowTimeout.Milliseconds()
 	}
 	b, _ := json.MarshalIndent(map[string]any{"mcpServers": servers}, "", "  ")
 	return b

@@ -100,7 +100,8 @@ func TestPrepareMapsUpstreamKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	wf, w := conf.MCPServers["massgen"], conf.MCPServers["weather"]
-	if wf["type"] != "http" || wf["url"] != "http://127.0.0.1:7/mcp" || wf["headers"].(map[string]any)["Authorization"] != "Bearer tok" {
+	if wf["type"] != "http" || wf["url"] != "http://127.0.0.1:7/mcp" || wf["headers"].(map[string]any)["Authorization"] != "Bearer tok" ||
+		wf["timeout"] != float64(24*3600*1000) {
 		t.Errorf("workflow server %v", wf)
 	}
 	if w["type"] != "stdio" || w["command"] != "npx" || w["env"].(map[string]any)["K"] != "v" {
