@@ -22,10 +22,12 @@ const referenceConfigs073 = "../../../shared/reference/massgen-configs-v0.1.73"
 // min073Completed is how many v0.1.73 configs reach a final answer on the
 // simulator today: a floor, so that a change that makes fewer complete
 // fails here. Raise it as features land (issue 19 asks for 95 %).
-const min073Completed = 209
+// 253 of 264 complete here (95.8 %, the CLI agents' 44 among them); the
+// floor leaves room for a slow machine's timeouts.
+const min073Completed = 248
 
-// cliBackend matches the configs that name a CLI agent massgen cannot run
-// yet (issue 19 reports the rate with and without them).
+// cliBackend matches the configs that name a CLI agent (issue 19 reports
+// the rate with and without them).
 var cliBackend = regexp.MustCompile(`(?m)^\s*type:\s*["']?(claude_code|codex|gemini_cli|copilot)\b`)
 
 // TestV073ConfigsRunAgainstTheSimulator runs each of v0.1.73's configs
