@@ -231,7 +231,14 @@ func TestCancelStopsTheCLI(t *testing.T) {
 	if done == nil || done.Failure == nil || done.Failure.Kind != coord.FailCancelled {
 		t.Fatalf("done %+v", done)
 	}
-	if left := processesMentioning(a.Home); len(left) > 0 {
+	// A process sent SIGKILL is gone once the kernel has delivered it:
+	// look a few times before calling it left behind.
+	left := processesMentioning(a.Home)
+	for i := 0; i < 40 && len(left) > 0; i++ {
+		time.Sleep(50 * time.Millisecond)
+		left = processesMentioning(a.Home)
+	}
+	if len(left) > 0 {
 		t.Errorf("processes left: %v", left)
 	}
 }
