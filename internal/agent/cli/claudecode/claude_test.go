@@ -432,3 +432,47 @@ func TestPostEvaluation(t *testing.T) {
 	}
 	workflowRecord(t, sim, "mcp__massgen__submit", "submit")
 }
+
+// A rejected action comes back to Claude Code as the tool's error; it
+// tries again in the same turn, and the second action is accepted.
+func TestRejectedActionIsCorrected(t *testing.T) {
+	sim, base := simtest.Start(t, "models:\n  sim-claude:\n    steps:\n      - answer: \"too short\"\n      - answer: \"Four, since 2 + 2 = 4.\"\n")
+	a := newAgent(t, base)
+	inbox := agent.NewInbox()
+	var props []agent.Propose
+	var rejected []agent.Rejected
+	var done *agent.Done
+	for o := range a.Run(testCtx(t), agent.Task{Kind: agent.TaskCoordinate, System: system, User: "What is 2 + 2?"}, inbox) {
+		switch o := o.(type) {
+		case agent.Propose:
+			props = append(props, o)
+			v := coord.Verdict{Outcome: coord.Accepted, Label: "agent1"}
+			if len(props) == 1 {
+				v = coord.Verdict{Outcome: coord.Rejected, Message: "Your answer is too short: explain it."}
+			}
+			inbox.Post(agent.Verdict{Verdict: v})
+		case agent.Rejected:
+			rejected = append(rejected, o)
+		case agent.Done:
+			done = &o
+		}
+	}
+	if done == nil || done.Failure != nil {
+		t.Fatalf("done %+v", done)
+	}
+	if len(props) != 2 || props[1].Action.Content != "Four, since 2 + 2 = 4." || len(rejected) != 1 {
+		t.Fatalf("proposals %+v, rejections %+v", props, rejected)
+	}
+	// The model read the coordinator's reason as the call's result.
+	found := false
+	for _, r := range sim.Requests() {
+		for _, m := range r.Messages {
+			if m.Role == "tool" && strings.Contains(m.Content, "too short: explain it") {
+				found = true
+			}
+		}
+	}
+	if !found {
+		t.Error("the rejection's reason never reached the model")
+	}
+}
