@@ -476,3 +476,43 @@ func TestRejectedActionIsCorrected(t *testing.T) {
 		t.Error("the rejection's reason never reached the model")
 	}
 }
+
+// The agent's own MCP servers reach Claude Code beside the workflow
+// server: its model is offered their tools under Claude Code's prefix, a
+// call runs the server's tool, and the call is reported as the agent's own
+// tool use.
+func TestAgentsOwnMCPServer(t *testing.T) {
+	server, err := filepath.Abs("../../../../tests/mcp-npm/node_modules/.bin/mcp-server-everything")
+	if err == nil {
+		_, err = os.Stat(server)
+	}
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal(err)
+		}
+		t.Skipf("server-everything not installed (npm ci in tests/mcp-npm): %v", err)
+	}
+	sim, base := simtest.Start(t, `models:
+  sim-claude:
+    steps:
+      - calls:
+          - {name: mcp__everything__echo, arguments: '{"message":"hello from the agents server"}'}
+      - answer: "The server echoed."
+`)
+	a := newAgent(t, base)
+	a.MCPServers = []cli.MCPServer{{Name: "everything", Command: server, Args: []string{"stdio"}}}
+	props, others, done := coordinate(t, a, agent.Task{Kind: agent.TaskCoordinate, System: system, User: "Echo."})
+	if done.Failure != nil || len(props) != 1 || props[0].Action.Content != "The server echoed." {
+		t.Fatalf("done %+v, proposals %+v", done, props)
+	}
+	var echo *agent.ToolUsed
+	for _, o := range others {
+		if tu, ok := o.(agent.ToolUsed); ok && tu.Tool == "mcp__everything__echo" {
+			echo = &tu
+		}
+	}
+	if echo == nil || echo.IsError || !strings.Contains(echo.Result, "hello from the agents server") {
+		t.Fatalf("echo call %+v", echo)
+	}
+	workflowRecord(t, sim, "mcp__everything__echo", "calls")
+}
