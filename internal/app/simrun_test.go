@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -45,7 +46,7 @@ func simGateway(t *testing.T, srv *llmsim.Server) map[string]string {
 // workflowTool reports whether a tool name is one of the workflow tools
 // (under a client's prefix too): the simulator calls those itself.
 func workflowTool(name string) bool {
-	for _, w := range []string{"new_answer", "vote", "submit", "restart_orchestration", "stop"} {
+	for _, w := range []string{"new_answer", "vote", "submit", "restart_orchestration", "stop", "submit_checklist"} {
 		if name == w || strings.HasSuffix(name, "__"+w) || strings.HasSuffix(name, "_"+w) {
 			return true
 		}
@@ -76,7 +77,8 @@ var probeArguments = map[string]string{
 type simOutcome struct {
 	out     *Outcome
 	err     error
-	offered map[string][]string // model → tools other than the workflow tools
+	offered map[string][]string // model → tools other than the workflow tools, offered to every agent on it
+	partly  map[string][]string // model → tools offered to some of its agents only (not called)
 	called  map[string]bool
 }
 
@@ -139,16 +141,46 @@ func runOnSimulator(t *testing.T, config string, env map[string]string, prepare 
 	if err != nil {
 		return simOutcome{err: err}
 	}
-	offered := map[string][]string{}
+	// A model's steps are the simulator's, whichever agent asks: when
+	// agents share a model but not their tools, a scripted call would
+	// reach an agent without the tool. So each model calls the tools
+	// offered in every one of its coordination requests; the others are
+	// reported apart (partly).
+	offered, partly := map[string][]string{}, map[string][]string{}
+	seen := map[string]bool{}
 	for _, r := range srv.Requests() {
+		if !slices.ContainsFunc(r.Tools, func(tl string) bool { return tl == "new_answer" || strings.HasSuffix(tl, "new_answer") }) {
+			continue // a presentation or a post-evaluation: not every agent's
+		}
+		var tools []string
 		for _, tl := range r.Tools {
-			if !workflowTool(tl) && !slices.Contains(offered[r.Model], tl) {
-				offered[r.Model] = append(offered[r.Model], tl)
+			if !workflowTool(tl) {
+				tools = append(tools, tl)
 			}
+		}
+		if !seen[r.Model] {
+			seen[r.Model], offered[r.Model] = true, tools
+			continue
+		}
+		for _, tl := range tools {
+			if !slices.Contains(offered[r.Model], tl) && !slices.Contains(partly[r.Model], tl) {
+				partly[r.Model] = append(partly[r.Model], tl)
+			}
+		}
+		for _, tl := range offered[r.Model] {
+			if !slices.Contains(tools, tl) {
+				partly[r.Model] = append(partly[r.Model], tl)
+			}
+		}
+		offered[r.Model] = slices.DeleteFunc(offered[r.Model], func(tl string) bool { return !slices.Contains(tools, tl) })
+	}
+	for m, tools := range offered {
+		if len(tools) == 0 {
+			delete(offered, m)
 		}
 	}
 	if len(offered) == 0 {
-		return simOutcome{out: out, offered: offered, called: map[string]bool{}}
+		return simOutcome{out: out, offered: offered, partly: partly, called: map[string]bool{}}
 	}
 	sc := &llmsim.Scenario{Models: map[string]llmsim.ModelScript{}}
 	for model, tools := range offered {
@@ -163,7 +195,7 @@ func runOnSimulator(t *testing.T, config string, env map[string]string, prepare 
 		sc.Models[model] = llmsim.ModelScript{Steps: []llmsim.Step{{When: llmsim.WhenCoordination, Calls: calls}}}
 	}
 	out, err, _, called := run(sc)
-	return simOutcome{out: out, err: err, offered: offered, called: called}
+	return simOutcome{out: out, err: err, offered: offered, partly: partly, called: called}
 }
 
 // npxShim is a directory with an `npx` that starts the MCP servers
@@ -180,17 +212,25 @@ func npxShim(t *testing.T) string {
 	if _, err := os.Stat(filepath.Join(bin, "mcp-server-everything")); err != nil {
 		return ""
 	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		return ""
+	}
+	// node by its path: the shim works with nothing else on PATH.
 	dir := t.TempDir()
 	script := fmt.Sprintf(`#!/bin/sh
 [ "$1" = "-y" ] && shift
 pkg=$1; shift
 case "$pkg" in
-@modelcontextprotocol/server-everything) exec %[1]q/mcp-server-everything "$@" ;;
-@modelcontextprotocol/server-filesystem) exec %[1]q/mcp-server-filesystem "$@" ;;
+@modelcontextprotocol/server-everything) exec %[2]q %[1]q/mcp-server-everything "$@" ;;
+@modelcontextprotocol/server-filesystem) exec %[2]q %[1]q/mcp-server-filesystem "$@" ;;
 esac
 echo "npx (test): $pkg is not installed here" >&2
 exit 1
-`, bin)
+`, bin, node)
 	must(t, os.WriteFile(filepath.Join(dir, "npx"), []byte(script), 0o755))
+	for _, fetcher := range []string{"uvx", "uv"} { // never the registries
+		must(t, os.WriteFile(filepath.Join(dir, fetcher), []byte("#!/bin/sh\necho \"no package registry in tests\" >&2\nexit 1\n"), 0o755))
+	}
 	return dir
 }
