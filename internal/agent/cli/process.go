@@ -115,6 +115,10 @@ func (a *Agent) exec(ctx context.Context, inv *Invocation, emit func(agent.Outco
 			}
 			emit(o)
 		}
+		if st, ok := dec.(Stopper); ok && st.Stop() {
+			_ = killGroup(cmd)
+			break
+		}
 	}
 	_, _ = io.Copy(io.Discard, stdout) // a line past maxLine: drain, so the CLI is not blocked
 	werr := cmd.Wait()

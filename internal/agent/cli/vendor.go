@@ -104,6 +104,14 @@ type Decoder interface {
 	End() Result
 }
 
+// Stopper is a Decoder that can tell from a CLI's output that its task
+// cannot succeed although the CLI goes on (one that waits for an
+// unreachable provider until the turn's deadline): after a line that
+// makes Stop true the CLI is ended at once, and End's Err is the task's.
+type Stopper interface {
+	Stop() bool
+}
+
 // Result is what a CLI reports about a task as a whole.
 type Result struct {
 	// Session is the CLI's session id, resumed by the agent's next task.
