@@ -104,6 +104,9 @@ func (Vendor) Prepare(inv *cli.Invocation) (cli.Command, error) {
 	// Nothing to the network besides the provider: no update check, and
 	// no startup sync of the curated plugins (GitHub, chatgpt.com).
 	t.set("check_for_update_on_startup", false)
+	// A login, if the home holds one, stays in its auth.json: no keyring
+	// (there is none in the sandbox).
+	t.set("cli_auth_credentials_store", "file")
 
 	if custom {
 		base := inv.BaseURL

@@ -1,12 +1,15 @@
 package codex
 
 import (
+	"context"
 	"errors"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/massgen/massgen/internal/agent"
 	"github.com/massgen/massgen/internal/agent/cli"
@@ -66,6 +69,44 @@ func TestDecodeATurn(t *testing.T) {
 	res := d.End()
 	if res.Session != "01a23ddc-d9a7" || res.Text != "Paris." || res.Err != nil || res.Usage.InputTokens != 100 {
 		t.Errorf("result %+v", res)
+	}
+}
+
+// Codex reports the attempts it retries as error events: they are failed
+// model calls, not the task's failure when a turn then completes; an
+// unreachable provider ends the task after maxOffline attempts, which
+// Codex itself would go on retrying until the turn's deadline.
+func TestDecodeRetries(t *testing.T) {
+	d := Vendor{}.Decoder()
+	var calls int
+	for _, l := range []string{`{"type":"turn.started"}`,
+		`{"type":"error","message":"Reconnecting... 1/5 (stream disconnected before completion)"}`,
+		`{"type":"item.completed","item":{"id":"i","type":"agent_message","text":"ok"}}`,
+		`{"type":"turn.completed","usage":{"input_tokens":1,"output_tokens":1}}`} {
+		for _, o := range d.Line([]byte(l)) {
+			if mc, ok := o.(agent.ModelCall); ok {
+				calls++
+				if calls == 1 && (mc.Failure == nil || !mc.Failure.Retryable) {
+					t.Errorf("the retried attempt: %+v", mc)
+				}
+			}
+		}
+	}
+	if res := d.End(); res.Err != nil || calls != 2 || d.(cli.Stopper).Stop() {
+		t.Errorf("after a retry that worked: err %v, %d model calls", res.Err, calls)
+	}
+
+	d = Vendor{}.Decoder()
+	offline := `{"type":"error","message":"Reconnecting... waiting for network (Connection failed: error sending request)"}`
+	for i := range maxOffline {
+		if d.(cli.Stopper).Stop() {
+			t.Fatalf("stopped after %d attempts", i)
+		}
+		d.Line([]byte(offline))
+	}
+	var pe *llm.Error
+	if !d.(cli.Stopper).Stop() || !errors.As(d.End().Err, &pe) || pe.Status != 0 || !pe.Retry {
+		t.Errorf("unreachable provider: stop %v, err %v", d.(cli.Stopper).Stop(), d.End().Err)
 	}
 }
 
@@ -162,5 +203,40 @@ func TestCheck(t *testing.T) {
 		if !strings.Contains(warns[i], w) {
 			t.Errorf("warning %q, want it to name %s", warns[i], w)
 		}
+	}
+}
+
+// An unreachable provider ends the task as a provider failure, rather
+// than Codex waiting "for network" until the turn's deadline.
+func TestUnreachableProvider(t *testing.T) {
+	path, _ := filepath.Abs(filepath.Join("..", "..", "..", "..", "tests", "cli-agents", "node_modules", ".bin"))
+	prog, err := cli.Find(Vendor{}, path)
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := "http://" + l.Addr().String() + "/v1"
+	l.Close()
+	defer func(n int) { maxOffline = n }(maxOffline)
+	maxOffline = 1
+	dir := t.TempDir()
+	a := &cli.Agent{ID: "cx", Vendor: Vendor{}, Path: prog, Model: "sim-codex", BaseURL: closed, APIKey: "k",
+		Workdir: dir, Home: filepath.Join(dir, ".home")}
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	var done agent.Done
+	for o := range a.Run(ctx, agent.Task{Kind: agent.TaskPresent, User: "Present."}, agent.NewInbox()) {
+		if d, ok := o.(agent.Done); ok {
+			done = d
+		}
+	}
+	if ctx.Err() != nil || done.Failure == nil || done.Failure.Kind != coord.FailProvider || !done.Failure.Retryable {
+		t.Errorf("failure %+v (context: %v), want a retryable provider failure before the deadline", done.Failure, ctx.Err())
 	}
 }

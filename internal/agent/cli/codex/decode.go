@@ -2,6 +2,7 @@ package codex
 
 import (
 	"encoding/json"
+	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
@@ -72,7 +73,22 @@ type decoder struct {
 	started map[string]time.Time // item id → when it started
 	turn    time.Time
 	texts   []string
+	// lastErr is the last error event: Codex reports the attempts it
+	// retries with them, so one is the task's error only if no turn
+	// completes after it.
+	lastErr   string
+	completed bool
+	// offline counts the consecutive attempts that could not reach the
+	// provider at all; Codex would go on waiting "for network" until the
+	// turn's deadline.
+	offline int
+	stop    bool
 }
+
+// maxOffline is how many consecutive attempts that cannot connect to the
+// provider end a task (Codex waits about 3, 8 and 13 s before them, so
+// about 25 s; an API agent's retries take as long).
+var maxOffline = 3
 
 func (d *decoder) Line(line []byte) []agent.Outcome {
 	var ev event
@@ -92,10 +108,12 @@ func (d *decoder) Line(line []byte) []agent.Outcome {
 			d.started[ev.Item.ID] = time.Now()
 		}
 	case "item.completed":
+		d.offline = 0
 		if ev.Item != nil {
 			return d.item(ev.Item)
 		}
 	case "turn.completed":
+		d.completed, d.lastErr, d.offline = true, "", 0
 		mc := agent.ModelCall{}
 		if !d.turn.IsZero() {
 			mc.Duration = time.Since(d.turn)
@@ -112,22 +130,39 @@ func (d *decoder) Line(line []byte) []agent.Outcome {
 			msg = ev.Error.Message
 		}
 		d.res.Err = providerError(msg)
-		// The failed request: a model call of its own, as the LLM agent
-		// reports one (Codex's own retries before it are not reported).
+		if msg == d.lastErr {
+			return nil // its error event was the failed model call
+		}
 		mc := agent.ModelCall{Failure: agent.FailureOf(d.res.Err, "", Type, "")}
 		if !d.turn.IsZero() {
 			mc.Duration = time.Since(d.turn)
 		}
 		return []agent.Outcome{mc}
 	case "error":
-		// A fatal error of the stream; retries ("Reconnecting… 1/5") come
-		// as items of type error and are not fatal.
-		if d.res.Err == nil {
-			d.res.Err = providerError(ev.Message)
+		// An attempt that failed and that Codex retries ("Reconnecting...
+		// waiting for network"), or the words of a failure a turn.failed
+		// then reports: a failed model call either way.
+		d.lastErr = ev.Message
+		err := providerError(ev.Message)
+		if strings.HasPrefix(ev.Message, "Reconnecting") {
+			err.Retry = true // Codex tries again
 		}
+		if strings.Contains(ev.Message, "waiting for network") || strings.Contains(ev.Message, "Connection failed") {
+			d.offline++
+			if d.offline >= maxOffline && d.res.Err == nil {
+				d.res.Err = &llm.Error{Provider: Type, Retry: true,
+					Message: fmt.Sprintf("the provider cannot be reached (%d attempts): %s", d.offline, ev.Message)}
+				d.stop = true
+			}
+		}
+		return []agent.Outcome{agent.ModelCall{Failure: agent.FailureOf(err, "", Type, "")}}
 	}
 	return nil
 }
+
+// Stop is true once the provider could not be reached maxOffline times in
+// a row: Codex would wait on until the turn's deadline.
+func (d *decoder) Stop() bool { return d.stop }
 
 // item reports a completed item.
 func (d *decoder) item(it *item) []agent.Outcome {
@@ -188,6 +223,9 @@ func (d *decoder) item(it *item) []agent.Outcome {
 }
 
 func (d *decoder) End() cli.Result {
+	if d.res.Err == nil && !d.completed && d.lastErr != "" {
+		d.res.Err = providerError(d.lastErr) // it exited after the error, without a turn.failed
+	}
 	if d.res.Err == nil && d.res.Text == "" && len(d.texts) > 0 {
 		d.res.Text = d.texts[len(d.texts)-1]
 	}
@@ -202,7 +240,7 @@ var statusRe = regexp.MustCompile(`\bstatus:? (\d{3})\b`)
 // providerError is an error Codex reported: with an HTTP status in it, the
 // provider's refusal (an *llm.Error, so an auth or quota failure is
 // classified as one); otherwise a plain error.
-func providerError(msg string) error {
+func providerError(msg string) *llm.Error {
 	if msg == "" {
 		msg = "codex reported an error without a message"
 	}

@@ -11,10 +11,14 @@
 // mcp_tool_call as mcp__server__tool, web_search); turn.completed gives
 // the usage. Codex reports usage per turn, every request of the turn
 // summed, so a task has one agent.ModelCall, not one per request; it
-// reports no cost. turn.failed and error events end the task with an
-// *llm.Error that carries the provider's HTTP status when the message
-// names one ("unexpected status 401 Unauthorized"), so an auth or quota
-// failure is classified as such.
+// reports no cost. An error event is an attempt Codex retries (a failed
+// ModelCall); turn.failed ends the task with an *llm.Error that carries
+// the provider's HTTP status when the message names one ("unexpected
+// status 401 Unauthorized"; Codex's quota and capacity messages get 429
+// and 503), so an auth or quota failure is classified as such. An
+// unreachable provider ends the task after three failed connections
+// (about 25 s; cli.Stopper), where Codex would wait "for network" until
+// the turn's deadline.
 //
 // Settings. CODEX_HOME is Home/.codex, which Prepare writes for every task:
 // config.toml and instructions.md. Codex 0.171.0 ignores OPENAI_BASE_URL,
