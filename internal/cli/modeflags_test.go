@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -116,5 +118,29 @@ func TestModeAndPlanFlagsSayWhatToUseInstead(t *testing.T) {
 		if r.code != 0 {
 			t.Errorf("%q: exit %d\n%s", args, r.code, r.stderr)
 		}
+	}
+}
+
+// Upstream's --quickstart --config NAME writes .massgen/NAME.yaml, and
+// with --headless (no questions, no run) the exact path given: --config
+// is never an unknown flag of the quickstart command.
+func TestQuickstartTakesUpstreamsConfigAndHeadless(t *testing.T) {
+	r := massgen(t, t.Context(), nil, nil, "--quickstart", "--headless", "--backend", "sim", "--config", "team/out.yaml")
+	if r.code != 0 {
+		t.Fatalf("--quickstart --headless --config: exit %d\n%s", r.code, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(r.dir, "team", "out.yaml")); err != nil {
+		t.Errorf("the exact path was not written: %v", err)
+	}
+	r = massgen(t, t.Context(), nil, nil, "--quickstart", "--yes", "--no-run", "--backend", "sim", "--config", "mine")
+	if r.code != 0 {
+		t.Fatalf("--quickstart --config NAME: exit %d\n%s", r.code, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(r.dir, ".massgen", "mine.yaml")); err != nil {
+		t.Errorf(".massgen/mine.yaml was not written: %v", err)
+	}
+	r = massgen(t, t.Context(), nil, nil, "--quickstart", "--yes", "--no-run", "--backend", "sim", "--config", "a", "--output", "b.yaml")
+	if r.code != ExitConfig || strings.Contains(r.stderr, "unknown flag") {
+		t.Errorf("--config with --output: exit %d\n%s", r.code, r.stderr)
 	}
 }

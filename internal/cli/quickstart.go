@@ -25,6 +25,11 @@ type teamOptions struct {
 	reasoning         string
 	output            string
 	useCase           string // init only
+	// upstream's spellings (massgen --quickstart --headless --config X):
+	// --config names the file written (its base name under .massgen/, or
+	// the exact path with --headless), --headless is --yes --no-run.
+	configName string
+	headless   bool
 }
 
 func (o *teamOptions) register(cmd *cobra.Command) {
@@ -37,6 +42,35 @@ func (o *teamOptions) register(cmd *cobra.Command) {
 	fl.StringVar(&o.output, "output", "", "where to write the config (default .massgen/config.yaml, which massgen reads when given no --config)")
 	fl.BoolVar(&o.force, "force", false, "replace the config file if it exists")
 	fl.BoolVar(&o.noRun, "no-run", false, "write the config and stop, instead of starting massgen on it")
+	fl.StringVar(&o.configName, "config", "", "upstream's name for the file written: NAME (.massgen/NAME.yaml), or the exact path with --headless")
+	fl.BoolVar(&o.headless, "headless", false, "upstream's --headless: --yes --no-run")
+	_ = fl.MarkHidden("config")
+	_ = fl.MarkHidden("headless")
+}
+
+// upstreamOutput applies upstream's --config and --headless to o.
+func (o *teamOptions) upstreamOutput() error {
+	if o.headless {
+		o.yes, o.noRun = true, true
+	}
+	name := strings.TrimSpace(o.configName)
+	switch {
+	case name == "":
+	case o.output != "":
+		return usageErr("--config and --output both name the file to write: give one")
+	case o.headless:
+		o.output = name
+	default:
+		base := filepath.Base(name)
+		if base == "." || base == ".." || base == "/" {
+			base = "config.yaml"
+		}
+		if filepath.Ext(base) == "" {
+			base += ".yaml"
+		}
+		o.output = filepath.Join(".massgen", base)
+	}
+	return nil
 }
 
 func newQuickstartCmd(env *Env) *cobra.Command {
@@ -65,6 +99,9 @@ given, else in interactive mode. For scripts:
 // questions, the config written, then (unless --no-run) massgen run on it
 // through the root command, as `massgen --config PATH [question]`.
 func buildTeam(ctx context.Context, env *Env, o teamOptions, generator string, question []string) error {
+	if err := o.upstreamOutput(); err != nil {
+		return err
+	}
 	getenv, err := app.LoadEnv(env.app())
 	if err != nil {
 		return err
