@@ -132,6 +132,7 @@ func checkUsage(t *testing.T, done agent.Done, calls []agent.ModelCall) {
 // calls new_answer, the proposal comes out, the accepted verdict goes back
 // as the tool's result, and the turn ends without failure, with usage.
 func TestCoordinationTurnAnswersThroughTheWorkflowServer(t *testing.T) {
+	t.Parallel() // each waits on its own CLI process most of the time
 	sim, base := simtest.Start(t, "")
 	model := "cop-answer-" + unique(t)
 	a := newAgent(t, base, model)
@@ -159,6 +160,7 @@ func TestCoordinationTurnAnswersThroughTheWorkflowServer(t *testing.T) {
 
 // A vote turn: with answers shown, the CLI votes through the prefixed vote.
 func TestCoordinationTurnVotes(t *testing.T) {
+	t.Parallel() // each waits on its own CLI process most of the time
 	sim, base := simtest.Start(t, "")
 	a := newAgent(t, base, "cop-vote-"+unique(t))
 	task := agent.Task{Kind: agent.TaskCoordinate, System: "Vote for the best answer.", User: question,
@@ -178,6 +180,7 @@ func TestCoordinationTurnVotes(t *testing.T) {
 
 // A presentation has no workflow tools: the CLI's final text is Done.Text.
 func TestPresentationText(t *testing.T) {
+	t.Parallel() // each waits on its own CLI process most of the time
 	model := "cop-present-" + unique(t)
 	sim, base := simtest.Start(t, "models:\n  "+model+":\n    final: \"Two plus two is four.\"\n")
 	a := newAgent(t, base, model)
@@ -201,6 +204,7 @@ func TestPresentationText(t *testing.T) {
 // Under bubblewrap, in the agent's view, the CLI still works, and a file
 // its own write tool writes lands in the workspace and nowhere else.
 func TestSandboxedCLIWritesOnlyItsWorkspace(t *testing.T) {
+	t.Parallel() // each waits on its own CLI process most of the time
 	bwrap, err := sandbox.Bwrap()
 	if err != nil {
 		if os.Getenv("CI") == "true" {
@@ -248,6 +252,7 @@ func TestSandboxedCLIWritesOnlyItsWorkspace(t *testing.T) {
 // Cancelling a task mid-turn ends Run promptly and leaves no process of
 // the CLI behind.
 func TestCancelKillsTheCLI(t *testing.T) {
+	t.Parallel() // each waits on its own CLI process most of the time
 	model := "cop-hang-" + unique(t)
 	sim, base := simtest.Start(t, "models:\n  "+model+":\n    always: {fault: hang}\n")
 	a := newAgent(t, base, model)
@@ -312,11 +317,100 @@ func steps(recs []llmsim.Record) []string {
 // A key the provider refuses fails the task as an auth failure with the
 // provider's status, not as a crashed program.
 func TestRefusedKeyIsAnAuthFailure(t *testing.T) {
+	t.Parallel() // each waits on its own CLI process most of the time
 	model := "cop-401-" + unique(t)
 	_, base := simtest.Start(t, "models:\n  "+model+":\n    always: {fault: \"401\"}\n")
 	a := newAgent(t, base, model)
 	_, _, _, _, done := turn(t, a, agent.Task{Kind: agent.TaskPresent, User: question}, coord.Verdict{})
 	if done.Failure == nil || done.Failure.Kind != coord.FailAuth || done.Failure.Status != 401 || done.Failure.Agent != "agent_a" {
 		t.Fatalf("failure %+v, want auth (401)", done.Failure)
+	}
+}
+
+// The workspace does not configure the CLI: a project's instructions
+// (AGENTS.md, .github/copilot-instructions.md), its custom agent of the
+// same name, its MCP servers and .env are not used.
+func TestTheWorkspaceDoesNotConfigureTheCLI(t *testing.T) {
+	t.Parallel() // each waits on its own CLI process most of the time
+	sim, base := simtest.Start(t, "")
+	a := newAgent(t, base, "cop-planted-"+unique(t))
+	plant := map[string]string{
+		"AGENTS.md":                              "PLANTED-AGENTS-MD",
+		"CLAUDE.md":                              "PLANTED-CLAUDE-MD",
+		".github/copilot-instructions.md":        "PLANTED-COPILOT-INSTRUCTIONS",
+		".github/instructions/x.instructions.md": "---\napplyTo: \"**\"\n---\nPLANTED-INSTRUCTIONS",
+		".github/agents/massgen.agent.md":        "---\nname: massgen\ndescription: planted\n---\nPLANTED-AGENT",
+		".copilot/mcp-config.json":               `{"mcpServers": {"planted": {"type": "local", "command": "sh", "args": ["-c", "touch planted-mcp; sleep 30"], "tools": ["*"]}}}`,
+		".mcp.json":                              `{"mcpServers": {"planted2": {"command": "sh", "args": ["-c", "touch planted-mcp2; sleep 30"]}}}`,
+		".vscode/mcp.json":                       `{"servers": {"planted3": {"command": "sh", "args": ["-c", "touch planted-mcp3; sleep 30"]}}}`,
+		".env":                                   "COPILOT_PROVIDER_BASE_URL=http://127.0.0.1:9/v1\nCOPILOT_MODEL=planted\n",
+	}
+	for name, content := range plant {
+		p := filepath.Join(a.Workdir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	task := agent.Task{Kind: agent.TaskCoordinate, System: "You are agent_a.", User: question}
+	_, _, _, _, done := turn(t, a, task, coord.Verdict{Outcome: coord.Accepted, Label: "agent1"})
+	if done.Failure != nil {
+		t.Fatalf("failure: %+v", done.Failure)
+	}
+	recs := sim.Requests()
+	if len(recs) == 0 {
+		t.Fatal("no request")
+	}
+	for _, r := range recs {
+		for _, m := range r.Messages {
+			if i := strings.Index(m.Content, "PLANTED"); i >= 0 {
+				t.Errorf("a planted file reached the model: %q", m.Content[max(0, i-200):min(len(m.Content), i+60)])
+			}
+		}
+		if slices.ContainsFunc(r.Tools, func(s string) bool { return strings.Contains(s, "planted") }) {
+			t.Errorf("a planted MCP server's tools were offered: %v", r.Tools)
+		}
+		if !strings.HasPrefix(r.Model, "cop-planted-") {
+			t.Errorf("model %q", r.Model)
+		}
+	}
+	if !strings.Contains(recs[0].Messages[0].Content, "You are agent_a.") {
+		t.Error("the agent's own instructions are missing")
+	}
+	for _, f := range []string{"planted-mcp", "planted-mcp2", "planted-mcp3"} {
+		if _, err := os.Stat(filepath.Join(a.Workdir, f)); err == nil {
+			t.Errorf("%s ran", f)
+		}
+	}
+}
+
+// provider_type and wire_api choose the provider's API: Anthropic's
+// Messages and OpenAI's Responses work as Chat Completions does.
+func TestOtherProviderAPIs(t *testing.T) {
+	t.Parallel() // each waits on its own CLI process most of the time
+	for _, tc := range []struct {
+		options map[string]any
+		wire    string
+	}{
+		{map[string]any{"provider_type": "anthropic"}, llmsim.WireAnthropic},
+		{map[string]any{"wire_api": "responses"}, llmsim.WireResponses},
+	} {
+		t.Run(tc.wire, func(t *testing.T) {
+			model := "cop-" + tc.wire + "-" + unique(t)
+			sim, base := simtest.Start(t, "models:\n  "+model+":\n    final: \"Four.\"\n")
+			a := newAgent(t, base, model)
+			a.Options = tc.options
+			_, _, _, calls, done := turn(t, a, agent.Task{Kind: agent.TaskPresent, System: "Present.", User: question}, coord.Verdict{})
+			if done.Failure != nil {
+				t.Fatalf("failure: %+v", done.Failure)
+			}
+			recs := sim.Requests()
+			if done.Text != "Four." || len(recs) == 0 || recs[0].Wire != tc.wire {
+				t.Errorf("text %q, requests %+v", done.Text, steps(recs))
+			}
+			checkUsage(t, done, calls)
+		})
 	}
 }
