@@ -516,3 +516,30 @@ func TestAgentsOwnMCPServer(t *testing.T) {
 	}
 	workflowRecord(t, sim, "mcp__everything__echo", "calls")
 }
+
+// permission_mode: plan is planning without changes: the tools that write
+// are not offered, and the turn still ends with its workflow call (Claude
+// Code's own plan mode would deny that call, and the turn could not end).
+func TestPlanModeWritesNothing(t *testing.T) {
+	sim, base := simtest.Start(t, `models:
+  sim-claude:
+    steps:
+      - calls:
+          - {name: Write, arguments: '{"file_path":"plan.txt","content":"x"}'}
+      - answer: "Planned: 4."
+`)
+	a := newAgent(t, base)
+	a.Options = map[string]any{"permission_mode": "plan"}
+	props, _, done := coordinate(t, a, agent.Task{Kind: agent.TaskCoordinate, System: system, User: "Plan."})
+	if done.Failure != nil || len(props) != 1 || props[0].Action.Content != "Planned: 4." {
+		t.Fatalf("done %+v, proposals %+v", done, props)
+	}
+	if _, err := os.Stat(filepath.Join(a.Workdir, "plan.txt")); err == nil {
+		t.Error("plan mode wrote a file")
+	}
+	for _, r := range sim.Requests() {
+		if slices.Contains(r.Tools, "Write") || slices.Contains(r.Tools, "Bash") {
+			t.Errorf("plan mode offered %v", r.Tools)
+		}
+	}
+}

@@ -8,7 +8,7 @@
 // One process per task, in its non-interactive streaming mode:
 //
 //	claude -p --output-format stream-json --verbose --include-partial-messages
-//	       --no-session-persistence --setting-sources "" --strict-mcp-config
+//	       --no-session-persistence --setting-sources "" --permission-prompts none --strict-mcp-config
 //	       --mcp-config HOME/.massgen/mcp.json --system-prompt-file HOME/.massgen/system.md
 //	       --permission-mode bypassPermissions --disallowedTools … [--model M]
 //	       [--max-turns N] [--effort E] [--thinking disabled]
@@ -63,7 +63,11 @@
 //   - permission_mode: upstream defaults to acceptEdits but approves every
 //     tool call itself (can_use_tool allows all; its hooks check paths).
 //     Here the sandbox enforces, so the CLI never asks: every mode runs as
-//     bypassPermissions, except plan, which is kept (read-only planning).
+//     bypassPermissions (and --permission-prompts none denies whatever
+//     would still ask). plan is planning without changes: Edit, Write,
+//     NotebookEdit and Bash are taken away, since Claude Code's own plan
+//     mode also denies every MCP tool, the workflow tools included, and a
+//     turn in it could never end.
 //   - allowed_tools → --allowedTools (rules that need no approval; the
 //     workflow tools are always among them); disallowed_tools and massgen's
 //     exclude_tools → --disallowedTools, on top of upstream's list that is always

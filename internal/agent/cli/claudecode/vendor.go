@@ -39,6 +39,10 @@ func (Vendor) Decoder() cli.Decoder { return newDecoder() }
 var alwaysDisallowed = []string{"Bash(rm*)", "Bash(sudo*)", "Bash(su*)", "Bash(chmod*)", "Bash(chown*)",
 	"Task", "TodoWrite", "ExitPlanMode", "Skill", "mcp__ide__getDiagnostics", "mcp__ide__executeCode"}
 
+// planDenied are the tools that change files or run commands: what
+// permission_mode: plan leaves out.
+var planDenied = []string{"Edit", "Write", "NotebookEdit", "Bash"}
+
 // webTools reach the network themselves: only with enable_web_search.
 var webTools = []string{"WebSearch", "WebFetch"}
 
@@ -63,7 +67,9 @@ func (Vendor) Prepare(inv *cli.Invocation) (cli.Command, error) {
 		return cli.Command{}, err
 	}
 	args := []string{"-p", "--output-format", "stream-json", "--verbose", "--include-partial-messages",
-		"--no-session-persistence", "--setting-sources", "", "--strict-mcp-config", "--mcp-config", mcpFile}
+		"--no-session-persistence", "--setting-sources", "",
+		// Nothing may ever wait for an approval: what would prompt is denied.
+		"--permission-prompts", "none", "--strict-mcp-config", "--mcp-config", mcpFile}
 
 	system, appendOnly := o.prompt(inv.System)
 	if system != "" {
@@ -78,16 +84,18 @@ func (Vendor) Prepare(inv *cli.Invocation) (cli.Command, error) {
 		}
 	}
 
-	mode := "bypassPermissions"
-	if o.permissionMode == "plan" {
-		mode = "plan"
-	}
-	args = append(args, "--permission-mode", mode)
+	// The sandbox enforces: Claude Code never asks. Its plan mode would
+	// deny the workflow tools too (it denies every MCP tool), so plan is
+	// bypassPermissions without the tools that change files.
+	args = append(args, "--permission-mode", "bypassPermissions")
 	allowed := append([]string{"mcp__" + cli.WorkflowServer}, o.allowed...)
 	args = append(args, "--allowedTools", strings.Join(allowed, ","))
 	denied := append([]string{}, alwaysDisallowed...)
 	if !o.webSearch {
 		denied = append(denied, webTools...)
+	}
+	if o.permissionMode == "plan" {
+		denied = append(denied, planDenied...)
 	}
 	denied = append(denied, o.disallowed...)
 	args = append(args, "--disallowedTools", strings.Join(denied, ","))

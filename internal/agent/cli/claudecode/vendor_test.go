@@ -128,11 +128,15 @@ func TestPrepareDefaults(t *testing.T) {
 		t.Error("an endpoint or key without one given")
 	}
 
-	// Plan mode is kept; use_default_prompt keeps Claude Code's prompt.
+	// Plan mode takes the writing tools away; use_default_prompt keeps
+	// Claude Code's prompt.
 	cmd = prepare(t, &cli.Invocation{System: "S", Options: map[string]any{"permission_mode": "plan", "use_default_prompt": true,
 		"thinking": map[string]any{"type": "disabled"}}})
-	if m, _ := flag(cmd.Args, "--permission-mode"); m != "plan" {
+	if m, _ := flag(cmd.Args, "--permission-mode"); m != "bypassPermissions" {
 		t.Errorf("mode %q", m)
+	}
+	if denied, _ := flag(cmd.Args, "--disallowedTools"); !slices.Contains(strings.Split(denied, ","), "Write") || !slices.Contains(strings.Split(denied, ","), "Bash") {
+		t.Errorf("plan mode leaves the writing tools: %s", denied)
 	}
 	if _, ok := flag(cmd.Args, "--append-system-prompt-file"); !ok || slices.Contains(cmd.Args, "--system-prompt-file") {
 		t.Errorf("use_default_prompt: %v", cmd.Args)
