@@ -1,11 +1,18 @@
 package sandbox_test
 
 import (
+	"os"
 	"testing"
 
 	"go.uber.org/goleak"
 )
 
 // Commands and docker mode's containers run goroutines (output copies,
-// the engine's connections); none may outlive the tests.
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// the engine's connections); none may outlive the tests. The test binary
+// is also the network probe some tests run inside the sandbox (net_test.go).
+func TestMain(m *testing.M) {
+	if spec := os.Getenv(probeEnv); spec != "" {
+		os.Exit(probe(spec))
+	}
+	goleak.VerifyTestMain(m)
+}

@@ -50,6 +50,10 @@ type ProgramOptions struct {
 	// write, such as a coding-agent CLI's private home (its settings and
 	// sessions); each is bound at its own path.
 	Writable []string
+	// Net, when set, gives the program a network namespace of its own
+	// whose only ways out are the Net's endpoints (net.go), in place of the
+	// host's network.
+	Net *Net
 }
 
 // ProgramWith is Program with options.
@@ -60,8 +64,11 @@ func ProgramWith(bwrap string, g *workspace.Guard, cmd *exec.Cmd, env []string, 
 		env = withPathFirst(env, filepath.Dir(prog))
 	}
 	args := systemBinds()
-	args = append(args, "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
-		"--unshare-all", "--share-net", "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--clearenv")
+	args = append(args, "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--unshare-all")
+	if o.Net == nil {
+		args = append(args, "--share-net")
+	}
+	args = append(args, "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--clearenv")
 	if !unixSockets {
 		// The memory file stays open in massgen until cmd is dropped (its
 		// finalizer closes it): it is read once, as bwrap starts.
@@ -76,11 +83,21 @@ func ProgramWith(bwrap string, g *workspace.Guard, cmd *exec.Cmd, env []string, 
 	for _, d := range o.Writable {
 		args = append(args, "--bind", d, d)
 	}
+	var relay []string
+	if o.Net != nil {
+		// The relay is this executable, shown read-only at its own path
+		// (and nothing else of its directory), after the policy's mounts
+		// so none of them hides it.
+		cmd.ExtraFiles = append(cmd.ExtraFiles, o.Net.inside)
+		relay = o.Net.relayArgs(len(cmd.ExtraFiles))
+		args = append(args, "--ro-bind", o.Net.exePath(), o.Net.exePath())
+	}
 	for _, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")
 		args = append(args, "--setenv", k, v)
 	}
 	args = append(args, "--chdir", g.Workspace(), "--")
+	args = append(args, relay...)
 	args = append(args, prog)
 	args = append(args, cmd.Args[1:]...)
 	cmd.Path = bwrap
