@@ -37,6 +37,10 @@ type liveRun struct {
 	Winner   string
 	Events   *event.Broker // nil until the team is built, and once let go
 	cancel   context.CancelFunc
+	// done is closed once the run's turn has returned: its log directory
+	// is complete (the winner's context changes are written after its
+	// last event).
+	done chan struct{}
 }
 
 // session is a conversation this process holds open: one turn at a time.
@@ -207,7 +211,7 @@ func (g *runs) start(reqCtx context.Context, req startRequest, rq app.Request) (
 	}
 	ctx, cancel := context.WithCancel(g.u.ctx)
 	run := &liveRun{ID: newID(), Session: sess.s.Info().ID, Config: cmp.Or(req.Config, displaySource(rq.Config)),
-		Question: rq.Question, Started: g.u.now(), Status: "starting", cancel: cancel}
+		Question: rq.Question, Started: g.u.now(), Status: "starting", cancel: cancel, done: make(chan struct{})}
 	g.add(run)
 
 	started := make(chan struct{})
@@ -258,6 +262,7 @@ func (g *runs) start(reqCtx context.Context, req startRequest, rq app.Request) (
 				}
 			}
 		})
+		close(run.done)
 		g.keepSession(sess)
 		g.finished()
 	})

@@ -70,6 +70,7 @@ func New(d Deps) *UI {
 	mux.HandleFunc("GET /api/events", u.events)
 	mux.HandleFunc("POST /api/cancel", u.cancelRun)
 	mux.HandleFunc("GET /api/files", u.files)
+	mux.HandleFunc("GET /api/diff", u.diff)
 	mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusNotFound, "no such route: %s %s", r.Method, r.URL.Path)
 	})

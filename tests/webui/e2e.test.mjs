@@ -152,6 +152,19 @@ test('a past run from the logs reopens as a replay of its events', async () => {
   await page.context().close();
 });
 
+test('the winner\'s changes to a write context path are shown as a diff', async () => {
+  const page = await open();
+  await startRun(page, 'e2e_patch', 'Add a version comment to main.go.');
+  await runDone(page);
+  await page.waitForSelector('#diffs .diff-add', { timeout: 20_000 });
+  assert.equal(await page.locator('#diffs .diff-del').textContent(), '-package main\n');
+  assert.equal(await page.locator('#diffs .diff-add').textContent(), '+package main // v2\n');
+  assert.match(await page.locator('#diffs .diff code').textContent(), /project\/main\.go$/);
+  await page.locator('#diffs').scrollIntoViewIfNeeded();
+  await page.screenshot({ path: join(shots, '05-context-diff.png') });
+  await page.context().close();
+});
+
 test('cancel stops a run mid-way', async () => {
   const page = await open();
   await startRun(page, 'e2e_slow', 'Write a long essay.');
@@ -168,7 +181,8 @@ test('phone width, dark: one column, nothing wider than the screen', async () =>
   const page = await open({ viewport: { width: 390, height: 844 }, colorScheme: 'dark', isMobile: true, hasTouch: true });
   await page.click('header nav a[href="#/runs"]');
   await page.waitForSelector('table.runs a');
-  await page.locator('table.runs a').first().click();
+  // The first run of the session that answered the search question.
+  await page.locator('table.runs a', { hasText: 'How do I find a value' }).first().click();
   await runDone(page);
   const wide = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
   assert.ok(wide <= 0, `the page is ${wide}px wider than the screen`);

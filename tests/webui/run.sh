@@ -19,10 +19,16 @@ fi
 
 work="$(mktemp -d)"
 log="$work/web.log"
+# The teams offered: configs/, and one that patches a file of a write
+# context path in its final presentation (the page shows the diff).
+mkdir -p "$work/configs" "$work/project"
+cp "$here"/configs/*.yaml "$work/configs/"
+printf 'package main\n\nfunc main() {}\n' > "$work/project/main.go"
+sed "s#PROJECT#$work/project#g" "$here/configs/e2e_patch.yaml.in" > "$work/configs/e2e_patch.yaml"
 # A run from the command line first: the page lists it from the logs and
 # reopens it as a replay of its events.
 (cd "$work" && "$bin" --config "$here/configs/e2e_team.yaml" --display silent "Which search suits a sorted slice?" >/dev/null)
-(cd "$work" && exec "$bin" --web --no-browser --web-port 0 --web-config-dir "$here/configs") 2>"$log" &
+(cd "$work" && exec "$bin" --web --no-browser --web-port 0 --web-config-dir "$work/configs") 2>"$log" &
 pid=$!
 trap 'kill -TERM "$pid" 2>/dev/null || true' EXIT
 

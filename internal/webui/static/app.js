@@ -292,6 +292,7 @@ function buildRunView(id, meta, run) {
   const votes = h('ol', { class: 'votes', id: 'votes' });
   const timeline = h('ol', { class: 'timeline', id: 'timeline' });
   const files = h('div', { id: 'files' });
+  const diffs = h('div', { id: 'diffs' });
   const follow = h('section', { class: 'panel', id: 'followup', hidden: true });
   const body = h('div', { class: 'columns' },
     h('section', { class: 'panel', 'aria-labelledby': 'answers-title' }, h('h2', { id: 'answers-title' }, 'Answers'), answers),
@@ -299,7 +300,7 @@ function buildRunView(id, meta, run) {
   const more = h('div', { class: 'columns' },
     h('section', { class: 'panel', 'aria-labelledby': 'timeline-title' }, h('h2', { id: 'timeline-title' }, 'Timeline'), timeline),
     h('section', { class: 'panel', 'aria-labelledby': 'files-title' }, h('h2', { id: 'files-title' }, 'Files (read-only)'),
-      h('p', { class: 'hint' }, 'The run\'s log directory: each agent\'s workspace with each answer, the winner\'s final workspace and what it changed.'), files));
+      h('p', { class: 'hint' }, 'The run\'s log directory: each agent\'s workspace with each answer, the winner\'s final workspace and what it changed.'), files, diffs));
   const root = h('div', { class: 'run' }, head, finalBox, cards, body, more, follow);
 
   // Arrow keys move between the cards, f goes to the final answer.
@@ -448,7 +449,10 @@ function buildRunView(id, meta, run) {
     if (!run.answers.length && !answers.firstChild) answers.append(h('li', { class: 'muted none' }, 'No answers yet.'));
     if (run.answers.length) answers.querySelector('.none')?.remove();
     if (run.status && meta.session && follow.hidden) showFollowUp();
-    if (run.status && !filesLoaded) loadFiles('/');
+    if (run.status && !filesLoaded) {
+      loadFiles('/');
+      loadDiffs();
+    }
     if (run.error) error.textContent = run.error;
   };
   const error = h('p', { class: 'error', role: 'alert' });
@@ -504,6 +508,22 @@ function buildRunView(id, meta, run) {
     }
   };
   files.append(h('button', { type: 'button', onclick: () => loadFiles('/') }, 'Browse the log directory'));
+  // What the winner changed in write context paths: each file's original
+  // (kept in the log directory) against what it holds now.
+  const loadDiffs = async () => {
+    try {
+      const d = await api(`diff?run=${encodeURIComponent(id)}`);
+      if (!d.files.length) return;
+      diffs.replaceChildren(h('h3', null, 'Changes to context paths'),
+        ...d.files.map((/** @type {any} */ f) => h('div', { class: 'diff' },
+          h('p', null, h('strong', null, f.change), ' ', h('code', null, f.path)),
+          f.diff ? h('pre', { class: 'file' }, f.diff.split('\n').filter(Boolean).map((/** @type {string} */ l) =>
+            h('span', { class: l[0] === '+' ? 'diff-add' : l[0] === '-' ? 'diff-del' : l[0] === '…' ? 'diff-gap' : '' }, l + '\n'))) : '',
+          f.note ? h('p', { class: 'muted small' }, f.note) : '')));
+    } catch (err) {
+      if (err instanceof Unauthorized) failed(err);
+    }
+  };
   answers.addEventListener('toggle', (e) => { /** @type {HTMLElement} */ (e.target).dataset.touched = '1'; }, true);
 
   renderHead();

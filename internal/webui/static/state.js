@@ -287,7 +287,10 @@ function clip(s, n) {
 export function describe(r) {
   const who = r.agent || '';
   switch (r.type) {
-    case 'run_started': return `run started: ${(r.agents || []).length} agents`;
+    case 'run_started': {
+      const n = (r.agents || []).length;
+      return `run started: ${n} agent${n === 1 ? '' : 's'}`;
+    }
     case 'turn_started': return `${who} started a turn` + (r.labels && r.labels.length ? ` seeing ${r.labels.join(', ')}` : '') + (r.reason ? ` (${r.reason})` : '');
     case 'tool_called': return `${who} called ${r.text}${r.is_error ? ' (failed)' : ''}`;
     case 'new_answer': return `${who} answered: ${r.label}${r.anon_label ? ` (shown as ${r.anon_label})` : ''}`;
