@@ -22,6 +22,16 @@ type Vendor interface {
 	Decoder() Decoder
 }
 
+// Resolver is a Vendor whose program, as found on PATH, only launches
+// another executable (an npm package's node script that starts the CLI's
+// native binary): Executable gives the file to run instead, or found
+// itself. The process massgen starts, watches and kills is then the CLI,
+// with no launcher between them that a kill -9 of massgen could leave
+// without its child, and without the launcher's start-up.
+type Resolver interface {
+	Executable(found string) string
+}
+
 // Checker is a Vendor that judges the backend block's keys before a run:
 // each key the CLI has no equivalent for is a warning that names it.
 type Checker interface {
