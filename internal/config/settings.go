@@ -98,6 +98,16 @@ func (c *Config) Settings() (coord.Settings, error) {
 	check(err)
 	s.RoundGrace, err = duration("round_timeout_grace_seconds", o.RoundGraceSeconds)
 	check(err)
+	if _, explicit := c.src["AgentTurnTimeoutSeconds"]; !explicit && err == nil {
+		// A round ends at its cutoff, two graces past its limit: a
+		// per-turn timeout left at its default (upstream has none) must
+		// not end the round first, or v0.1.73's 1800 s rounds would be
+		// cut at 600 s without their warning.
+		grace := cmp.Or(s.RoundGrace, coord.DefaultRoundGrace)
+		if round := max(s.FirstRoundTimeout, s.LaterRoundTimeout); round > 0 {
+			s.TurnTimeout = max(cmp.Or(s.TurnTimeout, coord.DefaultTurnTimeout), round+2*grace+time.Minute)
+		}
+	}
 
 	if o.MaxOrchestrationRestarts < 0 {
 		check(fmt.Errorf("max_orchestration_restarts must be 0 or more, got %d", o.MaxOrchestrationRestarts))

@@ -280,3 +280,22 @@ func TestPerAgentVotingSensitivity(t *testing.T) {
 		t.Errorf("no agent is gated: %+v", s.Checklist)
 	}
 }
+
+// Rounds longer than the default per-turn timeout are not cut by it: left
+// at its default, the turn timeout makes room for the round's cutoff; set
+// explicitly, it holds as written.
+func TestRoundTimeoutsOutlastTheDefaultTurnTimeout(t *testing.T) {
+	cfg := parseOK(t, oneAgent+"timeout_settings: {initial_round_timeout_seconds: 1800, subsequent_round_timeout_seconds: 1800, round_timeout_grace_seconds: 450}\n", nil)
+	s, _ := cfg.Settings()
+	if want := 1800*time.Second + 2*450*time.Second + time.Minute; s.TurnTimeout != want {
+		t.Errorf("turn timeout %v, want %v", s.TurnTimeout, want)
+	}
+	cfg = parseOK(t, oneAgent+"timeout_settings: {initial_round_timeout_seconds: 1800, agent_turn_timeout_seconds: 300}\n", nil)
+	if s, _ := cfg.Settings(); s.TurnTimeout != 300*time.Second {
+		t.Errorf("explicit turn timeout %v, want 5m", s.TurnTimeout)
+	}
+	cfg = parseOK(t, oneAgent+"timeout_settings: {initial_round_timeout_seconds: 60}\n", nil)
+	if s, _ := cfg.Settings(); s.TurnTimeout != coord.DefaultTurnTimeout {
+		t.Errorf("short rounds: turn timeout %v, want the default", s.TurnTimeout)
+	}
+}
