@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"github.com/massgen/massgen/internal/llm"
+	"github.com/massgen/massgen/internal/tool"
 	"maps"
 	"os"
 	"os/exec"
@@ -35,6 +36,8 @@ type cliMember struct {
 	apiKey  string
 	options map[string]any
 	mcp     []cli.MCPServer
+	// tools are its custom tools, served to the CLI over MCP (addCustomTools).
+	tools []tool.Tool
 	// unsandboxed: the user consented to run it without bubblewrap
 	// (command_line_allow_unsandboxed), where there is none.
 	unsandboxed bool
@@ -107,8 +110,9 @@ func newCLIMember(a config.Agent, getenv func(string) string) (*cliMember, []str
 			warnings = append(warnings, fmt.Sprintf("agent %s: %s", a.ID, w))
 		}
 	}
-	if len(b.CustomTools) > 0 {
-		warnings = append(warnings, fmt.Sprintf("agent %s: its custom tools are left out: a %s agent uses its CLI's own tools and MCP servers", a.ID, b.Type))
+	if cl := b.CommandLine; cl != nil && cl.Mode == "docker" {
+		warnings = append(warnings, fmt.Sprintf("agent %s: command_line_execution_mode: docker does not apply to a %s agent: "+
+			"its CLI and the commands it runs are sandboxed with bubblewrap on this machine", a.ID, b.Type))
 	}
 	return m, warnings, nil
 }
@@ -138,7 +142,7 @@ func (rw *runWorkspaces) withCLIAgents(members map[string]*cliMember, agents []o
 		}
 		rw.cliHomes = append(rw.cliHomes, home)
 		a := &cli.Agent{ID: id, Vendor: m.vendor, Path: m.path, Model: m.model, BaseURL: m.baseURL, APIKey: m.apiKey,
-			Workdir: g.Workspace(), Home: home, MCPServers: m.mcp, Options: m.options}
+			Workdir: g.Workspace(), Home: home, MCPServers: m.mcp, Options: m.options, Tools: m.tools}
 		switch {
 		case noSandbox == nil:
 			a.Wrap = func(cmd *exec.Cmd, env []string) {

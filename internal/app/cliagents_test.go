@@ -263,3 +263,51 @@ func TestStaleCLIHomesAreSwept(t *testing.T) {
 		t.Errorf("the home of a live one was removed: %v", err)
 	}
 }
+
+// A CLI agent's custom tools reach its CLI over MCP (massgen_tools): Claude
+// Code calls a command tool of the config by its MCP name, and the tool's
+// output comes back to its model.
+func TestCLIAgentCallsItsCustomToolOverMCP(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a coding-agent CLI")
+	}
+	t.Setenv("PATH", cliPath(t, "claude_code"))
+	srv, url := simtest.Start(t, `models:
+  cc-tools:
+    steps:
+      - calls:
+          - {name: mcp__massgen_tools__custom_tool__shout, arguments: '{"text":"hello"}'}
+      - answer: the tool said what it said
+        expect_results:
+          - {name: mcp__massgen_tools__custom_tool__shout, contains: "HELLO FROM THE TOOL"}
+`)
+	work := t.TempDir()
+	must(t, os.WriteFile(filepath.Join(work, "shout.sh"), []byte("#!/bin/sh\necho 'HELLO FROM THE TOOL'\n"), 0o755))
+	cfg := filepath.Join(work, "team.yaml")
+	must(t, os.WriteFile(cfg, []byte(`agents:
+  - id: cc
+    backend:
+      type: claude_code
+      model: cc-tools
+      custom_tools:
+        - name: shout
+          type: command
+          command: ./shout.sh
+          description: Shout the text.
+          parameters: {type: object, properties: {text: {type: string}}, required: [text]}
+`), 0o644))
+	vars := map[string]string{"ANTHROPIC_API_KEY": "sk-ant-test", "MASSGEN_CLAUDE_CODE_BASE_URL": url}
+	env := &Env{Getenv: func(k string) string { return vars[k] }, Stderr: discard{}, WorkDir: work}
+	out, err := Execute(t.Context(), env, Request{Question: "Shout hello.", Config: cfg, NoLogs: true, Timeout: 180})
+	if err != nil || out.Status != "completed" {
+		t.Fatalf("run: %v %+v", err, out)
+	}
+	var offered, checked bool
+	for _, r := range srv.Requests() {
+		offered = offered || slices.Contains(r.Tools, "mcp__massgen_tools__custom_tool__shout")
+		checked = checked || r.Model == "cc-tools" && r.Step == "answer" && r.Outcome != llmsim.OutcomeRejected
+	}
+	if !offered || !checked {
+		t.Errorf("tool offered %v; the answer after the tool's result accepted %v; records %+v", offered, checked, srv.Requests())
+	}
+}

@@ -36,9 +36,6 @@ func (t *team) addCustomTools(cfg *config.Config, workDir string, getenv func(st
 	perAgent := make([][]tool.Tool, len(t.agents))
 	for i, a := range t.agents {
 		ca := configAgent(cfg, a.ID)
-		if ca.Backend.CLI != nil {
-			continue // a CLI agent goes without (addCLIAgent says so)
-		}
 		for _, tc := range ca.Backend.CustomTools {
 			name := tc.ToolName()
 			timeout := time.Duration(tc.TimeoutSeconds * float64(time.Second))
@@ -67,6 +64,10 @@ func (t *team) addCustomTools(cfg *config.Config, workDir string, getenv func(st
 	}
 	for i := range t.agents {
 		if len(perAgent[i]) == 0 {
+			continue
+		}
+		if m := t.cli[t.agents[i].ID]; m != nil {
+			m.tools = perAgent[i] // its CLI gets them over MCP (cliagents.go)
 			continue
 		}
 		set, err := t.agents[i].Tools.With(perAgent[i]...)

@@ -13,6 +13,7 @@ import (
 	"github.com/massgen/massgen/internal/agent"
 	"github.com/massgen/massgen/internal/agent/workflowmcp"
 	"github.com/massgen/massgen/internal/coord"
+	"github.com/massgen/massgen/internal/tool"
 )
 
 // Agent is a coding-agent CLI as a team member (an agent.Agent). Each task
@@ -39,11 +40,20 @@ type Agent struct {
 	// whole environment (sandbox.Program). Without it the CLI runs as a
 	// plain child process: only for tests and explicit consent.
 	Wrap func(cmd *exec.Cmd, env []string)
+	// Tools are the agent's own massgen tools (its custom tools): the CLI
+	// gets them over MCP, from the server ToolsServer, in every task.
+	Tools []tool.Tool
 
-	mu  sync.Mutex
-	wf  *workflowmcp.Server
-	url string
+	mu       sync.Mutex
+	wf       *workflowmcp.Server
+	url      string
+	tools    *workflowmcp.Server
+	toolsURL string
 }
+
+// ToolsServer is the name of the MCP server of an agent's own massgen
+// tools in its CLI's configuration (mcp__massgen_tools__<tool>).
+const ToolsServer = "massgen_tools"
 
 // state is what the agent keeps between tasks (agent.Task.State).
 type state struct {
@@ -53,6 +63,14 @@ type state struct {
 // Run plays one task; see agent.Agent.
 func (a *Agent) Run(ctx context.Context, task agent.Task, inbox *agent.Inbox) iter.Seq[agent.Outcome] {
 	inv := a.invocation(task)
+	if len(a.Tools) > 0 {
+		srv, url, err := a.toolServer()
+		if err != nil {
+			return failed(a.failure(fmt.Errorf("cannot serve the agent's tools: %w", err)))
+		}
+		inv.MCPServers = append(inv.MCPServers[:len(inv.MCPServers):len(inv.MCPServers)],
+			MCPServer{Name: ToolsServer, URL: url, Headers: map[string]string{"Authorization": "Bearer " + srv.Token()}})
+	}
 	if task.Kind == agent.TaskCoordinate || task.Kind == agent.TaskEvaluate {
 		// The workflow tools end these tasks: new_answer and vote a
 		// coordination turn, submit and restart_orchestration a
@@ -117,6 +135,21 @@ func (a *Agent) state(res Result) []byte {
 	return b
 }
 
+// toolServer starts the server of the agent's own tools on first use.
+func (a *Agent) toolServer() (*workflowmcp.Server, string, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.tools == nil {
+		srv := workflowmcp.NewTools(a.Tools)
+		url, err := srv.Listen()
+		if err != nil {
+			return nil, "", err
+		}
+		a.tools, a.toolsURL = srv, url
+	}
+	return a.tools, a.toolsURL, nil
+}
+
 // workflow starts the agent's workflow server on first use.
 func (a *Agent) workflow() (*workflowmcp.Server, error) {
 	a.mu.Lock()
@@ -133,15 +166,19 @@ func (a *Agent) workflow() (*workflowmcp.Server, error) {
 	return srv, nil
 }
 
-// Close stops the agent's workflow server.
+// Close stops the agent's MCP servers (workflow tools, its own tools).
 func (a *Agent) Close() error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.wf == nil {
-		return nil
+	var err error
+	if a.wf != nil {
+		err = a.wf.Close()
+		a.wf = nil
 	}
-	err := a.wf.Close()
-	a.wf = nil
+	if a.tools != nil {
+		err = errors.Join(err, a.tools.Close())
+		a.tools = nil
+	}
 	return err
 }
 
