@@ -346,8 +346,12 @@ func TestCancelMidTurn(t *testing.T) {
 				cancel()
 				t.Fatalf("the model was never asked: %v", err)
 			}
-			if procs := cliProcesses(t, a); len(procs) == 0 {
+			procs := cliProcesses(t, a)
+			if len(procs) == 0 {
 				t.Fatal("no CLI process found while it works: the check below would prove nothing")
+			}
+			if slices.ContainsFunc(procs, func(p string) bool { return strings.Contains(p, "node ") }) {
+				t.Errorf("the npm launcher runs (%v): Codex's native binary should run directly", procs)
 			}
 			cancel()
 			var done agent.Done

@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -238,5 +239,47 @@ func TestUnreachableProvider(t *testing.T) {
 	}
 	if ctx.Err() != nil || done.Failure == nil || done.Failure.Kind != coord.FailProvider || !done.Failure.Retryable {
 		t.Errorf("failure %+v (context: %v), want a retryable provider failure before the deadline", done.Failure, ctx.Err())
+	}
+}
+
+// The npm launcher resolves to the native binary beside it; anything else
+// is run as found.
+func TestExecutable(t *testing.T) {
+	dir := t.TempDir()
+	target, ok := nativeTargets[runtime.GOOS+"/"+runtime.GOARCH]
+	if !ok {
+		t.Skip("no native Codex for this platform")
+	}
+	mods := filepath.Join(dir, "node_modules")
+	script := filepath.Join(mods, "@openai", "codex", "bin", "codex.js")
+	bin := filepath.Join(mods, filepath.FromSlash(target[0]), "vendor", target[1], "bin", "codex")
+	link := filepath.Join(mods, ".bin", "codex")
+	for _, f := range []string{script, bin} {
+		if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(f, []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../@openai/codex/bin/codex.js", link); err != nil {
+		t.Fatal(err)
+	}
+	if got := (Vendor{}).Executable(link); got != bin {
+		t.Errorf("Executable(%s) = %s, want %s", link, got, bin)
+	}
+	other := filepath.Join(dir, "codex")
+	if err := os.WriteFile(other, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if got := (Vendor{}).Executable(other); got != other {
+		t.Errorf("a codex that is not the launcher: %s", got)
+	}
+	os.Remove(bin)
+	if got := (Vendor{}).Executable(link); got != link {
+		t.Errorf("without the native binary: %s, want the launcher", got)
 	}
 }
