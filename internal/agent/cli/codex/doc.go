@@ -4,7 +4,10 @@
 //
 // Each task runs `codex exec --json --skip-git-repo-check --ephemeral -C
 // <workspace> … -` with the task's message on standard input (no length
-// limit, nothing parsed as a flag) and reads its JSONL events:
+// limit, nothing parsed as a flag), as Codex's native binary rather than
+// the npm package's node launcher (cli.Resolver: under Node 20 the
+// launcher keeps the binary as a child, which a kill -9 of massgen would
+// orphan, and takes about a second to start), and reads its JSONL events:
 // thread.started gives the session id; completed items give the text
 // (agent_message), reasoning, and the CLI's own tool calls with their
 // results (command_execution as "shell", file_change as "apply_patch",
