@@ -40,6 +40,12 @@ type Agent struct {
 	// whole environment (sandbox.Program). Without it the CLI runs as a
 	// plain child process: only for tests and explicit consent.
 	Wrap func(cmd *exec.Cmd, env []string)
+	// Network, when set, gives each task's CLI a network of its own in
+	// place of Wrap: given the task's endpoints (its provider's base URL
+	// with the key, the workflow server's URL, the URLs of its MCP
+	// servers), it returns the routes the CLI uses in their place and the
+	// wrap that runs it in its sandbox behind them (network.go).
+	Network func(eps []Endpoint) (Isolation, error)
 	// Tools are the agent's own massgen tools (its custom tools): the CLI
 	// gets them over MCP, from the server ToolsServer, in every task.
 	Tools []tool.Tool
@@ -124,7 +130,7 @@ func (a *Agent) invocation(task agent.Task) *Invocation {
 	_ = json.Unmarshal(task.State, &st)
 	return &Invocation{Task: task, Workdir: a.Workdir, Home: a.Home, Model: a.Model, BaseURL: a.BaseURL, APIKey: a.APIKey,
 		Session: st.Session, System: task.System, Prompt: task.User, MCPServers: a.MCPServers, Options: a.Options,
-		Sandboxed: a.Wrap != nil}
+		Sandboxed: a.Wrap != nil || a.Network != nil}
 }
 
 func (a *Agent) state(res Result) []byte {

@@ -67,6 +67,11 @@ func (a *Agent) exec(ctx context.Context, inv *Invocation, emit func(agent.Outco
 			return Result{}, err
 		}
 	}
+	inv, wrap, release, err := a.routed(inv)
+	if err != nil {
+		return Result{}, fmt.Errorf("%s: %w", a.Vendor.Type(), err)
+	}
+	defer release() // after the CLI is gone: the deferred calls below run first
 	spec, err := a.Vendor.Prepare(inv)
 	if err != nil {
 		return Result{}, fmt.Errorf("%s: %w", a.Vendor.Type(), err)
@@ -81,8 +86,8 @@ func (a *Agent) exec(ctx context.Context, inv *Invocation, emit func(agent.Outco
 	}
 	cmd := exec.Command(path, spec.Args...)
 	cmd.Dir = a.Workdir
-	if a.Wrap != nil {
-		a.Wrap(cmd, env)
+	if wrap != nil {
+		wrap(cmd, env)
 	} else {
 		cmd.Env = env
 	}

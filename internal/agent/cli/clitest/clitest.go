@@ -8,6 +8,10 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
+
+	"github.com/massgen/massgen/internal/agent/cli"
+	"github.com/massgen/massgen/internal/workspace"
+	"github.com/massgen/massgen/internal/workspace/sandbox"
 )
 
 // Programs are the CLIs' programs by backend type.
@@ -59,4 +63,28 @@ func need(t testing.TB, why string) {
 		t.Fatal(why)
 	}
 	t.Skip(why)
+}
+
+// Network is what massgen gives a sandboxed CLI agent whose network is
+// limited (as internal/app does): each task's CLI runs under bubblewrap in
+// g's view with home writable, in a network namespace of its own whose
+// only ways out are the task's endpoints (sandbox.Net).
+func Network(bwrap string, g *workspace.Guard, home string) func([]cli.Endpoint) (cli.Isolation, error) {
+	return func(eps []cli.Endpoint) (cli.Isolation, error) {
+		var in []sandbox.Endpoint
+		for _, e := range eps {
+			in = append(in, sandbox.Endpoint{URL: e.URL, Key: e.Key})
+		}
+		n, err := sandbox.NewNet(in)
+		if err != nil {
+			return cli.Isolation{}, err
+		}
+		var routes []cli.Endpoint
+		for _, r := range n.Routes() {
+			routes = append(routes, cli.Endpoint{URL: r.URL, Key: r.Key})
+		}
+		return cli.Isolation{Routes: routes, Release: func() { n.Close() }, Wrap: func(cmd *exec.Cmd, env []string) {
+			sandbox.ProgramWith(bwrap, g, cmd, env, sandbox.ProgramOptions{Writable: []string{home}, Net: n})
+		}}, nil
+	}
 }

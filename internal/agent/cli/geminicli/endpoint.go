@@ -1,0 +1,4 @@
+package geminicli
+
+// DefaultBaseURL implements cli.DefaultEndpoint.
+func (Vendor) DefaultBaseURL() string { return DefaultBaseURL }
