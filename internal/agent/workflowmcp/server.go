@@ -4,7 +4,8 @@
 // become the Propose outcomes of the agent's task and the coordinator's
 // verdicts their results, so such an agent takes part through the same
 // agent.Agent interface as our LLM agent: Server.Run is the body of its
-// Run.
+// Run for a coordination turn, Server.Evaluate for a post-evaluation
+// (submit, restart_orchestration).
 //
 // The server listens on 127.0.0.1 only, over MCP's streamable HTTP, and
 // every request must carry its bearer token (a per-process secret handed
