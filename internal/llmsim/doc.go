@@ -28,7 +28,9 @@
 //   - Anthropic Messages: POST /v1/messages. Reads system (string or text
 //     blocks), messages (string or blocks: text, tool_use, tool_result) and
 //     tools (name, input_schema); like the real API it rejects a request
-//     without model, max_tokens or messages. Streams message_start (with
+//     without model, max_tokens or messages. <system-reminder> sections
+//     in a user's text (Claude Code's own context) are not the user's
+//     words and are left out. Streams message_start (with
 //     usage.input_tokens), ping, per block content_block_start, deltas
 //     (text_delta; input_json_delta for tool_use blocks, IDs toolu_sim...)
 //     and content_block_stop, then message_delta (stop_reason end_turn or
