@@ -43,11 +43,17 @@ type cliMember struct {
 	unsandboxed bool
 }
 
-// cliInstallDir is where `massgen setup` installs the CLIs (npm --prefix):
-// found after PATH.
+// cliInstallDir is where `massgen setup cli` installs the CLIs' programs
+// (npm --prefix $XDG_DATA_HOME/massgen/cli, by default
+// ~/.local/share/massgen/cli): found after PATH. Not under a .massgen
+// directory: a run started in the home directory hides its .massgen from
+// the agents' sandboxes, the CLI's program with it.
 func cliInstallDir(getenv func(string) string) string {
-	home := cmp.Or(getenv("HOME"), os.Getenv("HOME"))
-	return filepath.Join(home, ".massgen", "cli", "node_modules", ".bin")
+	data := getenv("XDG_DATA_HOME")
+	if data == "" {
+		data = filepath.Join(cmp.Or(getenv("HOME"), os.Getenv("HOME")), ".local", "share")
+	}
+	return filepath.Join(data, "massgen", "cli", "node_modules", ".bin")
 }
 
 // cliPackages are the npm packages of the CLIs, pinned: what the not-found

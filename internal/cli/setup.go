@@ -49,6 +49,7 @@ your shell history; --from-stdin avoids both.`,
 	fl.BoolVar(&o.noCheck, "no-check", false, "do not check the keys with the provider")
 	fl.StringVar(&o.checkBaseURL, "check-base-url", "", "check every key against this base URL (tests)")
 	_ = fl.MarkHidden("check-base-url")
+	cmd.AddCommand(newSetupCLICmd(env))
 	return cmd
 }
 
