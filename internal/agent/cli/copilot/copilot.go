@@ -41,8 +41,10 @@
 //
 // Output: assistant.message_delta becomes Text, assistant.reasoning_delta
 // Reasoning, tool.execution_start/complete of its own tools ToolUsed (the
-// workflow tools are the workflow server's); session.error the task's
-// error, an *llm.Error with the provider's status. Copilot leaves its
+// workflow tools are the workflow server's), model.call_failure a failed
+// ModelCall (a request the CLI may retry); session.error the task's
+// error, an *llm.Error with the provider's status (an unreachable
+// endpoint, which it tries for about 25 s, has none). Copilot leaves its
 // per-call usage (assistant.usage) out of its JSON output, so the usage
 // comes from --usage-output-file once the CLI ends: one ModelCall per
 // model, with that model's requests and tokens.

@@ -62,6 +62,14 @@ type sessionError struct {
 	StatusCode int    `json:"statusCode"`
 }
 
+type callFailure struct {
+	Model            string `json:"model"`
+	StatusCode       int    `json:"statusCode"`
+	DurationMS       int64  `json:"durationMs"`
+	ErrorMessage     string `json:"errorMessage"`
+	ParentToolCallID string `json:"parentToolCallId"`
+}
+
 // usageFile is what --usage-output-file holds (the fields read).
 type usageFile struct {
 	ModelMetrics map[string]struct {
@@ -149,6 +157,16 @@ func (d *decoder) Line(line []byte) []agent.Outcome {
 			u.Duration = e.Timestamp.Sub(p.at)
 		}
 		return []agent.Outcome{u}
+	case "model.call_failure":
+		// A failed request the CLI may retry: a model call of its own,
+		// with its failure; the task's error, if any, is session.error.
+		var x callFailure
+		if json.Unmarshal(e.Data, &x) == nil && x.ParentToolCallID == "" {
+			err := &llm.Error{Provider: Type, Model: x.Model, Status: x.StatusCode, Message: x.ErrorMessage,
+				Retry: x.StatusCode == 0 || x.StatusCode == 429 || x.StatusCode >= 500}
+			return []agent.Outcome{agent.ModelCall{Model: x.Model, Duration: time.Duration(x.DurationMS) * time.Millisecond,
+				Failure: agent.FailureOf(err, "", Type, x.Model)}}
+		}
 	case "session.error":
 		var x sessionError
 		if json.Unmarshal(e.Data, &x) == nil {
@@ -219,18 +237,16 @@ func (d *decoder) End() cli.Result {
 // it gives none.
 var errorStatuses = map[string]int{"authentication": 401, "authorization": 403, "quota": 429, "rate_limit": 429}
 
-// sessionError is the provider's error as an *llm.Error with its status
-// (and a quota error's wording, so it is told from a rate limit); other
-// errors stay plain.
+// sessionError is the error that ended the session, which comes from its
+// model provider (a refusal, a limit, an unreachable endpoint): an
+// *llm.Error with the provider's status when there is one (and a quota
+// error's wording, so it is told from a rate limit).
 func (d *decoder) sessionError(x sessionError) error {
 	status := x.StatusCode
 	if status == 0 {
 		status = errorStatuses[x.ErrorType]
 	}
 	msg := strings.TrimSpace(x.Message)
-	if status == 0 {
-		return errors.New("copilot: " + msg)
-	}
 	if x.ErrorType == "quota" && !strings.Contains(strings.ToLower(msg), "quota") {
 		msg = "quota exceeded: " + msg
 	}

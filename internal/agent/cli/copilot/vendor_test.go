@@ -139,6 +139,7 @@ func TestDecoderReadsTheStream(t *testing.T) {
 		`{"type":"assistant.message_delta","data":{"messageId":"m1","deltaContent":"Let me "},"ephemeral":true}`,
 		`{"type":"assistant.message_delta","data":{"messageId":"m1","deltaContent":"write it."},"ephemeral":true}`,
 		`{"type":"assistant.message","data":{"messageId":"m1","model":"gpt-x","content":"Let me write it.","toolRequests":[{}]}}`,
+		`{"type":"model.call_failure","data":{"model":"gpt-x","statusCode":503,"durationMs":40,"failureKind":"api","errorMessage":"overloaded"}}`,
 		`{"type":"tool.execution_start","timestamp":"2026-12-03T22:00:00.000Z","data":{"toolCallId":"c1","toolName":"bash","arguments":{"command":"echo hi"}}}`,
 		`{"type":"assistant.message_delta","data":{"messageId":"s1","deltaContent":"sub-agent text","parentToolCallId":"c9"},"ephemeral":true}`,
 		`{"type":"tool.execution_complete","timestamp":"2026-12-03T22:00:00.300Z","data":{"toolCallId":"c1","success":true,"result":{"content":"hi"}}}`,
@@ -179,7 +180,8 @@ func TestDecoderReadsTheStream(t *testing.T) {
 	if res.Usage != want || res.Session != "s-1" || res.Text != "Done." || res.Err != nil {
 		t.Errorf("result %+v", res)
 	}
-	if len(calls) != 2 || calls[0].Model != "gpt-mini" || calls[1].Model != "gpt-x" || calls[1].Usage.InputTokens != 900 {
+	if len(calls) != 3 || calls[0].Failure == nil || calls[0].Failure.Status != 503 || calls[0].Duration != 40*time.Millisecond ||
+		calls[1].Model != "gpt-mini" || calls[2].Model != "gpt-x" || calls[2].Usage.InputTokens != 900 || calls[2].Failure != nil {
 		t.Errorf("model calls %+v", calls)
 	}
 }
@@ -193,7 +195,7 @@ func TestDecoderProviderErrors(t *testing.T) {
 		{`{"errorType":"authentication","message":"Authentication failed with provider at http://127.0.0.1:1/v1 (HTTP 401).","statusCode":401}`, 401, coord.FailAuth},
 		{`{"errorType":"quota","message":"You have run out of credits."}`, 429, coord.FailQuota},
 		{`{"errorType":"rate_limit","message":"Slow down.","statusCode":429}`, 429, coord.FailRateLimit},
-		{`{"errorType":"context_limit","message":"The prompt is too long."}`, 0, coord.FailOther},
+		{`{"errorType":"query","message":"Could not connect to local model provider at http://127.0.0.1:9/v1."}`, 0, coord.FailProvider},
 	}
 	for _, tc := range cases {
 		d := copilot.Vendor{}.Decoder()
@@ -206,7 +208,7 @@ func TestDecoderProviderErrors(t *testing.T) {
 		}
 		f := agent.FailureOf(res.Err, "a", "copilot", "m")
 		var pe *llm.Error
-		if errors.As(res.Err, &pe) != (tc.status != 0) || f.Status != tc.status || f.Kind != tc.kind {
+		if !errors.As(res.Err, &pe) || f.Status != tc.status || f.Kind != tc.kind {
 			t.Errorf("%s: %v: status %d kind %v", tc.data, res.Err, f.Status, f.Kind)
 		}
 	}
