@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -92,9 +93,9 @@ func (a *Agent) Run(ctx context.Context, task agent.Task, inbox *agent.Inbox) it
 			return err
 		}
 		if task.Kind == agent.TaskEvaluate {
-			return srv.Evaluate(ctx, task, loop)
+			return a.named(srv.Evaluate(ctx, task, loop))
 		}
-		return srv.Run(ctx, task, inbox, loop)
+		return a.named(srv.Run(ctx, task, inbox, loop))
 	}
 	return func(yield func(agent.Outcome) bool) {
 		ctx, cancel := context.WithCancel(ctx)
@@ -196,6 +197,25 @@ func (a *Agent) failure(err error) *coord.Failure {
 		f.Kind = coord.FailProvider
 	}
 	return f
+}
+
+// named fills in the agent, its CLI and its model where a task's failure
+// does not say them (the workflow server knows none of them), so that
+// every failure names who failed.
+func (a *Agent) named(seq iter.Seq[agent.Outcome]) iter.Seq[agent.Outcome] {
+	return func(yield func(agent.Outcome) bool) {
+		for o := range seq {
+			if d, ok := o.(agent.Done); ok && d.Failure != nil {
+				f := *d.Failure
+				f.Agent, f.Provider, f.Model = cmp.Or(f.Agent, a.ID), cmp.Or(f.Provider, a.Vendor.Type()), cmp.Or(f.Model, a.Model)
+				d.Failure = &f
+				o = d
+			}
+			if !yield(o) {
+				return
+			}
+		}
+	}
 }
 
 func failed(f *coord.Failure) iter.Seq[agent.Outcome] {
