@@ -7,7 +7,6 @@ import (
 	"github.com/massgen/massgen/internal/tool"
 	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -41,6 +40,10 @@ type cliMember struct {
 	// unsandboxed: the user consented to run it without bubblewrap
 	// (command_line_allow_unsandboxed), where there is none.
 	unsandboxed bool
+	// network: the user consented to give it the host's network
+	// (command_line_allow_network); otherwise it reaches only its
+	// endpoints (clinetwork.go).
+	network bool
 }
 
 // cliInstallDir is where `massgen setup cli` installs the CLIs' programs
@@ -89,6 +92,7 @@ func newCLIMember(a config.Agent, getenv func(string) string) (*cliMember, []str
 		m.options["exclude_tools"] = b.ExcludeTools
 	}
 	m.unsandboxed, _ = b.Extra["command_line_allow_unsandboxed"].(bool)
+	m.network, _ = b.Extra["command_line_allow_network"].(bool)
 	if b.APIKeyUnsetVar != "" {
 		return nil, nil, usageErr("agent %s: api_key refers to %s, which is not set: set it (in the environment or a .env file); "+
 			"massgen does not fall back to another key", a.ID, b.APIKeyUnsetVar)
@@ -151,9 +155,7 @@ func (rw *runWorkspaces) withCLIAgents(members map[string]*cliMember, agents []o
 			Workdir: g.Workspace(), Home: home, MCPServers: m.mcp, Options: m.options, Tools: m.tools}
 		switch {
 		case noSandbox == nil:
-			a.Wrap = func(cmd *exec.Cmd, env []string) {
-				sandbox.ProgramWith(bwrap, g, cmd, env, sandbox.ProgramOptions{Writable: []string{home}})
-			}
+			rw.warnings = append(rw.warnings, sandboxCLI(a, m, bwrap, g)...)
 		case m.unsandboxed:
 			rw.warnings = append(rw.warnings, fmt.Sprintf("agent %s: its %s CLI runs WITHOUT a sandbox (command_line_allow_unsandboxed: true): "+
 				"it can change any file this user can", id, m.vendor.Type()))
