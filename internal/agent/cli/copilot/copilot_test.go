@@ -273,8 +273,14 @@ func TestCancelKillsTheCLI(t *testing.T) {
 	if err := sim.WaitFor(wctx, func(rs []llmsim.Record) bool { return len(rs) > 0 }); err != nil {
 		t.Fatalf("the CLI never reached the simulator: %v", err)
 	}
-	if len(processesOf(model)) == 0 {
+	procs := processesOf(model)
+	if len(procs) == 0 {
 		t.Fatal("no process of the CLI found while it waits: the check below would prove nothing")
+	}
+	for _, p := range procs {
+		if strings.Contains(p, "npm-loader.js") {
+			t.Errorf("the npm launcher runs (%v): Copilot's native binary should run directly", procs)
+		}
 	}
 	cancel()
 	select {

@@ -23,6 +23,18 @@ func TestRegistered(t *testing.T) {
 	}
 }
 
+// The npm launcher is resolved to the native binary it would start.
+func TestExecutableIsTheNativeBinary(t *testing.T) {
+	found := copilotPath(t)
+	got := copilot.Vendor{}.Executable(found)
+	if filepath.Base(got) != "copilot" || !strings.Contains(got, "@github/copilot-") {
+		t.Errorf("executable %q for %q", got, found)
+	}
+	if other := "/bin/sh"; (copilot.Vendor{}).Executable(other) != other {
+		t.Error("a program that is not the launcher is not kept")
+	}
+}
+
 func argValue(args []string, flag string) string {
 	if i := slices.Index(args, flag); i >= 0 && i+1 < len(args) {
 		return args[i+1]
