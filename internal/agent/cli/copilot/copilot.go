@@ -36,6 +36,12 @@
 // trusted (no --trust-folder), so its MCP servers, hooks and plugins are
 // not loaded.
 //
+// The program run is the native binary of the npm package
+// (@github/copilot-linux-x64/copilot; Executable), not its node launcher,
+// which would start it as a child. On its first run in a home it unpacks
+// itself into <home>/.cache/copilot (about 235 MB, a few seconds); later
+// tasks of the agent reuse it.
+//
 // Sessions: every task starts a new session, as for the other CLIs (the
 // prompts are whole); its id is reported.
 //
