@@ -370,9 +370,19 @@ func serve(cmd *cobra.Command, env *Env, f serveFlags) error {
 	if err != nil {
 		return usageErr("--config-dir: %v", err)
 	}
+	// The page also follows the runs API clients start (set once srv is).
+	var srv *server.Server
+	apiRuns := func() []webui.APIRun {
+		var out []webui.APIRun
+		for _, r := range srv.Runs() {
+			out = append(out, webui.APIRun{ID: r.ID, Model: r.Model, Status: r.Status, Winner: r.Winner, LogDir: r.LogDir,
+				Created: r.Created, Events: r.Events})
+		}
+		return out
+	}
 	ui := webui.New(webui.Deps{Env: serverEnv(env), Configs: uiConfigs, DefaultConfig: uiDefault, LogDir: f.logDir,
-		Token: f.apiKey, MaxRuns: f.maxConcurrent, Version: app.Version, Logger: logger})
-	srv := server.New(server.Deps{
+		Token: f.apiKey, MaxRuns: f.maxConcurrent, Version: app.Version, Logger: logger, APIRuns: apiRuns})
+	srv = server.New(server.Deps{
 		UI:           ui.Handler("/ui"),
 		Responses:    db,
 		Run:          runner.Run,

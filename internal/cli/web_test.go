@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -75,5 +77,95 @@ func TestWebServesTheUIBehindALaunchToken(t *testing.T) {
 		}
 	case <-time.After(15 * time.Second):
 		t.Fatal("massgen --web did not stop")
+	}
+}
+
+// Under massgen serve, the page lists a run an API client started and
+// follows its events live (it cannot cancel it: its client owns it), with
+// the server's API key.
+func TestServeUIFollowsAPIClientsRuns(t *testing.T) {
+	dir := t.TempDir()
+	team := `agents:
+  - id: slowpoke
+    backend:
+      type: sim
+      model: sim-slowpoke
+      ttft_ms: 5
+      tokens_per_second: 40
+      scenario:
+        models:
+          sim-slowpoke:
+            steps:
+              - text: "Thinking slowly enough for a page to watch this run while it streams its thoughts."
+                answer: "Forty-two."
+`
+	if err := os.WriteFile(filepath.Join(dir, "team.yaml"), []byte(team), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := startServeIn(t, dir, nil, "--config", filepath.Join(dir, "team.yaml"), "--api-key", "k3y")
+	done := make(chan int, 1)
+	go func() {
+		code, _ := p.post(t, "k3y", `{"model":"massgen","messages":[{"role":"user","content":"The API client's question"}]}`)
+		done <- code
+	}()
+	ui := func(path string, out any) int {
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, p.url+"/ui/api/"+path, nil)
+		req.Header.Set("Authorization", "Bearer k3y")
+		resp, err := p.hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		_ = json.NewDecoder(resp.Body).Decode(out)
+		return resp.StatusCode
+	}
+	// The run appears once the server has registered it (bounded wait).
+	var id string
+	for deadline := time.Now().Add(10 * time.Second); id == ""; time.Sleep(10 * time.Millisecond) {
+		var list struct {
+			Runs []struct {
+				ID, Question string
+				Live         bool
+				Cancellable  bool
+			}
+		}
+		ui("runs", &list)
+		for _, r := range list.Runs {
+			if strings.HasPrefix(r.ID, "api:") && r.Question == "The API client's question" {
+				if !r.Live || r.Cancellable {
+					t.Fatalf("an API run: %+v", r)
+				}
+				id = r.ID
+			}
+		}
+		if id == "" && time.Now().After(deadline) {
+			t.Fatalf("the API client's run is not listed: %+v", list)
+		}
+	}
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, p.url+"/ui/api/events?run="+id, nil)
+	req.Header.Set("Authorization", "Bearer k3y")
+	resp, err := p.hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{"event: run_started", "event: text_delta", "event: new_answer", "event: run_finished", "event: end"} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("the page's stream of the API run has no %q:\n%.2000s", want, body)
+		}
+	}
+	if code := <-done; code != http.StatusOK {
+		t.Fatalf("the API client got %d", code)
+	}
+	// Without the key, nothing.
+	req, _ = http.NewRequestWithContext(t.Context(), http.MethodGet, p.url+"/ui/api/events?run="+id, nil)
+	resp, err = p.hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("without the key: %d", resp.StatusCode)
 	}
 }

@@ -3,6 +3,7 @@ package server
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"slices"
 	"sync"
 	"time"
 
@@ -104,4 +105,26 @@ func (g *registry) get(id string) (runInfo, bool) {
 		return runInfo{}, false
 	}
 	return *r, true
+}
+
+// RunView is one run of the server as another surface shows it (the Web
+// UI watches API clients' runs live): Events is its broker while the
+// server keeps it (nil before the team is built, and for old runs).
+type RunView struct {
+	ID, Model, Status, Winner, LogDir string
+	Created                           time.Time
+	Events                            *event.Broker
+}
+
+// Runs returns the runs the server remembers, newest first.
+func (s *Server) Runs() []RunView {
+	s.runs.mu.Lock()
+	out := make([]RunView, 0, len(s.runs.runs))
+	for _, r := range s.runs.runs {
+		out = append(out, RunView{ID: r.ID, Model: r.Model, Status: r.Status, Winner: r.Winner, LogDir: r.LogDir,
+			Created: r.Created, Events: r.Events})
+	}
+	s.runs.mu.Unlock()
+	slices.SortFunc(out, func(a, b RunView) int { return b.Created.Compare(a.Created) })
+	return out
 }

@@ -21,21 +21,26 @@ const maxListed = 200
 // under the logs root (log_<timestamp> or log_<timestamp>/turn_<N>).
 const pastPrefix = "log:"
 
+// apiPrefix marks the id of a run an API client started: "api:" and the
+// server's run id.
+const apiPrefix = "api:"
+
 // runView is a run as the page lists and opens it.
 type runView struct {
-	ID       string    `json:"id"`
-	Live     bool      `json:"live"` // started by this process (cancellable while running)
-	Question string    `json:"question"`
-	Status   string    `json:"status"`
-	Started  time.Time `json:"started"`
-	Deadline time.Time `json:"deadline,omitzero"`
-	Config   string    `json:"config,omitempty"`
-	Session  string    `json:"session,omitempty"`
-	Turn     int       `json:"turn,omitempty"`
-	Winner   string    `json:"winner,omitempty"`
-	Error    string    `json:"error,omitempty"`
-	Agents   []string  `json:"agents,omitempty"`
-	LogName  string    `json:"log,omitempty"` // the log directory's name under the logs root
+	ID          string    `json:"id"`
+	Live        bool      `json:"live"`        // of this process: its events come live from its broker
+	Cancellable bool      `json:"cancellable"` // started from the page: Cancel works while it runs
+	Question    string    `json:"question"`
+	Status      string    `json:"status"`
+	Started     time.Time `json:"started"`
+	Deadline    time.Time `json:"deadline,omitzero"`
+	Config      string    `json:"config,omitempty"`
+	Session     string    `json:"session,omitempty"`
+	Turn        int       `json:"turn,omitempty"`
+	Winner      string    `json:"winner,omitempty"`
+	Error       string    `json:"error,omitempty"`
+	Agents      []string  `json:"agents,omitempty"`
+	LogName     string    `json:"log,omitempty"` // the log directory's name under the logs root
 }
 
 func (u *UI) runJSON(r liveRun) runView {
@@ -46,7 +51,7 @@ func (u *UI) runJSON(r liveRun) runView {
 			r.Status, r.Winner = snap.Status, snap.Winner
 		}
 	}
-	return runView{ID: r.ID, Live: true, Question: r.Question, Status: r.Status, Started: r.Started,
+	return runView{ID: r.ID, Live: true, Cancellable: r.cancel != nil, Question: r.Question, Status: r.Status, Started: r.Started,
 		Deadline: r.Deadline, Config: r.Config, Session: r.Session, Turn: r.Turn, Winner: r.Winner,
 		Error: r.Error, Agents: r.Agents, LogName: u.logName(r.LogDir)}
 }
@@ -64,6 +69,12 @@ func (u *UI) listRuns(w http.ResponseWriter, r *http.Request) {
 			seen[filepath.Clean(lr.LogDir)] = true
 		}
 		out = append(out, u.runJSON(lr))
+	}
+	for _, a := range u.apiRuns() {
+		if a.LogDir != "" {
+			seen[filepath.Clean(a.LogDir)] = true
+		}
+		out = append(out, u.runJSON(a))
 	}
 	past, err := app.PastRuns(u.logsRoot())
 	if err != nil && !os.IsNotExist(err) {
@@ -150,6 +161,12 @@ func (u *UI) findRun(w http.ResponseWriter, id string) (found, bool) {
 				return found{past: &p, logDir: p.Dir}, true
 			}
 		}
+	} else if api, ok := strings.CutPrefix(id, apiPrefix); ok {
+		for _, a := range u.apiRuns() {
+			if a.ID == id && api != "" {
+				return found{live: &a, logDir: a.LogDir}, true
+			}
+		}
 	} else if lr, ok := u.runs.get(id); ok {
 		return found{live: &lr, logDir: lr.LogDir}, true
 	}
@@ -184,4 +201,30 @@ func atoi(s string) int {
 // sortBy sorts s by the key of each element.
 func sortBy[T any](s []T, key func(T) string) {
 	slices.SortFunc(s, func(a, b T) int { return cmp.Compare(key(a), key(b)) })
+}
+
+// apiRuns are the runs API clients started, as live runs the page cannot
+// cancel (their client owns them); the question is the run's own, from its
+// events.
+func (u *UI) apiRuns() []liveRun {
+	if u.d.APIRuns == nil {
+		return nil
+	}
+	var out []liveRun
+	for _, a := range u.d.APIRuns() {
+		lr := liveRun{ID: apiPrefix + a.ID, Config: a.Model, Started: a.Created, Status: a.Status, Winner: a.Winner,
+			LogDir: a.LogDir, Events: a.Events}
+		if a.Events != nil {
+			snap := a.Events.View().Snapshot(u.now())
+			lr.Question = snap.Question
+			for _, ag := range snap.Agents {
+				lr.Agents = append(lr.Agents, ag.ID)
+			}
+		}
+		if lr.Question == "" && a.LogDir == "" && a.Events == nil {
+			continue // rejected before it started: nothing to show
+		}
+		out = append(out, lr)
+	}
+	return out
 }

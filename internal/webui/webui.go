@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/massgen/massgen/internal/app"
+	"github.com/massgen/massgen/internal/event"
 )
 
 // DefaultMaxRuns is how many runs started from the page may run at once.
@@ -40,6 +41,16 @@ type Deps struct {
 	MaxRuns   int
 	Version   string
 	Logger    *slog.Logger
+	// APIRuns, when set, lists the runs API clients started (massgen
+	// serve's), newest first: the page lists them and follows them live.
+	APIRuns func() []APIRun
+}
+
+// APIRun is a run an API client started, as the page shows it.
+type APIRun struct {
+	ID, Model, Status, Winner, LogDir string
+	Created                           time.Time
+	Events                            *event.Broker // nil: not (or no longer) in memory
 }
 
 // UI is the Web UI's handler and the runs it started.

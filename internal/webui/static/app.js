@@ -186,7 +186,8 @@ function runsTable(runs) {
       h('th', { scope: 'col' }, 'Started'), h('th', { scope: 'col' }, 'Winner'), h('th', { scope: 'col' }, 'Session'))),
     h('tbody', null, runs.map((r) => h('tr', null,
       h('td', null, h('a', { href: '#/run/' + encodeURIComponent(r.id) }, r.question || '(no question)')),
-      h('td', null, h('span', { class: 'chip s-' + r.status }, r.status), r.live ? '' : h('span', { class: 'muted' }, ' log')),
+      h('td', null, h('span', { class: 'chip s-' + r.status }, r.status), r.live ? '' : h('span', { class: 'muted' }, ' log'),
+        r.id.startsWith('api:') ? h('span', { class: 'muted' }, ' API') : ''),
       h('td', null, when(r.started)),
       h('td', null, r.winner || ''),
       h('td', null, r.session ? `${r.session}${r.turn ? ' #' + r.turn : ''}` : ''))))));
@@ -270,7 +271,7 @@ function buildRunView(id, meta, run) {
   const streamChip = h('span', { class: 'chip', id: 'stream-state' }, meta.live ? 'connecting' : 'replay');
   const deadline = h('span', { class: 'chip', id: 'deadline' });
   const totals = h('span', { class: 'chip', id: 'totals' });
-  const cancel = /** @type {HTMLButtonElement} */ (h('button', { type: 'button', id: 'cancel', class: 'danger', hidden: !meta.live,
+  const cancel = /** @type {HTMLButtonElement} */ (h('button', { type: 'button', id: 'cancel', class: 'danger', hidden: !meta.cancellable,
     onclick: async () => {
       cancel.disabled = true;
       try {
@@ -443,7 +444,7 @@ function buildRunView(id, meta, run) {
       h('span', { class: 'chip' }, `${run.answers.length} answers`),
       run.lost ? h('span', { class: 'chip', title: 'streamed text dropped for a slow page' }, `${run.lost} deltas skipped`) : '');
     totals.textContent = `${tokens(run.totals.inTok)} in · ${tokens(run.totals.outTok)} out${run.totals.cost ? ' · ' + dollars(run.totals.cost) : ''}`;
-    const running = meta.live && !run.status;
+    const running = meta.cancellable && !run.status;
     cancel.hidden = !running;
     if (run.status) deadline.hidden = true;
     if (!run.answers.length && !answers.firstChild) answers.append(h('li', { class: 'muted none' }, 'No answers yet.'));
