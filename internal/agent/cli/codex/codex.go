@@ -189,7 +189,9 @@ func (Vendor) Prepare(inv *cli.Invocation) (cli.Command, error) {
 		return cli.Command{}, err
 	}
 
-	args := []string{"exec", "--json", "--skip-git-repo-check", "--ephemeral", "--color", "never", "-C", inv.Workdir}
+	// Not --ephemeral: the session file is where each response's usage is
+	// (rollout.go).
+	args := []string{"exec", "--json", "--skip-git-repo-check", "--color", "never", "-C", inv.Workdir}
 	if inv.Sandboxed {
 		// massgen's sandbox is the enforcement; Codex's own (Landlock,
 		// seccomp, its bubblewrap) cannot nest inside it.
@@ -205,7 +207,7 @@ func (Vendor) Prepare(inv *cli.Invocation) (cli.Command, error) {
 	// "-": the prompt is read from standard input, whatever its length
 	// (one argument may not exceed 128 KiB on Linux).
 	args = append(args, "-")
-	return cli.Command{Args: args, Env: env, Stdin: inv.Prompt}, nil
+	return cli.Command{Args: args, Env: env, Stdin: inv.Prompt, Decoder: &decoder{roll: &rollout{home: home}}}, nil
 }
 
 // reasoning reads model_reasoning_effort (or reasoning.effort, upstream's

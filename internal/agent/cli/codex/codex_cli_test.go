@@ -17,6 +17,7 @@ import (
 	"github.com/massgen/massgen/internal/agent/cli"
 	"github.com/massgen/massgen/internal/agent/cli/codex"
 	"github.com/massgen/massgen/internal/coord"
+	"github.com/massgen/massgen/internal/llm"
 	"github.com/massgen/massgen/internal/llmsim"
 	"github.com/massgen/massgen/internal/llmsim/simtest"
 	"github.com/massgen/massgen/internal/workspace"
@@ -173,14 +174,23 @@ func TestCoordinationTurnVotes(t *testing.T) {
 	if !ok || !slices.Contains(tools, "mcp__massgen__vote") {
 		t.Errorf("tools of the vote's request: %v", tools)
 	}
+	// One ModelCall per response (the vote, then the text after its
+	// result), read from Codex's session file, adding up to the task's.
 	var calls []agent.ModelCall
+	var sum llm.Usage
 	for _, o := range outs {
 		if mc, ok := o.(agent.ModelCall); ok {
 			calls = append(calls, mc)
+			sum.Add(mc.Usage)
 		}
 	}
-	if len(calls) != 1 || calls[0].Model != "sim-codex" || calls[0].Usage != done.Usage {
-		t.Errorf("model calls %+v, want one (Codex reports a turn's usage once) with the task's usage %+v", calls, done.Usage)
+	if n := len(sim.Requests()); len(calls) != n || n < 2 || calls[0].Model != "sim-codex" || sum != done.Usage {
+		t.Errorf("model calls %+v for %d requests, want one per request adding up to the task's usage %+v", calls, n, done.Usage)
+	}
+	for i, mc := range calls {
+		if want := int64(sim.Requests()[i].PromptTokens); mc.Usage.InputTokens != want {
+			t.Errorf("model call %d: %d input tokens, the simulator counted %d", i, mc.Usage.InputTokens, want)
+		}
 	}
 }
 
@@ -317,11 +327,22 @@ models:
 
 // Cancelling a turn while the model is answering ends Run at once and
 // leaves no process of the CLI behind, whether it runs plainly (its
-// process group is killed) or in the sandbox.
+// process group is killed) or in the sandbox; the responses before the
+// one cut short count in its usage (Codex prints none for a turn it does
+// not finish: they come from its session file).
 func TestCancelMidTurn(t *testing.T) {
 	for _, sandboxed := range []bool{false, true} {
 		t.Run(map[bool]string{false: "plain", true: "sandboxed"}[sandboxed], func(t *testing.T) {
-			sim, base := simtest.Start(t, "models:\n  sim-codex:\n    steps:\n      - fault: hang\n        text: \"Thinking\"\n")
+			sim, base := simtest.Start(t, `
+models:
+  sim-codex:
+    steps:
+      - calls:
+          - name: exec_command
+            arguments: '{"cmd":"echo looked"}'
+      - fault: hang
+        text: "Thinking"
+`)
 			a := newAgent(t, base, "sim-codex")
 			if sandboxed {
 				bwrap := bwrapOrSkip(t)
@@ -346,6 +367,20 @@ func TestCancelMidTurn(t *testing.T) {
 				cancel()
 				t.Fatalf("the model was never asked: %v", err)
 			}
+			// Codex writes the first response's usage to its session file
+			// a moment after it asked again; cancel once it is there.
+			recorded := func() bool {
+				files, _ := filepath.Glob(filepath.Join(a.Home, ".codex", "sessions", "*", "*", "*", "rollout-*.jsonl"))
+				for _, f := range files {
+					if b, _ := os.ReadFile(f); bytes.Contains(b, []byte(`"token_usage_record"`)) {
+						return true
+					}
+				}
+				return false
+			}
+			for deadline := time.Now().Add(10 * time.Second); !recorded() && time.Now().Before(deadline); {
+				time.Sleep(20 * time.Millisecond)
+			}
 			procs := cliProcesses(t, a)
 			if len(procs) == 0 {
 				t.Fatal("no CLI process found while it works: the check below would prove nothing")
@@ -362,6 +397,9 @@ func TestCancelMidTurn(t *testing.T) {
 			}
 			if done.Failure == nil || done.Failure.Kind != coord.FailCancelled {
 				t.Errorf("failure %+v, want cancelled", done.Failure)
+			}
+			if want := int64(sim.Requests()[0].PromptTokens); done.Usage.InputTokens != want {
+				t.Errorf("usage %+v, want the first response's %d input tokens", done.Usage, want)
 			}
 			if procs := cliProcesses(t, a); len(procs) > 0 {
 				t.Errorf("CLI processes left: %v", procs)

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -281,5 +282,51 @@ func TestExecutable(t *testing.T) {
 	os.Remove(bin)
 	if got := (Vendor{}).Executable(link); got != link {
 		t.Errorf("without the native binary: %s, want the launcher", got)
+	}
+}
+
+// The session file gives a ModelCall per response as its records are
+// written, a line still being written waiting for the next read.
+func TestRollout(t *testing.T) {
+	home := t.TempDir()
+	dir := filepath.Join(home, "sessions", "2026", "12", "03")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "rollout-2026-12-03T22-42-06-thr1.jsonl")
+	rec := func(ts string, in int) string {
+		return `{"timestamp":"` + ts + `","type":"token_usage_record","payload":{"usage":{"input_tokens":` + strconv.Itoa(in) +
+			`,"cached_input_tokens":1,"output_tokens":2,"reasoning_output_tokens":0}}}` + "\n"
+	}
+	first := `{"timestamp":"2026-12-03T22:42:07.000Z","type":"event_msg","payload":{"type":"task_started"}}` + "\n" +
+		rec("2026-12-03T22:42:07.250Z", 10) + `{"timestamp":"2026-12-03T22:42:07.3`
+	if err := os.WriteFile(path, []byte(first), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d := &decoder{roll: &rollout{home: home}}
+	if outs := d.Line([]byte(`{"type":"thread.started","thread_id":"thr1"}`)); len(outs) != 0 {
+		t.Fatalf("before the thread was known: %+v", outs)
+	}
+	outs := d.Line([]byte(`{"type":"turn.started"}`))
+	if len(outs) != 1 || outs[0].(agent.ModelCall).Usage.InputTokens != 10 || outs[0].(agent.ModelCall).Duration != 250*time.Millisecond {
+		t.Fatalf("first read: %+v", outs)
+	}
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`00Z","type":"response_item","payload":{"type":"message"}}` + "\n" + rec("2026-12-03T22:42:08.000Z", 20))
+	f.Close()
+	outs = d.Line([]byte(`{"type":"item.completed","item":{"id":"i","type":"agent_message","text":"ok"}}`))
+	if len(outs) != 2 || outs[0].(agent.ModelCall).Usage.InputTokens != 20 {
+		t.Fatalf("second read: %+v", outs)
+	}
+	// turn.completed adds no ModelCall of its own; the task's usage is the
+	// records' (the turn's sum, when it is the same).
+	if outs := d.Line([]byte(`{"type":"turn.completed","usage":{"input_tokens":30,"cached_input_tokens":2,"output_tokens":4}}`)); len(outs) != 0 {
+		t.Errorf("turn.completed: %+v", outs)
+	}
+	if u := d.End().Usage; u != (llm.Usage{InputTokens: 30, CachedTokens: 2, OutputTokens: 4}) {
+		t.Errorf("usage %+v", u)
 	}
 }

@@ -73,6 +73,9 @@ type decoder struct {
 	started map[string]time.Time // item id → when it started
 	turn    time.Time
 	texts   []string
+	// turnUsage sums turn.completed's usage: the task's, unless the
+	// session file recorded more (a turn cut short reports none).
+	turnUsage llm.Usage
 	// lastErr is the last error event: Codex reports the attempts it
 	// retries with them, so one is the task's error only if no turn
 	// completes after it.
@@ -83,6 +86,9 @@ type decoder struct {
 	// turn's deadline.
 	offline int
 	stop    bool
+	// roll reads the per-response usage from the session file (when
+	// Prepare made the decoder, knowing CODEX_HOME).
+	roll *rollout
 }
 
 // maxOffline is how many consecutive attempts that cannot connect to the
@@ -95,9 +101,20 @@ func (d *decoder) Line(line []byte) []agent.Outcome {
 	if json.Unmarshal(line, &ev) != nil {
 		return nil // not an event (a warning printed on stdout)
 	}
+	if d.roll == nil {
+		return d.event(&ev)
+	}
+	calls := d.roll.read() // the responses recorded before this event
+	return append(calls, d.event(&ev)...)
+}
+
+func (d *decoder) event(ev *event) []agent.Outcome {
 	switch ev.Type {
 	case "thread.started":
 		d.res.Session = ev.ThreadID
+		if d.roll != nil {
+			d.roll.thread = ev.ThreadID
+		}
 	case "turn.started":
 		d.turn = time.Now()
 	case "item.started":
@@ -114,14 +131,21 @@ func (d *decoder) Line(line []byte) []agent.Outcome {
 		}
 	case "turn.completed":
 		d.completed, d.lastErr, d.offline = true, "", 0
+		if d.roll != nil && d.roll.n > 0 {
+			// The session file gave each response's ModelCall; the turn's
+			// sum is the task's usage.
+			if u := ev.Usage; u != nil {
+				d.turnUsage.Add(u.llm())
+			}
+			return nil
+		}
 		mc := agent.ModelCall{}
 		if !d.turn.IsZero() {
 			mc.Duration = time.Since(d.turn)
 		}
 		if u := ev.Usage; u != nil {
-			mc.Usage = llm.Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, ReasoningTokens: u.ReasoningOutputTokens,
-				CachedTokens: u.CachedInputTokens, CacheWriteTokens: u.CacheWriteInputTokens}
-			d.res.Usage.Add(mc.Usage)
+			mc.Usage = u.llm()
+			d.turnUsage.Add(mc.Usage)
 		}
 		return []agent.Outcome{mc}
 	case "turn.failed":
@@ -223,6 +247,13 @@ func (d *decoder) item(it *item) []agent.Outcome {
 }
 
 func (d *decoder) End() cli.Result {
+	d.res.Usage = d.turnUsage
+	if d.roll != nil {
+		d.roll.read() // what the CLI recorded after its last event
+		if u := d.roll.usage; u.InputTokens+u.OutputTokens > d.res.Usage.InputTokens+d.res.Usage.OutputTokens {
+			d.res.Usage = u
+		}
+	}
 	if d.res.Err == nil && !d.completed && d.lastErr != "" {
 		d.res.Err = providerError(d.lastErr) // it exited after the error, without a turn.failed
 	}

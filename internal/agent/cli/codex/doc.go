@@ -2,7 +2,7 @@
 // tests/cli-agents) as a massgen agent: backend type codex, program codex.
 // Importing it registers the vendor with internal/agent/cli.
 //
-// Each task runs `codex exec --json --skip-git-repo-check --ephemeral -C
+// Each task runs `codex exec --json --skip-git-repo-check -C
 // <workspace> … -` with the task's message on standard input (no length
 // limit, nothing parsed as a flag), as Codex's native binary rather than
 // the npm package's node launcher (cli.Resolver: under Node 20 the
@@ -11,10 +11,12 @@
 // thread.started gives the session id; completed items give the text
 // (agent_message), reasoning, and the CLI's own tool calls with their
 // results (command_execution as "shell", file_change as "apply_patch",
-// mcp_tool_call as mcp__server__tool, web_search); turn.completed gives
-// the usage. Codex reports usage per turn, every request of the turn
-// summed, so a task has one agent.ModelCall, not one per request; it
-// reports no cost. An error event is an attempt Codex retries (a failed
+// mcp_tool_call as mcp__server__tool, web_search). Its events give usage
+// only per turn (every request summed, and nothing for a turn cut short),
+// so the decoder also reads the session file Codex writes in its home
+// (sessions/…/rollout-…-<thread>.jsonl), which records each response's
+// usage: one agent.ModelCall per response, and a cancelled task's usage
+// up to its last response (rollout.go). Codex reports no cost. An error event is an attempt Codex retries (a failed
 // ModelCall); turn.failed ends the task with an *llm.Error that carries
 // the provider's HTTP status when the message names one ("unexpected
 // status 401 Unauthorized"; Codex's quota and capacity messages get 429
@@ -66,11 +68,12 @@
 // dangerous-no-sandbox → the bypass flag. Approvals are never asked for
 // (approval_policy = "never").
 //
-// Sessions. Each task starts a fresh session and keeps none (--ephemeral):
-// massgen's prompts are self-contained (the question, every current answer
-// and the coordination rules), as its API agents' turns are, so resuming
-// would only make the model re-read superseded answers and the previous
-// turn's workflow calls. The session id is still reported.
+// Sessions. Each task starts a fresh session, never resumed: massgen's
+// prompts are self-contained (the question, every current answer and the
+// coordination rules), as its API agents' turns are, so resuming would
+// only make the model re-read superseded answers and the previous turn's
+// workflow calls. The session id is still reported; its file stays in the
+// private home (read for usage), which the run removes at its end.
 //
 // Keys of the backend block: model; model_reasoning_effort or
 // reasoning.effort (default high, as upstream); reasoning.summary or
