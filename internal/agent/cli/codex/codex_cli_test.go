@@ -272,7 +272,7 @@ func TestSandboxed(t *testing.T) {
 	if err := os.MkdirAll(outside, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	cmd := "echo massgen-codex-ok > proof.txt; echo escaped > " + outside + "/escape.txt; echo escaped > " + dir + "/escape.txt; echo done"
+	cmd := "echo massgen-codex-ok > proof.txt; echo escaped > " + outside + "/escape.txt; echo escaped > " + dir + "/escape.txt; env; echo done"
 	sim, base := simtest.Start(t, `
 models:
   sim-codex:
@@ -321,7 +321,17 @@ models:
 		}
 	}
 	if len(used) != 1 || used[0].Tool != "shell" || !strings.Contains(used[0].Args, "proof.txt") || !strings.Contains(used[0].Result, "done") {
-		t.Errorf("tools used: %+v, want the shell command with its output", used)
+		t.Fatalf("tools used: %+v, want the shell command with its output", used)
+	}
+	// The command's environment (printed by env) has neither the
+	// provider's key nor the workflow server's token.
+	if !strings.Contains(used[0].Result, "PATH=") {
+		t.Fatalf("env printed nothing: %q", used[0].Result)
+	}
+	for _, secret := range []string{"sim-key", "Bearer", "MASSGEN_MCP_TOKEN", "OPENAI_API_KEY"} {
+		if strings.Contains(used[0].Result, secret) {
+			t.Errorf("the command's environment holds %s:\n%s", secret, used[0].Result)
+		}
 	}
 }
 
