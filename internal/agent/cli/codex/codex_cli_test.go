@@ -264,7 +264,8 @@ func bwrapOrSkip(t *testing.T) string {
 // Under massgen's sandbox (bubblewrap, the workspace and the CLI's home
 // writable), Codex runs with its own sandbox off and still works: a shell
 // command its model runs writes into the workspace, and its attempts to
-// write beside the workspace and the home fail.
+// write beside the workspace and the home fail; an apply_patch edit lands
+// in the workspace; the command's environment holds no secret.
 func TestSandboxed(t *testing.T) {
 	bwrap := bwrapOrSkip(t)
 	dir := t.TempDir()
@@ -280,6 +281,9 @@ models:
       - calls:
           - name: exec_command
             arguments: '{"cmd":"`+cmd+`"}'
+      - calls:
+          - name: exec_command
+            arguments: '{"cmd":"apply_patch <<''EOF''\n*** Begin Patch\n*** Add File: patched.txt\n+patched\n*** End Patch\nEOF\n"}'
       - answer: "I wrote proof.txt."
 `)
 	a := newAgent(t, base, "sim-codex")
@@ -300,8 +304,14 @@ models:
 	if b, err := os.ReadFile(filepath.Join(a.Workdir, "proof.txt")); err != nil || string(b) != "massgen-codex-ok\n" {
 		t.Errorf("proof.txt in the workspace: %q, %v", b, err)
 	}
-	if entries, _ := os.ReadDir(a.Workdir); len(entries) != 1 {
-		t.Errorf("the workspace holds %v, want proof.txt alone (Codex keeps its own files in its home)", entries)
+	// Codex edits files with apply_patch, a command its shell tool finds
+	// (a helper it links in its home): it works in the sandbox too, and is
+	// reported as the edit it is.
+	if b, err := os.ReadFile(filepath.Join(a.Workdir, "patched.txt")); err != nil || string(b) != "patched\n" {
+		t.Errorf("patched.txt in the workspace: %q, %v", b, err)
+	}
+	if entries, _ := os.ReadDir(a.Workdir); len(entries) != 2 {
+		t.Errorf("the workspace holds %v, want proof.txt and patched.txt alone (Codex keeps its own files in its home)", entries)
 	}
 	for _, p := range []string{filepath.Join(outside, "escape.txt"), filepath.Join(dir, "escape.txt")} {
 		if _, err := os.Stat(p); err == nil {
@@ -320,8 +330,9 @@ models:
 			used = append(used, u)
 		}
 	}
-	if len(used) != 1 || used[0].Tool != "shell" || !strings.Contains(used[0].Args, "proof.txt") || !strings.Contains(used[0].Result, "done") {
-		t.Fatalf("tools used: %+v, want the shell command with its output", used)
+	if len(used) != 2 || used[0].Tool != "shell" || !strings.Contains(used[0].Args, "proof.txt") || !strings.Contains(used[0].Result, "done") ||
+		used[1].Tool != "apply_patch" || !strings.Contains(used[1].Args, "patched.txt") || used[1].IsError {
+		t.Fatalf("tools used: %+v, want the shell command with its output, then the patch", used)
 	}
 	// The command's environment (printed by env) has neither the
 	// provider's key nor the workflow server's token.
