@@ -172,6 +172,8 @@ func buildPlan(req *request, sel selection) *plan {
 		}
 	case "done":
 		p.text = "Done: my action is with the coordinator."
+	case "checklist":
+		p.calls = []toolCall{{req.nameOf("submit_checklist"), req.checklistScores()}}
 	case "fault":
 		status, name, _ := parseFault(step.Fault)
 		switch {
@@ -222,6 +224,8 @@ func actionOf(step *Step, req *request) string {
 	// then), otherwise answer; post-evaluation submits; no workflow tool
 	// means a presentation (or a plain chat) and gets text.
 	switch {
+	case req.offers("submit_checklist") && req.offers("vote") && !req.scored():
+		return "checklist" // a checklist-gated agent scores first
 	case req.offers("vote"):
 		return "vote"
 	case req.offers("new_answer"):
@@ -252,6 +256,8 @@ func defaultOnly(req *request, n int) plan {
 		}{defaultAnswer(req, n)})}}
 	case "submit":
 		p.calls = []toolCall{{req.nameOf("submit"), `{"confirmed":true}`}}
+	case "checklist":
+		p.calls = []toolCall{{req.nameOf("submit_checklist"), req.checklistScores()}}
 	default:
 		p.text = finalText(req, "")
 	}

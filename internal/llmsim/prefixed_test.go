@@ -1,6 +1,7 @@
 package llmsim
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -63,5 +64,34 @@ func TestWorkflowToolsUnderAClientsPrefix(t *testing.T) {
 	r = runAnthropic(ctx, f, antParams("cli-sim", taskMessage, native...))
 	if len(antCalls(&r.msg)) != 0 || !strings.Contains(antText(&r.msg), "Final answer") {
 		t.Errorf("presentation: %q", antText(&r.msg))
+	}
+}
+
+// A checklist-gated agent offered submit_checklist scores every answer on
+// every criterion its prompt lists, once a turn, before it votes.
+func TestDefaultPolicyScoresTheChecklistBeforeVoting(t *testing.T) {
+	f := start(t, scenario(t, "models: {}\n"))
+	ctx := testCtx(t)
+	tools := []anthropic.ToolUnionParam{antTool("mcp__massgen__new_answer", newAnswerSchema()),
+		antTool("mcp__massgen__vote", voteSchema("agent2", "agent1")), antTool("mcp__massgen__submit_checklist", nil)}
+	p := antParams("gated", taskMessage, tools...)
+	p.System = []anthropic.TextBlockParam{{Text: "Criteria:\nE1 [PRIMARY]: correct ___/10\nE2: complete ___/10\n"}}
+	r := runAnthropic(ctx, f, p)
+	calls := antCalls(&r.msg)
+	if r.err != nil || len(calls) != 1 || calls[0][0] != "mcp__massgen__submit_checklist" {
+		t.Fatalf("calls %v, %v", calls, r.err)
+	}
+	var args struct {
+		Scores map[string]map[string]struct{ Score int }
+	}
+	if err := json.Unmarshal([]byte(calls[0][1]), &args); err != nil || len(args.Scores) != 2 ||
+		len(args.Scores["agent2"]) != 2 || args.Scores["agent1"]["E2"].Score != 9 {
+		t.Fatalf("scores %s: %v", calls[0][1], err)
+	}
+	p.Messages = append(p.Messages, r.msg.ToParam(), anthropic.NewUserMessage(
+		anthropic.NewToolResultBlock(r.msg.Content[len(r.msg.Content)-1].ID, "Verdict: vote for agent2.", false)))
+	r = runAnthropic(ctx, f, p)
+	if calls := antCalls(&r.msg); len(calls) != 1 || calls[0][0] != "mcp__massgen__vote" {
+		t.Errorf("after scoring: calls %v", calls)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -61,7 +63,7 @@ func (r *request) offered(name string) string {
 func (r *request) nameOf(name string) string { return cmpOr(r.offered(name), name) }
 
 // workflowTools are the tools whose calls are coordination actions.
-var workflowTools = []string{"new_answer", "vote", "submit", "restart_orchestration", "stop"}
+var workflowTools = []string{"new_answer", "vote", "submit", "restart_orchestration", "stop", "submit_checklist"}
 
 // workflowName is the workflow tool a function name stands for, under any
 // prefix a client puts before an MCP tool's name ("<prefix>_new_answer";
@@ -73,6 +75,51 @@ func workflowName(n string) string {
 		}
 	}
 	return ""
+}
+
+// scored reports whether the conversation has a submit_checklist call: a
+// checklist-gated agent scores the answers once per turn, then acts.
+func (r *request) scored() bool {
+	for _, m := range r.messages {
+		for _, n := range m.ToolCalls {
+			if workflowName(n) == "submit_checklist" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// criterionLine is a criterion as massgen's checklist prompt lists it:
+// "E2 [PRIMARY]: … ___/10".
+var criterionLine = regexp.MustCompile(`(?m)^(E\d+)\b[^\n]*___/10`)
+
+// checklistScores are the default policy's scores: every answer passes
+// every criterion the prompt lists.
+func (r *request) checklistScores() string {
+	ids := []string{}
+	for _, m := range r.messages {
+		for _, g := range criterionLine.FindAllStringSubmatch(m.Content, -1) {
+			if !slices.Contains(ids, g[1]) {
+				ids = append(ids, g[1])
+			}
+		}
+	}
+	if len(ids) == 0 {
+		ids = []string{"E1"}
+	}
+	labels := r.voteEnum
+	if len(labels) == 0 {
+		labels = []string{"agent1"}
+	}
+	scores := map[string]map[string]any{}
+	for _, l := range labels {
+		scores[l] = map[string]any{}
+		for _, id := range ids {
+			scores[l][id] = map[string]any{"score": 9, "reasoning": "simulated: " + l + " meets " + id}
+		}
+	}
+	return mustJSON(map[string]any{"scores": scores})
 }
 
 // afterAction reports whether the request carries back the result of a
