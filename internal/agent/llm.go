@@ -92,8 +92,11 @@ func (p *pump) modelCalled(model string, u llm.Usage, d time.Duration, err error
 }
 
 // Text and Reasoning make the pump the tool loop's Emitter.
-func (p *pump) Text(s string)      { p.send(Text{s}) }
+func (p *pump) Text(s string)      { p.send(Text{Text: s}) }
 func (p *pump) Reasoning(s string) { p.send(Reasoning{s}) }
+
+// ToolText makes the pump a ToolTextEmitter: an answer's text as it streams.
+func (p *pump) ToolText(tool, s string) { p.send(Text{Text: s, Tool: tool}) }
 
 func (a *LLM) play(ctx context.Context, task Task, inbox *Inbox, p *pump) Done {
 	ctx = tool.WithProgress(ctx, func(pr tool.Progress) {

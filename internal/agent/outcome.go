@@ -13,7 +13,12 @@ type Outcome interface{ outcome() }
 
 // Text is content the model streamed: the answer of a presentation or a
 // direct call, or what a coordination turn writes as it thinks.
-type Text struct{ Text string }
+type Text struct {
+	Text string
+	// Tool, when set, says the text is an argument of that workflow tool's
+	// call as it streams (new_answer's content), not the model's own text.
+	Tool string
+}
 
 // Reasoning is reasoning the model streamed.
 type Reasoning struct{ Text string }

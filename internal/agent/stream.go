@@ -34,6 +34,8 @@ func collect(ctx context.Context, m llm.Model, req *llm.Request, emit Emitter) (
 		defer func() { o.modelCalled(req.Model, r.usage, time.Since(start), err) }()
 	}
 	var text []byte
+	var args argTexts
+	toolText, _ := emit.(ToolTextEmitter)
 	for c, err := range m.Stream(ctx, req) {
 		if err != nil {
 			r.text = string(text)
@@ -51,6 +53,12 @@ func collect(ctx context.Context, m llm.Model, req *llm.Request, emit Emitter) (
 			}
 		case llm.ChunkToolCall:
 			r.calls = append(r.calls, *c.ToolCall)
+		case llm.ChunkToolArgs:
+			if toolText != nil {
+				if tool, s := args.feed(c); s != "" {
+					toolText.ToolText(tool, s)
+				}
+			}
 		case llm.ChunkUsage:
 			r.usage.Add(*c.Usage)
 		}

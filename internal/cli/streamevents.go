@@ -168,7 +168,9 @@ func (s *eventStream) line(e event.Event) (streamLine, bool) {
 		l.Question, l.Agents, l.LogDir = e.Question, e.Team, s.logDir
 	case event.TurnStarted:
 		l.Shown, l.Reason = r.Labels, e.Reason
-	case event.TextDelta, event.ReasoningDelta, event.FinalDelta:
+	case event.TextDelta:
+		l.Text, l.Tool = r.Text, e.Tool
+	case event.ReasoningDelta, event.FinalDelta:
 		l.Text = r.Text
 	case event.ToolCalled:
 		ms := r.DurationMS

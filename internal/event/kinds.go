@@ -29,6 +29,10 @@ type TurnStarted struct {
 type TextDelta struct {
 	Header
 	Agent, Text string
+	// Tool is set when the text is the answer the model is writing as the
+	// arguments of that workflow tool (new_answer's content, as it
+	// streams), not text of its own.
+	Tool string
 }
 
 // ReasoningDelta is reasoning Agent streamed (droppable).

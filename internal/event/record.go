@@ -56,6 +56,7 @@ type Record struct {
 	Total        float64     `json:"total,omitempty"`         // tool_progress: of how much (0: unknown)
 	Fallback     string      `json:"fallback,omitempty"`      // run_finished: why the stored answer is final
 	GraceExpired bool        `json:"grace_expired,omitempty"` // run_finished: the presentation ran out of grace
+	Tool         string      `json:"tool,omitempty"`          // text_delta: the workflow tool whose argument the text is (new_answer)
 
 	// Failures as data (turn_failed, timeout, agent_failed: Failure;
 	// run_finished of a failed run: Failures); Err stays their text.
@@ -138,7 +139,7 @@ func FromRecord(r Record) (Event, error) {
 		}
 		e = TurnStarted{Agent: r.Agent, Prompt: r.Text, Shown: shown, Reason: r.Reason}
 	case TypeTextDelta:
-		e = TextDelta{Agent: r.Agent, Text: r.Text}
+		e = TextDelta{Agent: r.Agent, Text: r.Text, Tool: r.Tool}
 	case TypeReasoningDelta:
 		e = ReasoningDelta{Agent: r.Agent, Text: r.Text}
 	case TypeToolCalled:
@@ -233,7 +234,7 @@ func (e TurnStarted) record() Record {
 	return Record{Agent: e.Agent, Text: e.Prompt, Labels: labelsOf(e.Shown), Answers: slices.Clone(e.Shown), Reason: e.Reason}
 }
 
-func (e TextDelta) record() Record      { return Record{Agent: e.Agent, Text: e.Text} }
+func (e TextDelta) record() Record      { return Record{Agent: e.Agent, Text: e.Text, Tool: e.Tool} }
 func (e ReasoningDelta) record() Record { return Record{Agent: e.Agent, Text: e.Text} }
 func (e FinalDelta) record() Record     { return Record{Agent: e.Agent, Text: e.Text} }
 

@@ -20,7 +20,7 @@ func samples() []Event {
 	return []Event{
 		RunStarted{h, "q?", []AgentInfo{{ID: "a", Backend: "sim", Model: "m", Simulated: true}, {ID: "b"}}},
 		TurnStarted{h, "a", "prompt", refs, "retry after 1s"},
-		TextDelta{h, "a", "tok"},
+		TextDelta{h, "a", "tok", "new_answer"},
 		ReasoningDelta{h, "a", "think"},
 		ToolCalled{h, "a", "search", `{"q":1}`, "found", true, 1500 * time.Millisecond},
 		ToolProgress{h, "a", "mcp__s__crawl", 2, 5, "page 2"},

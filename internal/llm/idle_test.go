@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -224,7 +225,10 @@ func TestBytesFlowingKeepALongToolCallAlive(t *testing.T) {
 		if time.Since(start) < 10*idle {
 			t.Fatalf("the stream took %v; the test needs it to outlast many idle timeouts", time.Since(start))
 		}
-		if len(chunks) == 0 || chunks[0].ToolCall == nil || !strings.Contains(chunks[0].ToolCall.Arguments, answer) {
+		// The arguments come as one fragment (a ChunkToolArgs), then the
+		// call: nothing comes out before the one SSE line is whole.
+		i := slices.IndexFunc(chunks, func(c llm.Chunk) bool { return c.Kind == llm.ChunkToolCall })
+		if i < 0 || !strings.Contains(chunks[i].ToolCall.Arguments, answer) {
 			t.Fatalf("chunks = %v, want the whole tool call", chunks)
 		}
 	})

@@ -73,6 +73,12 @@ const (
 	ChunkToolCall                   // ToolCall holds one complete call
 	ChunkUsage                      // Usage holds the token counts of the response
 	ChunkDone                       // FinishReason holds why the response ended
+	// ChunkToolArgs is a fragment of a tool call's arguments as they
+	// stream: Text holds the fragment, ToolCall the call's ID and Name so
+	// far (Arguments empty). It is for displays only: the complete call
+	// still comes as a ChunkToolCall. Adapters whose wire sends calls
+	// whole (Gemini) never yield it.
+	ChunkToolArgs
 )
 
 func (k ChunkKind) String() string {
@@ -87,6 +93,8 @@ func (k ChunkKind) String() string {
 		return "usage"
 	case ChunkDone:
 		return "done"
+	case ChunkToolArgs:
+		return "tool_args"
 	}
 	return "unknown"
 }

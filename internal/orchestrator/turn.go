@@ -148,7 +148,7 @@ func (r *runner) follow(outcomes iter.Seq[agent.Outcome], inbox *agent.Inbox, id
 			if final {
 				r.o.Events.Publish(event.FinalDelta{Header: h, Agent: id, Text: o.Text})
 			} else {
-				r.o.Events.Publish(event.TextDelta{Header: h, Agent: id, Text: o.Text})
+				r.o.Events.Publish(event.TextDelta{Header: h, Agent: id, Text: o.Text, Tool: o.Tool})
 			}
 		case agent.Reasoning:
 			r.o.Events.Publish(event.ReasoningDelta{Header: h, Agent: id, Text: o.Text})

@@ -151,6 +151,11 @@ func (w *Writer) writeDelta(ag *agentFiles, e event.Event) error {
 		path := filepath.Join(w.cur.base, "agent_outputs", "final_presentation.txt")
 		return w.cur.finalOut.write(path, e.Text, false)
 	case event.TextDelta:
+		if e.Tool != "" {
+			// An answer as it streams: the file gets it whole, once
+			// accepted (the new_answer line).
+			return nil
+		}
 		return ag.out.write(w.outPath(ag), e.Text, false)
 	case event.ReasoningDelta:
 		return ag.out.write(w.outPath(ag), e.Text, true)

@@ -116,6 +116,9 @@ func (t *translator) add(ev anthropic.MessageStreamEventUnion) []llm.Chunk {
 			b.signature += d.Signature
 		case "input_json_delta":
 			b.input.WriteString(d.PartialJSON)
+			if d.PartialJSON != "" && b.kind == "tool_use" {
+				return []llm.Chunk{{Kind: llm.ChunkToolArgs, Text: d.PartialJSON, ToolCall: &llm.ToolCall{ID: b.id, Name: b.name}}}
+			}
 		}
 	case "content_block_stop":
 		if c, ok := t.call(t.block(ev.Index)); ok {

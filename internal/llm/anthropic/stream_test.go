@@ -30,7 +30,19 @@ func translate(t *testing.T, events ...string) []llm.Chunk {
 		}
 		out = append(out, tr.add(ev)...)
 	}
-	return append(out, tr.final()...)
+	return withoutToolArgs(append(out, tr.final()...))
+}
+
+// withoutToolArgs drops the argument fragments a stream yields for displays
+// (TestToolArgsStream checks them), leaving what the tool loop uses.
+func withoutToolArgs(chunks []llm.Chunk) []llm.Chunk {
+	out := chunks[:0:0]
+	for _, c := range chunks {
+		if c.Kind != llm.ChunkToolArgs {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 func blockStart(i int, block string) string {
@@ -428,4 +440,56 @@ func TestMessageStopEndsTheResponseEvenIfTheConnectionStaysOpen(t *testing.T) {
 		t.Errorf("chunks = %v, want text, usage, done", got)
 	}
 	<-gone
+}
+
+// toolArgs runs events through translate's path keeping only the argument
+// fragments, joined per call ("id name").
+func toolArgs(chunks []llm.Chunk) (order []string, args map[string]string) {
+	args = map[string]string{}
+	for _, c := range chunks {
+		if c.Kind != llm.ChunkToolArgs {
+			continue
+		}
+		k := c.ToolCall.ID + " " + c.ToolCall.Name
+		if _, ok := args[k]; !ok {
+			order = append(order, k)
+		}
+		args[k] += c.Text
+	}
+	return order, args
+}
+
+// TestToolArgsStream: input_json_delta fragments go out as they arrive,
+// named by their call, so a display can show an answer written as
+// new_answer's input while it streams.
+func TestToolArgsStream(t *testing.T) {
+	got := translateAll(t,
+		toolStart(0, "toolu_a", "new_answer"),
+		jsonDelta(0, `{"content":"Par`),
+		jsonDelta(0, `is"}`),
+		blockStop(0),
+		msgDelta("tool_use", `{"output_tokens":9}`),
+		`{"type":"message_stop"}`,
+	)
+	if len(got) < 3 || got[0].Kind != llm.ChunkToolArgs || got[2].Kind != llm.ChunkToolCall {
+		t.Fatalf("fragments should precede the call: %+v", got)
+	}
+	_, args := toolArgs(got)
+	if diff := cmp.Diff(map[string]string{"toolu_a new_answer": `{"content":"Paris"}`}, args); diff != "" {
+		t.Errorf("fragments (-want +got):\n%s", diff)
+	}
+}
+
+func translateAll(t *testing.T, events ...string) []llm.Chunk {
+	t.Helper()
+	tr := translator{memory: newThinkingMemory()}
+	var out []llm.Chunk
+	for _, e := range events {
+		var ev anthropic.MessageStreamEventUnion
+		if err := ev.UnmarshalJSON([]byte(e)); err != nil {
+			t.Fatalf("event %s: %v", e, err)
+		}
+		out = append(out, tr.add(ev)...)
+	}
+	return append(out, tr.final()...)
 }

@@ -50,7 +50,9 @@ func (a *accumulator) add(c openai.ChatCompletionChunk) []llm.Chunk {
 			out = append(out, llm.Chunk{Kind: llm.ChunkText, Text: d.Refusal})
 		}
 		for _, tc := range d.ToolCalls {
-			a.addToolCall(tc)
+			if c, ok := a.addToolCall(tc); ok {
+				out = append(out, c)
+			}
 		}
 		if ch.FinishReason != "" {
 			a.finish = ch.FinishReason
@@ -61,8 +63,9 @@ func (a *accumulator) add(c openai.ChatCompletionChunk) []llm.Chunk {
 
 // addToolCall merges one tool-call fragment. The id and name arrive with the
 // first fragment of a call, the arguments are split over any number of them,
-// and several calls interleave by index.
-func (a *accumulator) addToolCall(tc openai.ChatCompletionChunkChoiceDeltaToolCall) {
+// and several calls interleave by index. A fragment of arguments also goes
+// out at once as a ChunkToolArgs, for displays.
+func (a *accumulator) addToolCall(tc openai.ChatCompletionChunkChoiceDeltaToolCall) (llm.Chunk, bool) {
 	if a.byIndex == nil {
 		a.byIndex = map[int64]int{}
 	}
@@ -90,6 +93,10 @@ func (a *accumulator) addToolCall(tc openai.ChatCompletionChunkChoiceDeltaToolCa
 		call.Name = tc.Function.Name
 	}
 	a.args[pos].WriteString(tc.Function.Arguments)
+	if tc.Function.Arguments == "" {
+		return llm.Chunk{}, false
+	}
+	return llm.Chunk{Kind: llm.ChunkToolArgs, Text: tc.Function.Arguments, ToolCall: &llm.ToolCall{ID: call.ID, Name: call.Name}}, true
 }
 
 // finished reports whether the response said why it ended.

@@ -31,7 +31,19 @@ func translate(t *testing.T, events ...string) []llm.Chunk {
 		}
 		out = append(out, a.add(c)...)
 	}
-	return append(out, a.final()...)
+	return withoutToolArgs(append(out, a.final()...))
+}
+
+// withoutToolArgs drops the argument fragments a stream yields for displays
+// (TestToolArgsStream checks them), leaving what the tool loop uses.
+func withoutToolArgs(chunks []llm.Chunk) []llm.Chunk {
+	out := chunks[:0:0]
+	for _, c := range chunks {
+		if c.Kind != llm.ChunkToolArgs {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 func TestTranslateChunks(t *testing.T) {
@@ -285,5 +297,51 @@ func TestCancelBeforeResponse(t *testing.T) {
 			_, err := llmtest.Collect(m.Stream(ctx, hello))
 			llmtest.RequireCanceled(t, err)
 		})
+	}
+}
+
+// toolArgs runs events through translate's path keeping only the argument
+// fragments, joined per call ("id name").
+func toolArgs(chunks []llm.Chunk) (order []string, args map[string]string) {
+	args = map[string]string{}
+	for _, c := range chunks {
+		if c.Kind != llm.ChunkToolArgs {
+			continue
+		}
+		k := c.ToolCall.ID + " " + c.ToolCall.Name
+		if _, ok := args[k]; !ok {
+			order = append(order, k)
+		}
+		args[k] += c.Text
+	}
+	return order, args
+}
+
+// TestToolArgsStream: argument fragments go out as they arrive, named by
+// their call, so a display can show an answer written as new_answer's
+// arguments while it streams.
+func TestToolArgsStream(t *testing.T) {
+	var a accumulator
+	var got []llm.Chunk
+	for _, e := range []string{
+		`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"a","type":"function","function":{"name":"new_answer","arguments":""}}]}}]}`,
+		`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"id":"m","type":"function","function":{"name":"vote","arguments":"{\"a\""}}]}}]}`,
+		`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"content\":\"Par"}}]}}]}`,
+		`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"is\"}"}}]}}]}`,
+		`{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`,
+	} {
+		var c openai.ChatCompletionChunk
+		if err := json.Unmarshal([]byte(e), &c); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, a.add(c)...)
+		if len(got) == 3 && got[2].Kind != llm.ChunkToolArgs {
+			t.Fatalf("third fragment not yielded at once: %+v", got)
+		}
+	}
+	order, args := toolArgs(got)
+	want := map[string]string{"a new_answer": `{"content":"Paris"}`, "m vote": `{"a"`}
+	if diff := cmp.Diff(want, args); diff != "" || len(order) != 2 || order[0] != "m vote" {
+		t.Errorf("fragments (-want +got):\n%s (order %v)", diff, order)
 	}
 }

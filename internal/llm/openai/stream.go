@@ -78,7 +78,11 @@ func (a *accumulator) add(ev responses.ResponseStreamEventUnion) ([]llm.Chunk, *
 			a.calls[itemKey(it.ID, ev.OutputIndex)] = p
 		}
 	case "response.function_call_arguments.delta":
-		a.call(key).args.WriteString(ev.Delta)
+		p := a.call(key)
+		p.args.WriteString(ev.Delta)
+		if ev.Delta != "" {
+			return []llm.Chunk{{Kind: llm.ChunkToolArgs, Text: ev.Delta, ToolCall: &llm.ToolCall{ID: p.call.ID, Name: p.call.Name}}}, nil
+		}
 	case "response.function_call_arguments.done":
 		// The whole text: it replaces the deltas rather than adds to them.
 		if ev.JSON.Arguments.Valid() {

@@ -39,6 +39,18 @@ func translate(t *testing.T, events ...string) []llm.Chunk {
 	if !a.finished() {
 		t.Fatalf("no terminal event")
 	}
+	return withoutToolArgs(out)
+}
+
+// withoutToolArgs drops the argument fragments a stream yields for displays
+// (TestToolArgsStream checks them), leaving what the tool loop uses.
+func withoutToolArgs(chunks []llm.Chunk) []llm.Chunk {
+	out := chunks[:0:0]
+	for _, c := range chunks {
+		if c.Kind != llm.ChunkToolArgs {
+			out = append(out, c)
+		}
+	}
 	return out
 }
 
@@ -409,4 +421,48 @@ func TestCancelBeforeResponse(t *testing.T) {
 	}))
 	_, err := llmtest.Collect(m.Stream(ctx, hello))
 	llmtest.RequireCanceled(t, err)
+}
+
+// toolArgs runs events through translate's path keeping only the argument
+// fragments, joined per call ("id name").
+func toolArgs(chunks []llm.Chunk) (order []string, args map[string]string) {
+	args = map[string]string{}
+	for _, c := range chunks {
+		if c.Kind != llm.ChunkToolArgs {
+			continue
+		}
+		k := c.ToolCall.ID + " " + c.ToolCall.Name
+		if _, ok := args[k]; !ok {
+			order = append(order, k)
+		}
+		args[k] += c.Text
+	}
+	return order, args
+}
+
+// TestToolArgsStream: argument deltas go out as they arrive, named by their
+// call, so a display can show an answer written as new_answer's arguments
+// while it streams.
+func TestToolArgsStream(t *testing.T) {
+	var a accumulator
+	var got []llm.Chunk
+	for _, e := range []string{
+		`{"type":"response.output_item.added","output_index":0,"item":{"id":"fc_a","type":"function_call","call_id":"call_a","name":"new_answer","arguments":""}}`,
+		`{"type":"response.function_call_arguments.delta","item_id":"fc_a","output_index":0,"delta":"{\"content\":\"Par"}`,
+		`{"type":"response.function_call_arguments.delta","item_id":"fc_a","output_index":0,"delta":"is\"}"}`,
+	} {
+		var ev responses.ResponseStreamEventUnion
+		if err := json.Unmarshal([]byte(e), &ev); err != nil {
+			t.Fatal(err)
+		}
+		chunks, failure := a.add(ev)
+		if failure != nil {
+			t.Fatal(failure)
+		}
+		got = append(got, chunks...)
+	}
+	_, args := toolArgs(got)
+	if diff := cmp.Diff(map[string]string{"call_a new_answer": `{"content":"Paris"}`}, args); diff != "" {
+		t.Errorf("fragments (-want +got):\n%s", diff)
+	}
 }
