@@ -82,6 +82,7 @@ test('a run live: cards stream, votes appear, a reload mid-run shows the same st
   await page.waitForSelector('#answers > li[data-label]');
   const before = await shown(page);
   assert.equal(before.status, 'running');
+  await page.screenshot({ path: join(shots, '01-midrun-answers.png') });
   await page.reload();
   await page.waitForFunction((n) => document.querySelectorAll('#timeline > li').length >= n, before.timeline.length, { timeout: 20_000 });
   const again = await shown(page);

@@ -525,7 +525,13 @@ function buildRunView(id, meta, run) {
       if (err instanceof Unauthorized) failed(err);
     }
   };
-  answers.addEventListener('toggle', (e) => { /** @type {HTMLElement} */ (e.target).dataset.touched = '1'; }, true);
+  // An answer the user opened or closed stays so; the others fold away as
+  // newer ones come. (A click on a summary, by mouse or Enter/Space; the
+  // toggle event would also count the page's own folding.)
+  answers.addEventListener('click', (e) => {
+    const d = /** @type {HTMLElement} */ (e.target).closest('details');
+    if (d) d.dataset.touched = '1';
+  });
 
   renderHead();
   renderVotes();
