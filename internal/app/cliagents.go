@@ -65,6 +65,7 @@ var cliPackages = map[string]string{
 	"claude_code": "@anthropic-ai/claude-code@2.1.332",
 	"codex":       "@openai/codex@0.171.0",
 	"gemini_cli":  "@google/gemini-cli@0.61.0",
+	"copilot":     "@github/copilot@1.0.102",
 }
 
 // newCLIMember checks that the CLI of a can run here and resolves its

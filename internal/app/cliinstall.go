@@ -63,5 +63,5 @@ func InstallCLIs(ctx context.Context, getenv func(string) string, types []string
 
 // cliProgram is the program of a CLI's package.
 func cliProgram(typ string) string {
-	return map[string]string{"claude_code": "claude", "codex": "codex", "gemini_cli": "gemini"}[typ]
+	return map[string]string{"claude_code": "claude", "codex": "codex", "gemini_cli": "gemini", "copilot": "copilot"}[typ]
 }

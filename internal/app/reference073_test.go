@@ -45,7 +45,7 @@ func TestV073ConfigsRunAgainstTheSimulator(t *testing.T) {
 	}
 	// No npx: MCP servers from the registry fail to start, as in the
 	// v0.1.12 test; the coding-agent CLIs are the pinned npm programs.
-	t.Setenv("PATH", cliPath(t, "claude_code", "codex", "gemini_cli"))
+	t.Setenv("PATH", cliPath(t, "claude_code", "codex", "gemini_cli", "copilot"))
 	srv := llmsim.New(nil)
 	url, err := srv.Start("127.0.0.1:0")
 	if err != nil {

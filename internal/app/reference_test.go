@@ -34,7 +34,7 @@ func TestEveryReferenceConfigRunsAgainstTheSimulator(t *testing.T) {
 	// upstream does); the MCP client is tested against pinned servers
 	// (internal/tool/mcp, TestMCP* here).
 	// The coding-agent CLIs (claude_code) are the pinned npm programs.
-	t.Setenv("PATH", cliPath(t, "claude_code", "codex", "gemini_cli"))
+	t.Setenv("PATH", cliPath(t, "claude_code", "codex", "gemini_cli", "copilot"))
 	srv := llmsim.New(nil)
 	url, err := srv.Start("127.0.0.1:0")
 	if err != nil {

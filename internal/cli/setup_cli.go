@@ -12,11 +12,11 @@ import (
 // claude_code, codex and gemini_cli agents run, installed with npm.
 func newSetupCLICmd(env *Env) *cobra.Command {
 	return &cobra.Command{
-		Use:   "cli [claude_code|codex|gemini_cli ...]",
-		Short: "Install the coding-agent CLIs (Claude Code, Codex, Gemini CLI) that CLI agents run, with npm",
+		Use:   "cli [claude_code|codex|gemini_cli|copilot ...]",
+		Short: "Install the coding-agent CLIs (Claude Code, Codex, Gemini CLI, Copilot) that CLI agents run, with npm",
 		Long: `Install the versions of the coding-agent CLIs massgen is tested with — Claude Code
-(claude_code), Codex (codex) and Gemini CLI (gemini_cli); all three when none is
-named — with npm into $XDG_DATA_HOME/massgen/cli (~/.local/share/massgen/cli). A team looks for a CLI's program on PATH
+(claude_code), Codex (codex), Gemini CLI (gemini_cli) and GitHub Copilot CLI
+(copilot); all of them when none is named — with npm into $XDG_DATA_HOME/massgen/cli (~/.local/share/massgen/cli). A team looks for a CLI's program on PATH
 first, then there. Needs npm (Node.js 20 or later).`,
 		ValidArgs: app.CLITypes(), // completion; InstallCLIs names them when one is wrong
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -57,8 +57,8 @@ func TestSetupCLIInstallsWhatATeamThenRuns(t *testing.T) {
 		t.Fatalf("the team did not run with the installed CLI: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 
-	r = runIn(t, dir, "", nil, "setup", "cli", "copilot")
-	if r.code != 1 || !strings.Contains(r.stderr, "claude_code, codex, gemini_cli") {
+	r = runIn(t, dir, "", nil, "setup", "cli", "cursor")
+	if r.code != 1 || !strings.Contains(r.stderr, "claude_code, codex, copilot, gemini_cli") {
 		t.Errorf("an unknown CLI: exit %d, %s", r.code, r.stderr)
 	}
 }

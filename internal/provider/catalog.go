@@ -60,9 +60,9 @@ var catalog = []Spec{
 	{Type: "ag2", Wire: WireExternal, ModelOptional: true}, // its model is in its own agent_config
 	{Type: "codex", Wire: WireCLI, KeyEnv: []string{"OPENAI_API_KEY"}, ModelOptional: true, Native: true},
 	{Type: "gemini_cli", Wire: WireCLI, KeyEnv: []string{"GEMINI_API_KEY", "GOOGLE_API_KEY"}, ModelOptional: true, Native: true},
-	// Recognised so that its configs get the verdict (what to use
-	// instead) rather than "unknown backend type".
-	{Type: "copilot", Wire: WireCLI, ModelOptional: true},
+	// GitHub's Copilot service with a GitHub token, or with base_url any
+	// provider (its api_key then).
+	{Type: "copilot", Wire: WireCLI, KeyEnv: []string{"COPILOT_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKEN"}, ModelOptional: true, Native: true},
 	{Type: "zai", Wire: WireChat, BaseURL: "https://api.z.ai/api/paas/v4/", KeyEnv: []string{"ZAI_API_KEY"}, Native: true},
 	{Type: "cerebras", Wire: WireChat, BaseURL: "https://api.cerebras.ai/v1", KeyEnv: []string{"CEREBRAS_API_KEY"}, Native: true},
 	{Type: "together", Wire: WireChat, BaseURL: "https://api.together.xyz/v1", KeyEnv: []string{"TOGETHER_API_KEY"}, Native: true},

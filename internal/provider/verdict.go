@@ -30,8 +30,7 @@ func (v Verdict) String() string {
 // unsupported says, per recognised kind this build cannot run, what to use
 // instead.
 var unsupported = map[string]string{
-	"ag2":     "give the agent a backend of its own (openai, claude, gemini, chatcompletion, …); AG2 agents come later",
-	"copilot": "use type: openai with the same model (Copilot's default is gpt-5-mini), or claude or gemini; the GitHub Copilot agent comes later",
+	"ag2": "give the agent a backend of its own (openai, claude, gemini, chatcompletion, …); AG2 agents come later",
 }
 
 // Judge decides whether massgen can run a backend of this type, model and

@@ -15,7 +15,7 @@ import (
 )
 
 // Programs are the CLIs' programs by backend type.
-var Programs = map[string]string{"claude_code": "claude", "codex": "codex", "gemini_cli": "gemini"}
+var Programs = map[string]string{"claude_code": "claude", "codex": "codex", "gemini_cli": "gemini", "copilot": "copilot"}
 
 // bin is tests/cli-agents/node_modules/.bin of this checkout.
 func bin() string {
