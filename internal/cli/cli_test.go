@@ -184,6 +184,11 @@ func TestInterruptExits4AndKeepsTheLogs(t *testing.T) {
 	if !strings.Contains(string(data), `"interrupted"`) {
 		t.Errorf("status.json does not say interrupted: %s", data)
 	}
+	// The user is told how to go on (issue 22), in words, not the Go
+	// error of a cancelled context.
+	if !strings.Contains(r.stderr, "interrupted (massgen --continue finishes it") || strings.Contains(r.stderr, "context canceled") {
+		t.Errorf("stderr does not say --continue resumes, or shows a Go error:\n%s", r.stderr)
+	}
 }
 
 func TestConfigValidate(t *testing.T) {

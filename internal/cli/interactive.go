@@ -321,10 +321,17 @@ func runTurn(ctx context.Context, env *Env, sess *app.Session, rq app.Request, o
 
 // sessionLine tells how to follow up on a completed turn.
 func sessionLine(env *Env, sess *app.Session, rq app.Request, out *app.Outcome) {
-	if !rq.Automation && out.Status == orchestrator.Completed {
-		if id := sess.Info().ID; id != "" {
-			fmt.Fprintf(env.Stderr, "session: %s, turn %d (massgen --continue asks a follow-up)\n", id, sess.LastTurn())
-		}
+	id := sess.Info().ID
+	if rq.Automation || id == "" {
+		return
+	}
+	switch out.Status {
+	case orchestrator.Completed:
+		fmt.Fprintf(env.Stderr, "session: %s, turn %d (massgen --continue asks a follow-up)\n", id, sess.LastTurn())
+	case orchestrator.Interrupted:
+		// Ctrl+C, or q in the display: the turn's accepted answers are
+		// in the session, and --continue goes on from them.
+		fmt.Fprintf(env.Stderr, "session: %s, turn %d interrupted (massgen --continue finishes it from its accepted answers)\n", id, sess.LastTurn())
 	}
 }
 
