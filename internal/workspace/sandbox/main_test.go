@@ -14,5 +14,8 @@ func TestMain(m *testing.M) {
 	if spec := os.Getenv(probeEnv); spec != "" {
 		os.Exit(probe(spec))
 	}
+	if spec := os.Getenv(benchEnv); spec != "" {
+		os.Exit(benchClient(spec))
+	}
 	goleak.VerifyTestMain(m)
 }

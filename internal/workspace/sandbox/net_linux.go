@@ -272,7 +272,17 @@ func (e *hostEnd) proxy(target *url.URL, key, standIn string) {
 		},
 	}
 	e.ln = newConnListener()
-	e.srv = &http.Server{Handler: rp, ErrorLog: log.New(io.Discard, "", 0), ReadHeaderTimeout: time.Minute}
+	e.srv = &http.Server{ErrorLog: log.New(io.Discard, "", 0), ReadHeaderTimeout: time.Minute,
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			// Without it the server, as the response's header goes out,
+			// drains what it takes for the request body's unread rest —
+			// while the transport may still be reading the body to send
+			// it: the transport then sees a closed body, drops the
+			// provider's connection and the stream is cut (about one
+			// request in a thousand against the simulator).
+			_ = http.NewResponseController(w).EnableFullDuplex()
+			rp.ServeHTTP(w, r)
+		})}
 }
 
 // standIn is a key that means nothing outside this run.

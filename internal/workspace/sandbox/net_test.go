@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/massgen/massgen/internal/llmsim/simtest"
 	"github.com/massgen/massgen/internal/workspace/sandbox"
 	"golang.org/x/sys/unix"
 )
@@ -337,4 +338,26 @@ func processesWith(s string) []string {
 		}
 	}
 	return out
+}
+
+// A thousand streamed chat completions in a row through the relay's
+// proxy, on one kept-alive connection, all arrive whole (the proxy once
+// cut one in a few hundred: net_linux.go's EnableFullDuplex).
+func TestNetStreamsArriveWhole(t *testing.T) {
+	needBwrap(t)
+	_, base := simtest.Start(t, "")
+	n, err := sandbox.NewNet([]sandbox.Endpoint{{URL: base, Key: "sk-test"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	w := newWorld(t)
+	bwrap, _ := sandbox.Bwrap()
+	exe, _ := os.Executable()
+	r := n.Routes()[0]
+	cmd := exec.Command(exe)
+	sandbox.ProgramWith(bwrap, w.g, cmd, []string{"PATH=/usr/bin:/bin", benchEnv + "=" + r.URL + " " + r.Key + " 1000"}, sandbox.ProgramOptions{Net: n})
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
 }
