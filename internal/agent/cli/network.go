@@ -43,6 +43,9 @@ func (a *Agent) routed(inv *Invocation) (*Invocation, func(*exec.Cmd, []string),
 		return inv, a.Wrap, func() {}, nil
 	}
 	base := inv.BaseURL
+	if l, ok := a.Vendor.(LoginEndpoint); ok && base == "" && inv.APIKey == "" {
+		base = l.LoginBaseURL() // the user's login, not a key
+	}
 	if d, ok := a.Vendor.(DefaultEndpoint); ok && base == "" {
 		base = d.DefaultBaseURL()
 	}

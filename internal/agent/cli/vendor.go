@@ -46,7 +46,8 @@ type Invocation struct {
 	Workdir string
 	// Home is the CLI's private home, kept for the agent's whole run: its
 	// settings, sessions and caches (HOME points here). Nothing of the
-	// user's own home is read.
+	// user's own home is read, but a copy of the CLI's login when the
+	// agent has no key (Login).
 	Home string
 	// Model is the model to use ("": the CLI's default).
 	Model string
