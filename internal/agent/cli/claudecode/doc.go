@@ -18,7 +18,9 @@
 // workspace. The environment is the frame's (HOME is the agent's private
 // home, nothing of massgen's own) plus:
 //
-//   - ANTHROPIC_API_KEY, the key; ANTHROPIC_BASE_URL, the endpoint without
+//   - ANTHROPIC_API_KEY, the key (without one, Claude Code runs on the
+//     user's login, .claude/.credentials.json, which the app copies into
+//     the home: LoginFiles); ANTHROPIC_BASE_URL, the endpoint without
 //     its /v1 (Claude Code posts to BASE/v1/messages?beta=true), so the
 //     simulator and MASSGEN_CLAUDE_CODE_BASE_URL work;
 //   - CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC, DISABLE_TELEMETRY,

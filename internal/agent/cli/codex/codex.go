@@ -77,6 +77,8 @@ func (Vendor) Prepare(inv *cli.Invocation) (cli.Command, error) {
 	custom := inv.BaseURL != "" || inv.APIKey != ""
 	if custom {
 		t.set("model_provider", ProviderID)
+	}
+	if inv.APIKey != "" {
 		env = append(env, KeyVar+"="+inv.APIKey)
 	}
 	effort, summary := reasoning(inv.Options)
@@ -116,7 +118,12 @@ func (Vendor) Prepare(inv *cli.Invocation) (cli.Command, error) {
 		t.table("model_providers", ProviderID)
 		t.set("name", ProviderID)
 		t.set("base_url", strings.TrimRight(base, "/"))
-		t.set("env_key", KeyVar)
+		if inv.APIKey != "" {
+			t.set("env_key", KeyVar)
+		} else {
+			// No key: the user's login in auth.json (LoginFiles).
+			t.set("requires_openai_auth", true)
+		}
 		t.set("wire_api", "responses")
 	}
 	t.table("analytics")

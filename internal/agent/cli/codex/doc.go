@@ -29,8 +29,10 @@
 // config.toml and instructions.md. Codex 0.171.0 ignores OPENAI_BASE_URL,
 // so with an endpoint or a key massgen defines its own model provider
 // ("massgen": base_url, wire_api = "responses", env_key = OPENAI_API_KEY,
-// the key passed in that variable only); with neither, Codex's built-in
-// OpenAI provider and whatever login its home holds apply. The system
+// the key passed in that variable only; without a key, requires_openai_auth:
+// the user's ChatGPT login, auth.json, copied into CODEX_HOME by the app
+// through LoginFiles); with neither, Codex's built-in OpenAI provider and
+// that login apply. The system
 // prompt replaces Codex's built-in instructions (model_instructions_file,
 // as upstream's AGENTS.md does). The workflow server and the agent's own
 // MCP servers are [mcp_servers] entries; HTTP headers (the workflow

@@ -9,6 +9,9 @@
 //
 //   - .gemini/settings.json: API-key auth (security.auth.selectedType
 //     gemini-api-key: without it 0.61.0 ignores GOOGLE_GEMINI_BASE_URL),
+//     or, without a key, the user's Google login (oauth-personal; its
+//     .gemini/oauth_creds.json copied into the home by the app through
+//     LoginFiles, its requests to Code Assist, CODE_ASSIST_ENDPOINT),
 //     folder trust off (a CLI in an untrusted folder turns yolo back into
 //     "default"), no usage statistics, no telemetry, no update checks, no
 //     checkpointing, no IDE; the MCP servers: massgen's workflow tools
@@ -156,6 +159,13 @@ func (Vendor) Prepare(inv *cli.Invocation) (cli.Command, error) {
 		env = append(env, "GEMINI_API_KEY="+inv.APIKey)
 	}
 	for _, k := range pinned {
+		if k == "CODE_ASSIST_ENDPOINT" && inv.APIKey == "" {
+			// A login's requests go to Code Assist (the task's base
+			// URL, when set, stands for it): the CLI would take an
+			// empty variable for the endpoint itself.
+			env = append(env, k+"="+rootURL(firstNonEmpty(inv.BaseURL, CodeAssistEndpoint)))
+			continue
+		}
 		env = append(env, k+"=")
 	}
 	args := []string{"-m", model, "--output-format", "stream-json", "--approval-mode", mode, "--skip-trust"}
@@ -182,9 +192,13 @@ func Settings(inv *cli.Invocation, maxTurns int) map[string]any {
 		"advanced":    map[string]any{"ignoreLocalEnv": true},
 		"hooksConfig": map[string]any{"enabled": false},
 	}
-	if inv.APIKey != "" {
-		s["security"].(map[string]any)["auth"] = map[string]any{"selectedType": "gemini-api-key"}
+	// With a key, API-key auth; without one, the user's Google login
+	// (LoginFiles), which the app copied into the home.
+	auth := "gemini-api-key"
+	if inv.APIKey == "" {
+		auth = "oauth-personal"
 	}
+	s["security"].(map[string]any)["auth"] = map[string]any{"selectedType": auth}
 	if maxTurns > 0 {
 		s["model"] = map[string]any{"maxSessionTurns": maxTurns}
 	}
