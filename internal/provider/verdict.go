@@ -30,7 +30,9 @@ func (v Verdict) String() string {
 // unsupported says, per recognised kind this build cannot run, what to use
 // instead.
 var unsupported = map[string]string{
-	"ag2": "give the agent a backend of its own (openai, claude, gemini, chatcompletion, …); AG2 agents come later",
+	"ag2": "give the agent a backend of its own, as massgen agents: each AG2 agent_config becomes an agent whose backend has the same model (type from its " +
+		"llm_config's api_type: openai, claude, gemini, …) and whose system_message is the AG2 agent's; a group_config's " +
+		"members become the team; an AG2 code executor becomes enable_mcp_command_line: true; AG2 agents themselves do not run in massgen",
 }
 
 // Judge decides whether massgen can run a backend of this type, model and
