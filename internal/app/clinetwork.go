@@ -48,6 +48,13 @@ func sandboxCLI(a *cli.Agent, m *cliMember, bwrap string, g *workspace.Guard) []
 		return cli.Isolation{Routes: routes, Release: func() { n.Close() },
 			Wrap: func(cmd *exec.Cmd, env []string) { sandbox.ProgramWith(bwrap, g, cmd, env, o) }}, nil
 	}
+	var warnings []string
+	if _, known := m.vendor.(cli.DefaultEndpoint); !known && m.baseURL == "" {
+		// Copilot CLI on GitHub's service talks to several GitHub hosts.
+		warnings = append(warnings, fmt.Sprintf("agent %s: its %s CLI's network is limited to its provider, whose endpoint massgen "+
+			"knows only from base_url: its tasks fail until its backend sets base_url or command_line_allow_network: true",
+			a.ID, m.vendor.Type()))
+	}
 	var stdio []string
 	for _, s := range m.mcp {
 		if s.URL == "" {
@@ -55,10 +62,10 @@ func sandboxCLI(a *cli.Agent, m *cliMember, bwrap string, g *workspace.Guard) []
 		}
 	}
 	if len(stdio) == 0 {
-		return nil
+		return warnings
 	}
-	return []string{fmt.Sprintf("agent %s: its %s CLI's network is limited to its provider and massgen's servers, so its MCP "+
+	return append(warnings, fmt.Sprintf("agent %s: its %s CLI's network is limited to its provider and massgen's servers, so its MCP "+
 		"servers run without one (%s): npx or uvx cannot fetch them and they cannot reach their own services; "+
 		"command_line_allow_network: true on its backend gives the CLI the host's network",
-		a.ID, m.vendor.Type(), strings.Join(stdio, ", "))}
+		a.ID, m.vendor.Type(), strings.Join(stdio, ", ")))
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/massgen/massgen/internal/agent/cli"
 	"github.com/massgen/massgen/internal/agent/cli/claudecode"
+	"github.com/massgen/massgen/internal/agent/cli/copilot"
 	"github.com/massgen/massgen/internal/workspace"
 )
 
@@ -29,6 +30,9 @@ func TestCLINetworkConsent(t *testing.T) {
 		{"limited with MCP servers", cliMember{vendor: claudecode.Vendor{}, mcp: mcp}, true,
 			"agent cc: its claude_code CLI's network is limited to its provider and massgen's servers, so its MCP servers run without one (fetcher): " +
 				"npx or uvx cannot fetch them and they cannot reach their own services; command_line_allow_network: true on its backend gives the CLI the host's network"},
+		{"endpoint unknown", cliMember{vendor: copilot.Vendor{}}, true,
+			"agent cc: its copilot CLI's network is limited to its provider, whose endpoint massgen knows only from base_url"},
+		{"endpoint named", cliMember{vendor: copilot.Vendor{}, baseURL: "https://models.example.com/v1"}, true, ""},
 		{"consented", cliMember{vendor: claudecode.Vendor{}, mcp: mcp, network: true}, false,
 			"agent cc: its claude_code CLI keeps the host's network (command_line_allow_network: true)"},
 	} {
