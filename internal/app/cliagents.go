@@ -35,6 +35,13 @@ type cliMember struct {
 	apiKey  string
 	options map[string]any
 	mcp     []cli.MCPServer
+
+	// login: without a key, the files of the user's own login of the
+	// CLI (relative to userHome), copied into its home each run
+	// (clilogin.go).
+	login    []string
+	userHome string
+
 	// tools are its custom tools, served to the CLI over MCP (addCustomTools).
 	tools []tool.Tool
 	// unsandboxed: the user consented to run it without bubblewrap
@@ -103,11 +110,13 @@ func newCLIMember(a config.Agent, getenv func(string) string) (*cliMember, []str
 		m.apiKey = cmp.Or(m.apiKey, getenv(name))
 	}
 	registerSecrets(m.apiKey, getenv)
-	if m.apiKey == "" && !isLocal(m.baseURL) {
-		return nil, nil, usageErr("agent %s: backend %s needs an API key: set %s (in the environment or a .env file), or api_key in the config",
-			a.ID, b.Type, strings.Join(spec.KeyEnv, " or "))
+	if m.apiKey == "" && !localEndpoint(m.baseURL) {
+		m.userHome = userHome(getenv)
+		if m.login = cli.FindLogin(v, m.userHome); len(m.login) == 0 {
+			return nil, nil, noCredentials(a.ID, b.Type, spec.KeyEnv, v, m.userHome)
+		}
 	}
-	if m.apiKey == "" {
+	if m.apiKey == "" && len(m.login) == 0 {
 		// A local endpoint takes no key, but the CLIs refuse to start
 		// without one (Claude Code: "Not logged in").
 		m.apiKey = "massgen-local-endpoint"
@@ -116,6 +125,9 @@ func newCLIMember(a config.Agent, getenv func(string) string) (*cliMember, []str
 		m.mcp = append(m.mcp, cli.MCPServer{Name: s.Name, URL: s.URL, Headers: s.Headers, Command: s.Command, Args: s.Args, Env: s.Env})
 	}
 	var warnings []string
+	if len(m.login) > 0 && !m.network {
+		warnings = append(warnings, loginNetworkWarning(a.ID, b.Type))
+	}
 	if c, ok := v.(cli.Checker); ok {
 		for _, w := range c.Check(m.options) {
 			warnings = append(warnings, fmt.Sprintf("agent %s: %s", a.ID, w))
@@ -152,6 +164,11 @@ func (rw *runWorkspaces) withCLIAgents(members map[string]*cliMember, agents []o
 			return nil, execErr("agent %s: cannot make its CLI's home: %w", id, err)
 		}
 		rw.cliHomes = append(rw.cliHomes, home)
+		if len(m.login) > 0 {
+			if err := copyLogin(m, home); err != nil {
+				return nil, execErr("agent %s: its CLI's login: %v", id, err)
+			}
+		}
 		a := &cli.Agent{ID: id, Vendor: m.vendor, Path: m.path, Model: m.model, BaseURL: m.baseURL, APIKey: m.apiKey,
 			Workdir: g.Workspace(), Home: home, MCPServers: m.mcp, Options: m.options, Tools: m.tools}
 		switch {
