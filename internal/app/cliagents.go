@@ -85,8 +85,8 @@ func newCLIMember(a config.Agent, getenv func(string) string) (*cliMember, []str
 	}
 	path, err := cli.Find(v, cliInstallDir(getenv))
 	if err != nil {
-		return nil, nil, usageErr("agent %s: %v: install it with `npm install -g %s` (or run `massgen setup`)",
-			a.ID, err, cliPackages[b.Type])
+		return nil, nil, usageErr("agent %s: %v: install it with `massgen setup cli %s` (or `npm install -g %s`)",
+			a.ID, err, b.Type, cliPackages[b.Type])
 	}
 	spec, _ := provider.Lookup(b.Type)
 	m := &cliMember{vendor: v, path: path, model: b.Model, options: map[string]any{},

@@ -165,28 +165,32 @@ func TestAMistypedModelIsNotPricedAsAnotherOne(t *testing.T) {
 }
 
 // `config validate` and a run give one verdict on a backend type, in the
-// same words.
+// same words: ag2 is refused by both; a coding-agent CLI is valid, and a
+// run without its program says how to install it.
 func TestValidateAndRunAgreeOnBackendTypes(t *testing.T) {
-	for _, tc := range []struct{ name, backend, want string }{
-		{"claude_code without a model (upstream allows it)", "{type: claude_code}", "backend type 'claude_code' is recognised but not supported by this version yet"},
-		{"claude_code with a model", "{type: claude_code, model: claude-sonnet-4-5}", "backend type 'claude_code' is recognised but not supported by this version yet"},
-		{"ag2", "{type: ag2}", "backend type 'ag2' is recognised but not supported by this version yet"},
+	t.Setenv("PATH", t.TempDir()) // no claude here
+	noInstall := map[string]string{"ANTHROPIC_API_KEY": "k", "XDG_DATA_HOME": t.TempDir()}
+	for _, tc := range []struct{ name, backend, validate, run string }{
+		{"ag2", "{type: ag2}", "backend type 'ag2' is recognised but not supported by this version yet",
+			"backend type 'ag2' is recognised but not supported by this version yet"},
+		{"claude_code without a model (upstream allows it)", "{type: claude_code}", "valid", "massgen setup cli claude_code"},
+		{"claude_code with a model", "{type: claude_code, model: claude-sonnet-4-5}", "valid", "npm install -g @anthropic-ai/claude-code@2.1.332"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			files := map[string]string{"c.yaml": "agent: {id: a, backend: " + tc.backend + "}\n"}
 			v := massgen(t, t.Context(), files, nil, "config", "validate", "c.yaml")
-			run := massgen(t, t.Context(), files, map[string]string{"ANTHROPIC_API_KEY": "k"}, "--config", "c.yaml", "q")
-			if v.code != ExitConfig || !strings.Contains(v.stdout, tc.want) {
+			run := massgen(t, t.Context(), files, noInstall, "--config", "c.yaml", "q")
+			if !strings.Contains(v.stdout, tc.validate) || (tc.validate == "valid") != (v.code == 0) {
 				t.Errorf("validate: exit %d:\n%s%s", v.code, v.stdout, v.stderr)
 			}
-			if run.code != ExitConfig || !strings.Contains(run.stderr, tc.want) {
+			if run.code != ExitConfig || !strings.Contains(run.stderr, tc.run) {
 				t.Errorf("run: exit %d:\n%s", run.code, run.stderr)
 			}
 		})
 	}
 	// Quick mode reaches the same verdict.
-	r := massgen(t, t.Context(), nil, map[string]string{"ANTHROPIC_API_KEY": "k"}, "--backend", "claude_code", "--model", "claude-sonnet-4-5", "q")
-	if r.code != ExitConfig || !strings.Contains(r.stderr, "backend type 'claude_code' is recognised but not supported by this version yet") {
+	r := massgen(t, t.Context(), nil, noInstall, "--backend", "claude_code", "--model", "claude-sonnet-4-5", "q")
+	if r.code != ExitConfig || !strings.Contains(r.stderr, "claude (the claude_code CLI) is not found") {
 		t.Errorf("quick mode: exit %d:\n%s", r.code, r.stderr)
 	}
 }
