@@ -71,7 +71,7 @@ func (m *model) card(ag event.AgentView, selected bool, w, h int) []string {
 	}
 	body := []string{
 		stDim.Render(modelName(ag.AgentInfo)),
-		statusStyle(ag.Status).Render(statusWord(ag)) + stDim.Render(" · "+agentCounts(ag)),
+		statusStyle(ag.Status).Render(statusWord(ag)) + stDim.Render(" · "+m.agentCounts(ag)),
 	}
 	room := h - 2 - len(body)
 	a := m.agents[ag.ID]

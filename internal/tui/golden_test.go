@@ -173,7 +173,7 @@ func TestGoldenFrames(t *testing.T) {
 				m.Update(s.batch())
 				mid := checkFrame(t, "mid_"+name, m, prof.p)
 				for _, want := range []string{"researcher", "critic", "writer", "sim-a [sim]", "answered", "voted", "working",
-					"⚙ web_search ok", "4.2s / 2m00s", "516 tok", "Votes", "Timeline", "researcher answered agent1.1"} {
+					"⚙ web_search ok", "4.2s / 2m00s", "516 tok", "Votes", "Timeline", "writer voted for researcher", "Correct and concise.", "✓ answer accepted as"} {
 					if !strings.Contains(mid, want) {
 						t.Errorf("the mid-run frame lacks %q", want)
 					}

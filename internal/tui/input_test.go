@@ -153,13 +153,21 @@ func TestInteractiveTurn(t *testing.T) {
 	finished(s, 3)
 	m.Update(s.batch())
 	m.Update(endMsg{})
+	// The prompt takes the keys as soon as the turn has finished (issue
+	// 22): what the user types is the next question, not hotkeys.
+	if !m.onInput() {
+		t.Fatal("after the turn the prompt is not on screen")
+	}
 	m.Update(askMsg{reply: reply}) // the CLI asks for the next question at once
-	if m.onInput() || !strings.Contains(renderAs(t, m, colorprofile.NoTTY), "q back to the conversation") {
-		t.Fatal("the final answer's view did not wait for q")
+	for _, k := range []tea.KeyPressMsg{keyQ, {Code: 'r', Text: "r"}, {Code: 'v', Text: "v"}} {
+		if _, cmd := m.Update(k); !m.onInput() {
+			t.Fatalf("%s after the end: command %v, on input %v; want it typed", k, cmd, m.onInput())
+		}
 	}
-	if _, cmd := m.Update(keyQ); cmd != nil || !m.onInput() {
-		t.Fatalf("q after the end: command %v, on input %v; want the prompt, not quit", cmd, m.onInput())
+	if v := m.input.Value(); v != "qrv" {
+		t.Errorf("typed after the end: %q, want \"qrv\"", v)
 	}
+	m.input.Reset()
 	got := renderAs(t, m, colorprofile.NoTTY)
 	for _, want := range []string{"interactive · 1 turn", "you> What is the capital of France?", "massgen · by researcher (plurality) · 6.0s", "Paris"} {
 		if !strings.Contains(got, want) {
@@ -295,8 +303,7 @@ func TestGoldenInteractive(t *testing.T) {
 			s := startTurn(t, m, reply, "What is the capital of France?", nil)
 			finished(s, 3)
 			m.Update(s.batch())
-			m.Update(endMsg{})
-			m.Update(keyQ)
+			m.Update(endMsg{}) // the prompt is back at once: no q needed
 			m.Update(noteMsg("saved 1 turns to /tmp/session.md"))
 			m.Update(askMsg{reply: reply})
 			typeText(m, "And of Italy?")

@@ -52,6 +52,12 @@ type agentState struct {
 	transcript []byte   // all its text, bounded (the full-screen page)
 	tools      []string // recent tool calls, newest last
 	running    string   // the tool whose progress line is the last of tools ("" when none)
+	answering  bool     // the turn's answer is streaming (as new_answer's arguments)
+	// streamed counts the bytes streamed since the agent's usage last
+	// changed (usage comes once a turn ends): a card shows the tokens
+	// growing with an estimate of them.
+	streamed int
+	usageAt  int64 // the agent's tokens when streamed was last reset
 }
 
 // model is the Bubble Tea model. Everything it draws comes from messages,
@@ -70,6 +76,7 @@ type model struct {
 	finished      bool // RunFinished seen
 	ended         bool // the event stream ended
 	quitEarly     bool // the user left before the run finished
+	confirmQuit   bool // q was pressed mid-run: the footer asks before cancelling
 	keys          keyMap
 	help          help.Model
 	md            mdCache
@@ -108,6 +115,13 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.snap, m.now = msg.snap, msg.now
 		for _, e := range msg.events {
 			m.apply(e)
+		}
+		for _, ag := range m.snap.Agents {
+			if a := m.agents[ag.ID]; a != nil {
+				if t := ag.Usage.InputTokens + ag.Usage.OutputTokens; t != a.usageAt {
+					a.usageAt, a.streamed = t, 0 // counted now
+				}
+			}
 		}
 	case runMsg:
 		m.run = Run(msg)
@@ -160,6 +174,17 @@ func (m *model) key(k tea.KeyPressMsg) tea.Cmd {
 			}
 			return nil
 		}
+	}
+	if m.confirmQuit {
+		// The footer asked whether to cancel the run: q or y does, any
+		// other key keeps it going (and is not acted upon).
+		m.confirmQuit = false
+		if s := k.String(); s != "q" && s != "y" && s != "ctrl+c" {
+			return nil
+		}
+	} else if k.String() == "q" && !m.finished && !m.ended {
+		m.confirmQuit = true
+		return nil
 	}
 	switch {
 	case key.Matches(k, m.keys.Quit):
@@ -250,11 +275,39 @@ func (m *model) apply(e event.Event) {
 		m.timeline, m.finished, m.sel = nil, false, 0
 		m.setPage(pageMain)
 	case event.TurnStarted:
-		m.agent(e.Agent).append("\n" + turnMark + "\n")
+		a := m.agent(e.Agent)
+		a.answering = false
+		a.append("\n" + turnMark + "\n")
 	case event.TextDelta:
-		m.agent(e.Agent).stream(e.Text)
+		a := m.agent(e.Agent)
+		if e.Tool != "" && !a.answering {
+			// The answer streams as the arguments of new_answer: set
+			// apart from what the model wrote before it.
+			a.answering = true
+			a.append("\n" + answerMark + "\n")
+		}
+		a.stream(e.Text)
 	case event.ReasoningDelta:
 		m.agent(e.Agent).stream(e.Text)
+	case event.AnswerAccepted:
+		// The agent page tells the turn's outcome: the answer (its text
+		// already above when it streamed) and its labels.
+		a := m.agent(e.Agent)
+		if !a.answering {
+			a.append("\n" + answerMark + "\n" + e.Content)
+		}
+		a.answering = false
+		a.append(fmt.Sprintf("\n✓ answer accepted as %s (shown to the others as %s)\n", e.Label, e.AnonLabel))
+	case event.VoteAccepted:
+		line := fmt.Sprintf("✓ vote for %s (%s's %s)", e.TargetLabel, e.Target, e.TargetAnswer)
+		if e.Reason != "" {
+			line += ": " + e.Reason
+		}
+		m.agent(e.Agent).append("\n" + line + "\n")
+	case event.ActionRejected:
+		a := m.agent(e.Agent)
+		a.answering = false
+		a.append("\n✗ refused: " + e.Reason + "\n")
 	case event.FinalStarted:
 		m.agent(e.Agent).append("\n" + finalMark + "\n")
 	case event.FinalDelta:
@@ -288,7 +341,11 @@ func (m *model) apply(e event.Event) {
 	case event.RunFinished:
 		m.finished = true
 		if m.opts.Interactive {
+			// The answer goes into the conversation and the prompt takes
+			// the keys at once: what the user types next is the next
+			// question (or a /command), not the run view's hotkeys.
 			m.finishTurn()
+			m.inRun = false
 		}
 		if m.page == pageMain {
 			m.scroll = 0
@@ -297,7 +354,7 @@ func (m *model) apply(e event.Event) {
 	if e.Type().Droppable() || e.Type() == event.TypeTurnEnded {
 		return
 	}
-	if text := event.Describe(e); text != "" {
+	if text := timelineText(e); text != "" {
 		at := e.Head().Time.Sub(m.snap.StartedAt)
 		m.timeline = append(m.timeline, fmt.Sprintf("%6s %s", clock(at), oneLine(text)))
 		if len(m.timeline) > maxTimeline {
@@ -306,13 +363,42 @@ func (m *model) apply(e event.Event) {
 	}
 }
 
-func (a *agentState) stream(text string) { a.append(text) }
+// timelineText is an event's timeline entry: event.Describe's sentence,
+// with a vote's or a refusal's whole reason (Describe clips it for one
+// line; the timeline wraps instead), up to maxReason runes.
+func timelineText(e event.Event) string {
+	const maxReason = 600
+	reason := func(s string) string {
+		if r := []rune(s); len(r) > maxReason {
+			return string(r[:maxReason-1]) + "…"
+		}
+		return s
+	}
+	switch e := e.(type) {
+	case event.VoteAccepted:
+		why := e.Reason
+		e.Reason = ""
+		if s := event.Describe(e); why != "" {
+			return s + ": " + reason(why)
+		}
+		return event.Describe(e)
+	case event.ActionRejected:
+		return e.Agent + ": action rejected: " + reason(e.Reason)
+	}
+	return event.Describe(e)
+}
+
+func (a *agentState) stream(text string) {
+	a.streamed += len(text)
+	a.append(text)
+}
 
 // Marks in a transcript where a turn or the final answer begins: a card
 // shows the text since the latest one.
 const (
-	turnMark  = "── turn ──"
-	finalMark = "── final answer ──"
+	turnMark   = "── turn ──"
+	finalMark  = "── final answer ──"
+	answerMark = "✎ new_answer:"
 )
 
 // current is the text since the agent's latest turn began, at most the

@@ -98,6 +98,9 @@ func (m *model) elapsed() string {
 
 func (m *model) footer() string {
 	m.help.SetWidth(m.width)
+	if m.confirmQuit {
+		return stAccent.Render("Cancel the run? q/y cancels it (the logs are kept; massgen --continue resumes) · any other key goes on")
+	}
 	switch m.page {
 	case pageMain:
 		if m.finished && m.opts.Interactive {
@@ -144,9 +147,22 @@ func (m *model) timelineLines(w, h int) []string {
 	if m.scroll > 0 {
 		title += stDim.Render(fmt.Sprintf(" (↑%d)", m.scroll))
 	}
+	// Entries wrap, under their text rather than their time: a vote's or
+	// a refusal's reason is what the line is for.
+	const indent = 7 // "%6s " of the time
 	var lines []string
 	for _, t := range m.timeline {
-		lines = append(lines, fit(t, w))
+		head, rest := t, ""
+		if wl := wrapLines(t, w); len(wl) > 1 && strings.HasPrefix(t, wl[0]) {
+			head = wl[0]
+			rest = strings.TrimSpace(t[len(head):])
+		}
+		lines = append(lines, fit(head, w))
+		if rest != "" {
+			for _, l := range wrapLines(rest, max(1, w-indent)) {
+				lines = append(lines, fit(strings.Repeat(" ", indent)+l, w))
+			}
+		}
 	}
 	return append([]string{title}, window(lines, h-1, m.scroll, true)...)
 }
@@ -191,7 +207,7 @@ func (m *model) agentPage(h int) []string {
 	}
 	ag := m.snap.Agents[min(m.sel, len(m.snap.Agents)-1)]
 	title := stAccent.Render(ag.ID) + " " + stDim.Render(modelName(ag.AgentInfo)) + " " +
-		statusStyle(ag.Status).Render(ag.Status) + stDim.Render(" · "+agentCounts(ag))
+		statusStyle(ag.Status).Render(ag.Status) + stDim.Render(" · "+m.agentCounts(ag))
 	text := ""
 	if a := m.agents[ag.ID]; a != nil {
 		text = strings.TrimLeft(a.text(), "\n")
@@ -234,19 +250,35 @@ func modelName(a event.AgentInfo) string {
 	return name
 }
 
-// agentCounts sums an agent up: answers, tools, restarts, failures, tokens.
-func agentCounts(ag event.AgentView) string {
+// agentCounts sums an agent up: answers, tools, restarts, failures,
+// tokens. While it streams and its usage is not in yet (usage comes when
+// a turn ends), the tokens are estimated from what it streamed: "~1,234 tok".
+func (m *model) agentCounts(ag event.AgentView) string {
+	streamed := 0
+	if a := m.agents[ag.ID]; a != nil {
+		streamed = a.streamed
+	}
+	return agentCounts(ag, streamed)
+}
+
+func agentCounts(ag event.AgentView, streamed int) string {
 	parts := []string{fmt.Sprintf("%d ans", ag.Answers)}
 	if ag.ToolCalls > 0 {
-		parts = append(parts, fmt.Sprintf("%d tools", ag.ToolCalls))
+		parts = append(parts, plural(ag.ToolCalls, "tool"))
 	}
 	if ag.Restarts > 0 {
-		parts = append(parts, fmt.Sprintf("%d restarts", ag.Restarts))
+		parts = append(parts, plural(ag.Restarts, "restart"))
 	}
 	if ag.Failures > 0 {
 		parts = append(parts, fmt.Sprintf("%d failed", ag.Failures))
 	}
-	if t := ag.Usage.InputTokens + ag.Usage.OutputTokens; t > 0 {
+	t := ag.Usage.InputTokens + ag.Usage.OutputTokens
+	switch {
+	case streamed > 0:
+		// About four bytes a token, as tokens.go of the simulator and
+		// most tokenizers on English text.
+		parts = append(parts, "~"+thousands(t+int64(max(1, streamed/4)))+" tok")
+	case t > 0:
 		parts = append(parts, thousands(t)+" tok")
 	}
 	return strings.Join(parts, " · ")
