@@ -70,6 +70,7 @@ func newRoot(ctx context.Context, env *Env, argv []string) *cobra.Command {
 	var eventSchema int
 	var models []string
 	var historyFile string
+	var modes modeFlags
 	var web webFlags
 	root := &cobra.Command{
 		Use:   `massgen [flags] "question"`,
@@ -93,6 +94,10 @@ Try it without any API key on the built-in simulator:
 				return err
 			}
 			up.notes(env.Stderr)
+			args, err := modes.apply(&rq, args)
+			if err != nil {
+				return err
+			}
 			// A command word after -- is a question.
 			if len(args) > 0 && cmd.ArgsLenAtDash() != 0 {
 				if err := commandWord(args[0]); err != nil {
@@ -180,6 +185,7 @@ Try it without any API key on the built-in simulator:
 	fl.StringSliceVar(&models, "models", nil, "a team of these models, one agent each (comma-separated; backend inferred from each name)")
 	fl.StringVar(&historyFile, "history-file", "", "earlier turns of the conversation: a JSON file [{\"role\": \"user\"|\"assistant\", \"content\": \"…\"}]")
 	web.register(fl)
+	modes.register(fl)
 	up.register(root)
 	root.AddCommand(newConfigCmd(env), newSimCmd(env), newExamplesCmd(env), newServeCmd(env), newMCPCmd(env),
 		newSessionsCmd(env), newLogsCmd(env), newReplayCmd(env), newSetupCmd(env), newQuickstartCmd(env), newInitCmd(env))
