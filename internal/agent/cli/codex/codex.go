@@ -137,6 +137,11 @@ func (Vendor) Prepare(inv *cli.Invocation) (cli.Command, error) {
 	t.set("persistence", "none")
 	t.table("features")
 	t.set("plugins", false)
+	// No ChatGPT apps (connectors): on a ChatGPT login Codex would add
+	// their MCP server (chatgpt.com/backend-api/ps/mcp), the user's
+	// connected accounts with it, and wait about 20 s for it where the
+	// network does not reach it.
+	t.set("apps", false)
 	t.table("shell_environment_policy")
 	t.set("exclude", []string{"MASSGEN_*", KeyVar})
 	// Codex's own sandbox, when massgen's is not there (workspace-write):

@@ -52,6 +52,9 @@ func TestPrepareUsesTheCopiedLogin(t *testing.T) {
 		if !strings.Contains(conf, `"cli_auth_credentials_store" = "file"`) || strings.Contains(conf, `"env_key"`) || strings.Contains(conf, "CANARY") {
 			t.Errorf("base %q: config.toml:\n%s", base, conf)
 		}
+		if !strings.Contains(conf, `"apps" = false`) {
+			t.Errorf("base %q: ChatGPT apps are on:\n%s", base, conf)
+		}
 		custom := strings.Contains(conf, `"model_provider" = "massgen"`)
 		if base == "" && (custom || strings.Contains(conf, "requires_openai_auth")) {
 			t.Errorf("without a base URL the login's own provider applies:\n%s", conf)
