@@ -2,6 +2,7 @@ package app
 
 import (
 	"bytes"
+	"encoding/base64"
 	"fmt"
 	"io/fs"
 	"net/http"
@@ -14,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/massgen/massgen/internal/config"
 	"github.com/massgen/massgen/internal/llmsim/simtest"
@@ -27,21 +29,38 @@ const (
 	canaryRefresh = "sk-ant-ort01-CANARY-refresh-2d8b4e6f0a"
 )
 
+// codexLogin is a ChatGPT login of Codex: an unsigned id token (Codex
+// reads the plan from it), canary access and refresh tokens, refreshed
+// now (so Codex does not refresh it first).
+func codexLogin() string {
+	b64 := func(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
+	jwt := b64(`{"alg":"none","typ":"JWT"}`) + "." + b64(`{"email":"u@example.com","exp":4102444800,`+
+		`"https://api.openai.com/auth":{"chatgpt_plan_type":"pro","chatgpt_account_id":"acc-1","chatgpt_user_id":"user-1"}}`) + ".sig"
+	return `{"OPENAI_API_KEY":null,"tokens":{"id_token":"` + jwt + `","access_token":"` + canaryCodexAccess +
+		`","refresh_token":"` + canaryCodexRefresh + `","account_id":"acc-1"},"last_refresh":"` +
+		time.Now().UTC().Format(time.RFC3339) + `"}`
+}
+
+const (
+	canaryCodexAccess  = "CANARY-codex-access-5c1d9e7b3a"
+	canaryCodexRefresh = "CANARY-codex-refresh-8e2f6a0c4d"
+)
+
 func claudeLogin() string {
 	return `{"claudeAiOauth":{"accessToken":"` + canaryAccess + `","refreshToken":"` + canaryRefresh +
 		`","expiresAt":4102444800000,"scopes":["user:inference","user:profile"],"subscriptionType":"max"}}`
 }
 
-// A Claude Code agent with no key, on a user who logged in to Claude Code,
-// runs a team on the simulator on that login: the CLI sends the login's
-// token (and no key) to its endpoint; the token is in none of the run's
+// A Claude Code agent and a Codex agent with no key, on a user who logged
+// in to both CLIs, run a team on the simulator on those logins: each CLI
+// sends its login's token (and no key) to its endpoint; the token is in none of the run's
 // logs, events, status files, output or stderr; its copy is gone once the
 // run ends; the user's file is unchanged.
 func TestCLIAgentRunsOnTheUsersLogin(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Claude Code")
 	}
-	t.Setenv("PATH", cliPath(t, "claude_code"))
+	t.Setenv("PATH", cliPath(t, "claude_code", "codex"))
 	// The simulator stands for Anthropic's endpoint here: a local one
 	// gets no login otherwise.
 	localEndpoint = func(string) bool { return false }
@@ -50,11 +69,12 @@ func TestCLIAgentRunsOnTheUsersLogin(t *testing.T) {
 	_, simURL := simtest.Start(t, "")
 	target, _ := url.Parse(simURL)
 	var mu sync.Mutex
-	var auths, keys []string
+	var auths, keys, paths []string
 	proxy := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: target.Scheme, Host: target.Host})
 	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		auths, keys = append(auths, r.Header.Get("Authorization")), append(keys, r.Header.Get("X-Api-Key"))
+		paths = append(paths, r.URL.Path)
 		mu.Unlock()
 		proxy.ServeHTTP(w, r)
 	}))
@@ -65,11 +85,17 @@ func TestCLIAgentRunsOnTheUsersLogin(t *testing.T) {
 	must(t, os.MkdirAll(filepath.Dir(login), 0o700))
 	must(t, os.WriteFile(login, []byte(claudeLogin()), 0o600))
 	before, _ := os.Stat(login)
+	codexAuth := filepath.Join(home, ".codex", "auth.json")
+	must(t, os.MkdirAll(filepath.Dir(codexAuth), 0o700))
+	codexFile := codexLogin()
+	must(t, os.WriteFile(codexAuth, []byte(codexFile), 0o600))
 
 	work := t.TempDir()
 	cfg := filepath.Join(work, "team.yaml")
-	must(t, os.WriteFile(cfg, []byte("agents:\n  - id: loginclaude\n    backend: {type: claude_code, model: cc-login}\n"), 0o644))
-	vars := map[string]string{"HOME": home, "MASSGEN_CLAUDE_CODE_BASE_URL": front.URL + strings.TrimPrefix(simURL, target.Scheme+"://"+target.Host)}
+	must(t, os.WriteFile(cfg, []byte("agents:\n  - id: loginclaude\n    backend: {type: claude_code, model: cc-login}\n"+
+		"  - id: logincodex\n    backend: {type: codex, model: codex-login}\n"), 0o644))
+	base := front.URL + strings.TrimPrefix(simURL, target.Scheme+"://"+target.Host)
+	vars := map[string]string{"HOME": home, "MASSGEN_CLAUDE_CODE_BASE_URL": base, "MASSGEN_CODEX_BASE_URL": base}
 	var stderr bytes.Buffer
 	env := &Env{Getenv: func(k string) string { return vars[k] }, Stderr: &stderr, WorkDir: work}
 	out, err := Execute(t.Context(), env, Request{Question: "What is 2+2?", Config: cfg, Timeout: 120, Debug: true})
@@ -84,15 +110,24 @@ func TestCLIAgentRunsOnTheUsersLogin(t *testing.T) {
 	if len(auths) == 0 {
 		t.Fatal("Claude Code sent no request")
 	}
+	byCLI := map[string]int{}
 	for i := range auths {
-		if auths[i] != "Bearer "+canaryAccess || keys[i] != "" {
-			t.Errorf("request %d: Authorization %q, x-api-key %q: not the login's token alone", i, auths[i], keys[i])
+		want := "Bearer " + canaryAccess
+		if !strings.HasSuffix(paths[i], "/messages") {
+			want = "Bearer " + canaryCodexAccess
 		}
+		byCLI[want]++
+		if auths[i] != want || keys[i] != "" {
+			t.Errorf("request %d to %s: Authorization %q, x-api-key %q: not the login's token alone", i, paths[i], auths[i], keys[i])
+		}
+	}
+	if byCLI["Bearer "+canaryAccess] == 0 || byCLI["Bearer "+canaryCodexAccess] == 0 {
+		t.Errorf("requests on each login: %v (%v)", byCLI, paths)
 	}
 	mu.Unlock()
 
 	leaks := func(what string, b []byte) {
-		for _, c := range []string{canaryAccess, canaryRefresh, "CANARY"} {
+		for _, c := range []string{canaryAccess, canaryRefresh, canaryCodexAccess, canaryCodexRefresh, "CANARY"} {
 			if bytes.Contains(b, []byte(c)) {
 				t.Errorf("%s holds the login's token %s", what, c)
 			}
@@ -113,7 +148,7 @@ func TestCLIAgentRunsOnTheUsersLogin(t *testing.T) {
 		t.Errorf("only %d files under the run's directory: where are its logs and events?", files)
 	}
 	// The copy went with the CLI's private home.
-	homes, _ := filepath.Glob(filepath.Join(os.TempDir(), cliHomePrefix+"*-loginclaude-*"))
+	homes, _ := filepath.Glob(filepath.Join(os.TempDir(), cliHomePrefix+"*-login*-*"))
 	for _, h := range homes {
 		if strings.HasPrefix(filepath.Base(h), cliHomePrefix+strconv.Itoa(os.Getpid())+"-") {
 			t.Errorf("the CLI's home %s (with the login's copy) outlived the run", h)
@@ -123,6 +158,9 @@ func TestCLIAgentRunsOnTheUsersLogin(t *testing.T) {
 	after, _ := os.Stat(login)
 	if b, _ := os.ReadFile(login); string(b) != claudeLogin() || !after.ModTime().Equal(before.ModTime()) || after.Mode().Perm() != 0o600 {
 		t.Errorf("the user's login file changed: %q %v", b, after.Mode())
+	}
+	if b, _ := os.ReadFile(codexAuth); string(b) != codexFile {
+		t.Errorf("the user's auth.json changed: %q", b)
 	}
 }
 
