@@ -7,6 +7,8 @@ package config
 import (
 	"fmt"
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -25,6 +27,13 @@ type Docker struct {
 	// CredentialEnv names environment variables passed in
 	// (command_line_docker_credentials.env_vars).
 	CredentialEnv []string
+	// EnvFile is command_line_docker_credentials.env_file, made absolute
+	// against the config file's directory ("" = none): with it the run
+	// loads ~/.massgen/.env, this file, then ./.env, later files winning,
+	// and passes their variables in (EnvFromFile, when set, picks which).
+	EnvFile string
+	// EnvFromFile is command_line_docker_credentials.env_vars_from_file.
+	EnvFromFile []string
 	// Packages installed in each new container
 	// (command_line_docker_packages: system, python, npm).
 	System, Python, NPM []string
@@ -45,12 +54,11 @@ var DockerCredentialFiles = map[string]string{
 }
 
 // credentialUpstream are v0.1.73's other command_line_docker_credentials
-// keys, which this version does not act on yet.
+// keys, which this version does not act on yet (env_file and
+// env_vars_from_file it does: dockerKey).
 var credentialUpstream = map[string]upstreamKey{
-	"env_file":           {kind: paramString, feature: featDockerCreds, hint: "export the variables in the shell that runs massgen and list them in env_vars"},
-	"env_vars_from_file": {kind: paramStringList, feature: featDockerCreds, hint: "list the variables in env_vars"},
-	"pass_all_env":       {kind: paramBool, feature: "passing the whole environment into the container (pass_all_env)", hint: "list the variables in env_vars"},
-	"additional_mounts":  {kind: paramMap, feature: "additional Docker mounts"},
+	"pass_all_env":      {kind: paramBool, feature: "passing the whole environment into the container (pass_all_env)", hint: "list the variables in env_vars"},
+	"additional_mounts": {kind: paramMap, feature: "additional Docker mounts"},
 }
 
 var (
@@ -91,9 +99,28 @@ func (d *decoder) dockerKey(p *pair, key string) {
 						d.fail(e.val.items[i].pos, index(join(key, "mount"), i), fmt.Sprintf("unknown credential '%s'", n), oneOf(n, known))
 					}
 				}
-			case "env_vars":
-				d.stringList(join(key, "env_vars"), e)
-			case "env_file", "env_vars_from_file", "pass_all_env", "additional_mounts":
+			case "env_vars", "env_vars_from_file":
+				d.stringList(join(key, e.key), e)
+				if e.key == "env_vars_from_file" && m.get("env_file") == nil {
+					d.warnAt(e.keyPos, join(key, e.key), "'env_vars_from_file' without 'env_file' reads no file, so it passes nothing",
+						"add env_file: .env (the run then reads ~/.massgen/.env, that file and ./.env)")
+				}
+			case "env_file":
+				if s, ok := d.str(join(key, e.key), e); ok {
+					// Relative to the config file, as the sim scenario is;
+					// embedded examples (@examples/…) have no directory, so
+					// theirs stays relative to the working directory.
+					if rest, ok := strings.CutPrefix(s, "~/"); ok {
+						if home, err := os.UserHomeDir(); err == nil {
+							s = filepath.Join(home, rest)
+						}
+					}
+					if !filepath.IsAbs(s) && d.file != "" && !strings.HasPrefix(d.file, "@") {
+						s = filepath.Join(filepath.Dir(d.file), s)
+					}
+					e.val.s = s // what dockerOf reads from the backend's Extra
+				}
+			case "pass_all_env", "additional_mounts":
 				d.upstreamValue(e, join(key, e.key), credentialUpstream[e.key])
 			default:
 				d.unknown(e, key, credentialKeys)
@@ -175,6 +202,8 @@ func dockerOf(extra map[string]any) Docker {
 			}
 		}
 		dk.CredentialEnv = stringsOf(c["env_vars"])
+		dk.EnvFile, _ = c["env_file"].(string)
+		dk.EnvFromFile = stringsOf(c["env_vars_from_file"])
 	}
 	if p, ok := extra["command_line_docker_packages"].(map[string]any); ok {
 		if pre, ok := p["preinstall"].(map[string]any); ok && len(p) == 1 {

@@ -25,22 +25,21 @@ type upstreamKey struct {
 
 // Feature names shared by several keys.
 const (
-	featChecklist   = "this part of checklist-gated voting (massgen's gate decides on the scores alone)"
-	featFairness    = "fairness caps"
-	featMidstream   = "mid-stream peer updates"
-	featSubagents   = "subagents"
-	featBroadcast   = "broadcast questions (ask_others)"
-	featPlanMode    = "plan mode"
-	featCheckpoint  = "checkpoints"
-	featNLIP        = "NLIP"
-	featWriteMode   = "write isolation (write_mode)"
-	featCriteria    = "preset and evolving checklist criteria (checklist_criteria_inline and evaluation_criteria_generator work)"
-	featRoundEval   = "round-evaluator subagents"
-	featDecompose   = "decomposition mode"
-	featLearning    = "learning capture"
-	featMultimodal  = "multimodal tools"
-	featPreCollab   = "pre-collaboration runs"
-	featDockerCreds = "Docker credentials from .env files"
+	featChecklist  = "this part of checklist-gated voting (massgen's gate decides on the scores alone)"
+	featFairness   = "fairness caps"
+	featMidstream  = "mid-stream peer updates"
+	featSubagents  = "subagents"
+	featBroadcast  = "broadcast questions (ask_others)"
+	featPlanMode   = "plan mode"
+	featCheckpoint = "checkpoints"
+	featNLIP       = "NLIP"
+	featWriteMode  = "write isolation (write_mode)"
+	featCriteria   = "preset and evolving checklist criteria (checklist_criteria_inline and evaluation_criteria_generator work)"
+	featRoundEval  = "round-evaluator subagents"
+	featDecompose  = "decomposition mode"
+	featLearning   = "learning capture"
+	featMultimodal = "multimodal tools"
+	featPreCollab  = "pre-collaboration runs"
 )
 
 var (

@@ -1,6 +1,8 @@
 package config
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -140,8 +142,9 @@ func TestSkipFinalPresentation(t *testing.T) {
 	}
 }
 
-// The CLI agents' credential mounts are shared like the others; the .env
-// keys load with a warning.
+// The CLI agents' credential mounts are shared like the others; env_file
+// is read relative to the config file, and with env_vars_from_file it
+// loads without a warning.
 func TestV073DockerCredentials(t *testing.T) {
 	src := `agents:
   - id: a
@@ -154,18 +157,58 @@ func TestV073DockerCredentials(t *testing.T) {
       command_line_docker_credentials:
         mount: [claude_config, codex_config, gemini_config]
         env_file: .env
-        env_vars_from_file: [OPENAI_API_KEY]
+        env_vars_from_file: [OPENAI_API_KEY, GEMINI_API_KEY]
 `
-	cfg := parseOK(t, src, nil)
-	dk := dockerOf(cfg.Agents[0].Backend.Extra)
+	cfg, err := Parse([]byte(src), "/srv/team/config.yaml", envOf(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dk := cfg.Agents[0].Backend.CommandLine.Docker
 	if !slices.Equal(dk.CredentialFiles, []string{".claude", ".codex", ".gemini"}) {
 		t.Errorf("CredentialFiles %q", dk.CredentialFiles)
 	}
-	for _, k := range []string{"env_file", "env_vars_from_file"} {
-		w, ok := find(cfg.Warnings, "agents[0].backend.command_line_docker_credentials."+k, Warning)
-		if !ok || !strings.Contains(w.Message, ".env files") || w.Suggestion == "" {
-			t.Errorf("%s: warning %s (found %v)", k, w, ok)
+	if dk.EnvFile != "/srv/team/.env" || !slices.Equal(dk.EnvFromFile, []string{"OPENAI_API_KEY", "GEMINI_API_KEY"}) {
+		t.Errorf("EnvFile %q, EnvFromFile %q", dk.EnvFile, dk.EnvFromFile)
+	}
+	if len(cfg.Warnings) != 0 {
+		t.Errorf("warnings:%s", dump(cfg.Warnings))
+	}
+	// An absolute path stays as written; ~/ is the user's home.
+	for in, want := range map[string]string{"/etc/massgen.env": "/etc/massgen.env", "~/keys.env": filepath.Join(os.Getenv("HOME"), "keys.env"),
+		"../keys/.env": "/srv/keys/.env"} {
+		cfg, err := Parse([]byte(strings.Replace(src, "env_file: .env", "env_file: "+in, 1)), "/srv/team/config.yaml", envOf(nil))
+		if err != nil {
+			t.Fatal(err)
 		}
+		if got := cfg.Agents[0].Backend.CommandLine.Docker.EnvFile; got != want {
+			t.Errorf("env_file %s: %q, want %q", in, got, want)
+		}
+	}
+}
+
+// The credential keys' types are checked where they are written; a list
+// of names without a file to read them from says so.
+func TestDockerCredentialEnvTypes(t *testing.T) {
+	head := "agents:\n  - id: a\n    backend:\n      type: openai\n      model: gpt-4o\n      cwd: ws\n      enable_mcp_command_line: true\n" +
+		"      command_line_execution_mode: docker\n      command_line_docker_credentials:\n"
+	const k = "agents[0].backend.command_line_docker_credentials."
+	for _, c := range []struct {
+		body, key, want string
+		line            int
+	}{
+		{"        env_file: [a, b]\n", k + "env_file", "a string", 10},
+		{"        env_file: .env\n        env_vars_from_file: OPENAI_API_KEY\n", k + "env_vars_from_file", "list", 11},
+		{"        env_file: .env\n        env_vars_from_file: [OPENAI_API_KEY, 3]\n", k + "env_vars_from_file[1]", "string", 11},
+	} {
+		ds := diagnose(t, head+c.body, nil)
+		d, ok := find(ds, c.key, Error)
+		if !ok || d.File != "test.yaml" || d.Line != c.line || !strings.Contains(d.Message, c.want) {
+			t.Errorf("%q: %s (found %v); all:%s", c.body, d, ok, dump(ds))
+		}
+	}
+	ds := diagnose(t, head+"        env_vars_from_file: [OPENAI_API_KEY]\n", nil)
+	if w, ok := find(ds, k+"env_vars_from_file", Warning); !ok || w.Line != 10 || !strings.Contains(w.Message, "without 'env_file'") {
+		t.Errorf("no warning for a list without a file:%s", dump(ds))
 	}
 }
 
