@@ -98,8 +98,9 @@ func buildTeam(cfg *config.Config, getenv func(string) string, workDir string) (
 			cost = info.Cost
 		} else {
 			t.notes = append(t.notes, fmt.Sprintf("agent %s: model %q is not in the model catalogue: its cost is not counted", a.ID, modelName(a)))
-			if near := provider.SuggestModel(modelName(a), getenv); near != "" {
-				t.warnings = append(t.warnings, fmt.Sprintf("agent %s: model %q is not in the model catalogue — did you mean %q? (its cost is not counted)", a.ID, modelName(a), near))
+			// The same judgement and words as `massgen config validate`.
+			if problem, sugg := provider.ModelWarning(a.Backend.Type, modelName(a), a.Backend.BaseURL, getenv); problem != "" {
+				t.warnings = append(t.warnings, fmt.Sprintf("agent %s: %s — %s", a.ID, problem, sugg))
 			}
 		}
 		m = t.guards.Wrap(m, llm.Route{Provider: a.Backend.Type, Endpoint: endpoint, Model: modelName(a),

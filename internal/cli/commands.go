@@ -10,6 +10,7 @@ import (
 	"github.com/massgen/massgen/internal/app"
 	"github.com/massgen/massgen/internal/config"
 	"github.com/massgen/massgen/internal/llmsim"
+	"github.com/massgen/massgen/internal/provider"
 	"github.com/spf13/cobra"
 )
 
@@ -35,6 +36,14 @@ or one it reads with a caveat, means a run would not do exactly what the file as
 			if cfg != nil {
 				diags = append(diags, cfg.Warnings...)
 				ignored = append(ignored, cfg.IgnoredFeatures()...)
+				// A model name the catalogue does not know: the warning a
+				// run gives, given before the run.
+				for i, a := range cfg.Agents {
+					if problem, sugg := provider.ModelWarning(a.Backend.Type, a.Backend.Model, a.Backend.BaseURL, getenv); problem != "" {
+						diags = append(diags, config.Diagnostic{Severity: config.Warning, File: cfg.Path, Line: a.Line,
+							Key: fmt.Sprintf("agents[%d].backend.model", i), Message: problem, Suggestion: sugg})
+					}
+				}
 			}
 			if d, ok := errors.AsType[config.Diagnostics](err); ok {
 				diags = append(diags, d...)
@@ -57,7 +66,7 @@ or one it reads with a caveat, means a run would not do exactly what the file as
 					if !valid {
 						verdict = "not valid under --strict"
 					}
-					summary := fmt.Sprintf("%s: %s (%d agents, %d warnings)", args[0], verdict, len(cfg.Agents), warns)
+					summary := fmt.Sprintf("%s: %s (%s, %s)", args[0], verdict, count(len(cfg.Agents), "agent"), count(warns, "warning"))
 					if len(ignored) > 0 {
 						summary += "; ignored: " + strings.Join(ignored, ", ")
 					}

@@ -164,6 +164,32 @@ func TestAMistypedModelIsNotPricedAsAnotherOne(t *testing.T) {
 	}
 }
 
+// A model name the catalogue does not know gets the same warning from
+// `config validate` as from a run (issue 22): a near name a "did you mean",
+// a name far from every model that its cost is not counted.
+func TestValidateAndRunWarnOfUnknownModels(t *testing.T) {
+	files := map[string]string{"c.yaml": "agents:\n" +
+		"  - {id: a, backend: {type: openai, model: gpt-4o-mnii}}\n" +
+		"  - {id: b, backend: {type: openai, model: gpt-5-turbo-ultra}}\n" +
+		"  - {id: c, backend: {type: openai, model: gpt-4o-mini}}\n" +
+		"  - {id: d, backend: {type: ollama, model: my-local-llama}}\n"}
+	near := `model "gpt-4o-mnii" is not in the model catalogue — did you mean "gpt-4o-mini"? (its cost is not counted)`
+	far := `unknown model "gpt-5-turbo-ultra": not in the model catalogue, so its cost is not counted`
+	v := massgen(t, t.Context(), files, nil, "config", "validate", "c.yaml")
+	if v.code != 0 || !strings.Contains(v.stdout, near) || !strings.Contains(v.stdout, far) || !strings.Contains(v.stdout, "valid (4 agents, 2 warnings)") {
+		t.Errorf("config validate: exit %d:\n%s%s", v.code, v.stdout, v.stderr)
+	}
+	if strings.Contains(v.stdout, "my-local-llama") {
+		t.Errorf("a local server's model is warned about:\n%s", v.stdout)
+	}
+	_, url := simtest.Start(t, "")
+	r := massgen(t, t.Context(), nil, map[string]string{"OPENAI_API_KEY": "k", "MASSGEN_OPENAI_BASE_URL": url},
+		"--no-logs", "--model", "gpt-5-turbo-ultra", "q")
+	if r.code != 0 || !strings.Contains(r.stderr, far) {
+		t.Errorf("run: exit %d, no warning %q:\n%s", r.code, far, r.stderr)
+	}
+}
+
 // `config validate` and a run give one verdict on a backend type, in the
 // same words: ag2 is refused by both; a coding-agent CLI is valid, and a
 // run without its program says how to install it.

@@ -157,3 +157,32 @@ func SuggestModel(model string, getenv func(string) string) string {
 	}
 	return suggest.Closest(name, ids)
 }
+
+// ModelWarning judges a backend's model name against the catalogue, in the
+// same words for `massgen config validate` and a run: a name close to a
+// catalogue model is probably a typo ("did you mean"); a name far from
+// every one, on a hosted provider at its own endpoint, is unknown to
+// massgen, which cannot count its cost. It returns "" when the model is in
+// the catalogue, or when it cannot know better (the simulator, coding-agent
+// CLIs, local servers, Azure deployment names, a base_url of the user's).
+func ModelWarning(typ, model, baseURL string, getenv func(string) string) (problem, suggestion string) {
+	if model == "" {
+		return "", ""
+	}
+	if _, priced, err := LookupModel(model, getenv); err != nil || priced {
+		return "", ""
+	}
+	spec, known := Lookup(typ)
+	if !known || spec.Wire == WireSim || spec.Wire == WireCLI || spec.Wire == WireExternal {
+		return "", ""
+	}
+	if near := SuggestModel(model, getenv); near != "" {
+		return fmt.Sprintf("model %q is not in the model catalogue", model), fmt.Sprintf("did you mean %q? (its cost is not counted)", near)
+	}
+	hosted := len(spec.KeyEnv) > 0 && strings.HasPrefix(spec.BaseURL, "https://") && (baseURL == "" || baseURL == spec.BaseURL)
+	if !hosted {
+		return "", ""
+	}
+	return fmt.Sprintf("unknown model %q: not in the model catalogue, so its cost is not counted", model),
+		fmt.Sprintf("check the name against %s's model list", typ)
+}
