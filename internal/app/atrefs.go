@@ -16,7 +16,20 @@ import (
 // command line, where the paths are the user's own; a server does not
 // let its clients share its files this way.
 func AtReferences(question, workDir string) []config.ContextPath {
-	var out []config.ContextPath
+	found, _ := scanAtReferences(question, workDir)
+	return found
+}
+
+// MissingAtReferences lists the @words of a question that look like file
+// names (they have a dot or a slash: `@notes.md`, `@docs/`) but name
+// nothing on disk, as the user wrote them: a run warns of them rather than
+// silently sharing nothing. An @mention (`@alice`) is not one.
+func MissingAtReferences(question, workDir string) []string {
+	_, missing := scanAtReferences(question, workDir)
+	return missing
+}
+
+func scanAtReferences(question, workDir string) (found []config.ContextPath, missing []string) {
 	seen := map[string]bool{}
 	for _, w := range strings.Fields(question) {
 		if !strings.HasPrefix(w, "@") || len(w) < 2 {
@@ -36,11 +49,17 @@ func AtReferences(question, workDir string) []config.ContextPath {
 		if !filepath.IsAbs(p) {
 			p = filepath.Join(workDir, p)
 		}
-		if _, err := os.Stat(p); err != nil || seen[p] {
+		if seen[p] {
 			continue
 		}
 		seen[p] = true
-		out = append(out, config.ContextPath{Path: p, Permission: perm})
+		if _, err := os.Stat(p); err != nil {
+			if w != "" && strings.ContainsAny(w, "./") {
+				missing = append(missing, "@"+w)
+			}
+			continue
+		}
+		found = append(found, config.ContextPath{Path: p, Permission: perm})
 	}
-	return out
+	return found, missing
 }

@@ -22,4 +22,9 @@ func TestAtReferences(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
+	// What looks like a file but is not there is named, @mentions are not.
+	missing := MissingAtReferences("Fix @src:w using @README.md. Ask @alice or mail bob@example.com; @src again, @missing/file, @gone.md", work)
+	if diff := cmp.Diff([]string{"@missing/file", "@gone.md"}, missing); diff != "" {
+		t.Errorf("missing (-want +got):\n%s", diff)
+	}
 }

@@ -77,6 +77,9 @@ type Request struct {
 	// ContextPaths are shared with the agents that have a workspace, on
 	// top of the config's orchestrator.context_paths (--cwd-context).
 	ContextPaths []config.ContextPath
+	// MissingRefs are the question's @words that look like files but name
+	// none (MissingAtReferences): the run warns of each, naming it.
+	MissingRefs []string
 	// Turn, when set, makes this run a turn of a session (session.go).
 	Turn *TurnLog
 	// Seed are answers accepted before the run (an interrupted session
@@ -189,6 +192,9 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 	agents = withPlanning(cfg.Orchestrator, agents)
 	for _, w := range wss.warnings {
 		fmt.Fprintf(env.Stderr, "warning: %s\n", w)
+	}
+	for _, ref := range rq.MissingRefs {
+		fmt.Fprintf(env.Stderr, "warning: %s in the question names no file or directory in %s: nothing is shared for it\n", ref, env.WorkDir)
 	}
 	settings, err := cfg.Settings()
 	if err != nil {

@@ -66,15 +66,11 @@ func commandFeature(cl *config.CommandLine, agent string) string {
 	return fmt.Sprintf("command_line_execution_mode: %s (agent %s)", cmp.Or(cl.Mode, "local"), agent)
 }
 
-// dockerConfig is docker mode's container of agent as the config describes
-// it, with the variables of its env_file read (dockerenv.go), and what the
-// user should know about them.
-func dockerConfig(agent string, d config.Docker, workDir string) (sandbox.Docker, []string) {
-	home, _ := os.UserHomeDir()
-	env, warnings := dockerFileEnv(agent, d, workDir, home)
+// dockerConfig is docker mode's container as the config describes it.
+func dockerConfig(d config.Docker) sandbox.Docker {
 	return sandbox.Docker{Image: d.Image, Memory: d.Memory, CPUs: d.CPUs, Network: d.Network, Sudo: d.Sudo,
-		Credentials: sandbox.Credentials{Files: d.CredentialFiles, EnvVars: d.CredentialEnv, Env: env},
-		Packages:    sandbox.Packages{System: d.System, Python: d.Python, NPM: d.NPM}}, warnings
+		Credentials: sandbox.Credentials{Files: d.CredentialFiles, EnvVars: d.CredentialEnv},
+		Packages:    sandbox.Packages{System: d.System, Python: d.Python, NPM: d.NPM}}
 }
 
 // setLogDir tells the watches where to keep the originals of context paths.
@@ -120,8 +116,20 @@ func withWorkspaces(cfg *config.Config, workDir string, now time.Time, agents []
 	}
 	if !has {
 		if len(extra) > 0 {
-			rw.warnings = append(rw.warnings, "no agent of this team has a workspace (cwd), so --cwd-context shares nothing: "+
-				"give the agents that should see your files a cwd")
+			// Shared by @path in the question or by --cwd-context: name
+			// the paths, not a flag the user may never have given.
+			names := make([]string, len(extra))
+			for i, cp := range extra {
+				names[i] = cp.Path
+				switch rel, err := filepath.Rel(workDir, cp.Path); {
+				case err == nil && rel == ".":
+					names[i] = "the current directory"
+				case err == nil && filepath.IsLocal(rel):
+					names[i] = rel
+				}
+			}
+			rw.warnings = append(rw.warnings, "no agent of this team has a workspace (cwd), so "+strings.Join(names, ", ")+
+				" is shared with no agent: give the agents that should see your files a cwd")
 		}
 		return agents, rw, nil
 	}
@@ -183,14 +191,8 @@ func withWorkspaces(cfg *config.Config, workDir string, now time.Time, agents []
 		rw.guardOf(out[i].ID, g)
 		tools := files.Tools(g)
 		if cl := ca.Backend.CommandLine; cl != nil {
-			var dk sandbox.Docker
-			if cl.Mode == "docker" {
-				var warnings []string
-				dk, warnings = dockerConfig(out[i].ID, cl.Docker, workDir)
-				rw.warnings = append(rw.warnings, warnings...)
-			}
 			r, err := sandbox.New(g, sandbox.Config{Mode: cl.Mode, Allowed: cl.Allowed, Blocked: cl.Blocked,
-				Unsandboxed: cl.AllowUnsandboxed, Network: cl.AllowNetwork, Docker: dk, MaxProcesses: cl.MaxProcesses})
+				Unsandboxed: cl.AllowUnsandboxed, Network: cl.AllowNetwork, Docker: dockerConfig(cl.Docker), MaxProcesses: cl.MaxProcesses})
 			if err != nil {
 				return nil, nil, usageErr("agent %s: %v", out[i].ID, err)
 			}

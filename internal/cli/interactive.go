@@ -115,6 +115,7 @@ func questionRequest(env *Env, rq app.Request, q string, atRefs bool) app.Reques
 	rq.Question = q
 	if atRefs {
 		rq.ContextPaths = append(slices.Clip(rq.ContextPaths), app.AtReferences(q, env.WorkDir)...)
+		rq.MissingRefs = app.MissingAtReferences(q, env.WorkDir)
 	}
 	return rq
 }

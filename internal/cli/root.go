@@ -155,6 +155,7 @@ Try it without any API key on the built-in simulator:
 			rq.Question = args[0]
 			if !noAtRefs {
 				rq.ContextPaths = append(rq.ContextPaths, app.AtReferences(rq.Question, env.WorkDir)...)
+				rq.MissingRefs = app.MissingAtReferences(rq.Question, env.WorkDir)
 			}
 			if streamEvents {
 				if eventSchema != 1 && eventSchema != event.SchemaVersion {

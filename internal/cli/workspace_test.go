@@ -42,6 +42,25 @@ func TestAtReferenceSharesAFile(t *testing.T) {
 	}
 }
 
+// `@missing.md` is named in a warning, and `@real.txt` with a team without
+// workspaces says the file reaches no agent, without naming --cwd-context,
+// which the user never gave (issue 22).
+func TestAtReferenceWarnings(t *testing.T) {
+	files := map[string]string{"c.yaml": "agent: {id: a, backend: {type: sim}}\n", "real.txt": "x"}
+	r := massgen(t, t.Context(), files, nil, "--no-logs", "--config", "c.yaml", "Compare @real.txt with @missing.md.")
+	if r.code != 0 {
+		t.Fatalf("exit %d:\n%s", r.code, r.stderr)
+	}
+	for _, want := range []string{"warning: @missing.md in the question names no file or directory", "real.txt is shared with no agent"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+		}
+	}
+	if strings.Contains(r.stderr, "--cwd-context") {
+		t.Errorf("stderr names --cwd-context, which was not given:\n%s", r.stderr)
+	}
+}
+
 // In interactive mode, /context shares a path for the rest of the session
 // and @path in a question shares it for that question; a path that does
 // not exist is refused with why.
