@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -408,6 +409,10 @@ models: {}
 	b.Close()
 	if res.Status != Interrupted {
 		t.Fatalf("status = %s, want interrupted", res.Status)
+	}
+	// In words, not the Go error of a cancelled context (issue 22).
+	if res.Err == nil || res.Err.Error() != "interrupted" || !errors.Is(res.Err, context.Canceled) {
+		t.Errorf("err = %v, want \"interrupted\" (still a context.Canceled)", res.Err)
 	}
 	waitAllCancelled(t, srv)
 }

@@ -171,7 +171,10 @@ type RunError struct {
 }
 
 func (e *RunError) Error() string {
-	if e.cause != nil {
+	// A plain cancellation (Ctrl+C, q, a client gone) says nothing the
+	// status does not: "interrupted", not "interrupted: context canceled".
+	// A cause given with the cancellation (a signal, a deadline) is told.
+	if e.cause != nil && e.cause != context.Canceled {
 		return e.Reason + ": " + e.cause.Error()
 	}
 	return e.Reason
