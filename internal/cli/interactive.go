@@ -191,7 +191,7 @@ func command(ctx context.Context, env *Env, w io.Writer, sess *app.Session, rq *
 		if err := os.WriteFile(path, []byte(app.ExportMarkdown(info, turns)), 0o644); err != nil {
 			return true, err
 		}
-		fmt.Fprintf(w, "saved %d turns to %s\n", len(turns), path)
+		fmt.Fprintf(w, "saved %s to %s\n", count(len(turns), "turn"), path)
 	case "/context":
 		if arg == "" {
 			return true, errors.New("/context PATH: which path?")
@@ -266,7 +266,7 @@ func openSession(ctx context.Context, env *Env, rq *app.Request, o app.SessionOp
 			rq.Config = sess.ConfigPath()
 		}
 		if !rq.Automation {
-			fmt.Fprintf(env.Stderr, "session %s: continuing after %d turns", info.ID, info.Turns)
+			fmt.Fprintf(env.Stderr, "session %s: continuing after %s", info.ID, count(info.Turns, "turn"))
 			if len(sess.Interrupted) > 0 {
 				fmt.Fprintf(env.Stderr, " (turns %v were interrupted and are not in the history)", sess.Interrupted)
 			}

@@ -183,7 +183,7 @@ func TestContinueAndTheSessionsCommand(t *testing.T) {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
 	r = massgenIn(t, ctx, dir, "", "--continue", "And of Italy?")
-	if r.code != 0 || !strings.Contains(r.stderr, "continuing after 1 turns") {
+	if r.code != 0 || !strings.Contains(r.stderr, "continuing after 1 turn") {
 		t.Fatalf("--continue: exit %d: %s", r.code, r.stderr)
 	}
 	list, turns := sessionTurns(t, dir)

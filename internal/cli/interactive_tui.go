@@ -34,7 +34,7 @@ func interactiveTUI(ctx context.Context, env *Env, sess *app.Session, rq app.Req
 		}
 	}
 	if info := sess.Info(); info.ID != "" {
-		ui.Note(fmt.Sprintf("Session %s: continuing after %d turns.", info.ID, info.Turns))
+		ui.Note(fmt.Sprintf("Session %s: continuing after %s.", info.ID, count(info.Turns, "turn")))
 	}
 	turn := func(resume bool) error {
 		turnCtx, cancel := context.WithCancel(ctx)
@@ -116,7 +116,7 @@ func interactiveTUI(ctx context.Context, env *Env, sess *app.Session, rq app.Req
 	}
 	held.flush(env.Stderr)
 	if id := sess.Info().ID; id != "" {
-		fmt.Fprintf(env.Stderr, "session: %s, %d turns in the history (massgen --continue resumes it)\n", id, len(sess.History())/2)
+		fmt.Fprintf(env.Stderr, "session: %s, %s in the history (massgen --continue resumes it)\n", id, count(len(sess.History())/2, "turn"))
 	}
 	if err != nil || ctx.Err() != nil {
 		return &exitError{code: ExitInterrupted, err: errors.New("interrupted; the finished turns are kept: massgen --continue resumes")}

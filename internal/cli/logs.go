@@ -201,8 +201,8 @@ func printAnalysis(env *Env, r app.PastRun, a app.Analysis) {
 	if status == "" {
 		status = r.State + " (no run_finished event: the run did not end normally)"
 	}
-	fmt.Fprintf(w, "run %s: %s\nquestion: %s\nwinner: %s; %d answers, %d votes; %s\n", r.Name, status, cut(a.Question, 100), dash(a.Winner),
-		a.Answers, a.Votes, a.Duration.Round(time.Millisecond))
+	fmt.Fprintf(w, "run %s: %s\nquestion: %s\nwinner: %s; %s, %s; %s\n", r.Name, status, cut(a.Question, 100), dash(a.Winner),
+		count(a.Answers, "answer"), count(a.Votes, "vote"), a.Duration.Round(time.Millisecond))
 	fmt.Fprintf(w, "tokens: %d input + %d output, $%.4f\n", a.Total.InputTokens, a.Total.OutputTokens, a.Total.CostUSD)
 
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)

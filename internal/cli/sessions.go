@@ -64,7 +64,7 @@ func newSessionsCmd(env *Env) *cobra.Command {
 				if err := st.DeleteSession(cmd.Context(), s.ID); err != nil {
 					return err
 				}
-				fmt.Fprintf(env.Stdout, "deleted session %s (%d turns)", s.ID, s.Turns)
+				fmt.Fprintf(env.Stdout, "deleted session %s (%s)", s.ID, count(s.Turns, "turn"))
 				if s.LogDir != "" {
 					fmt.Fprintf(env.Stdout, "; its logs stay in %s", s.LogDir)
 				}

@@ -20,6 +20,9 @@ const (
 	StatusStalled    = "stalled"    // in a turn, but no byte (or no event) for the stall threshold
 	StatusPresenting = "presenting" // writing the final answer
 	StatusDone       = "done"       // the run is over
+	// StatusInterrupted: the run was interrupted while the agent was in a
+	// turn (or presenting), which therefore never ended.
+	StatusInterrupted = "interrupted"
 )
 
 // Run phases and the status of a run in progress.
@@ -370,8 +373,17 @@ func (v *View) Apply(e Event) {
 			s.Winner = e.Winner
 		}
 		for i := range s.Agents {
-			if s.Agents[i].Status != StatusFailed {
-				s.Agents[i].Status = StatusDone
+			a := &s.Agents[i]
+			switch {
+			case a.Status == StatusFailed:
+			case s.Status == "interrupted":
+				// Not "done": the run did not end. An agent cut off in a
+				// turn says so; the others keep what they last did.
+				if v.inTurn[a.ID] || a.Status == StatusWorking || a.Status == StatusStalled || a.Status == StatusPresenting {
+					a.Status = StatusInterrupted
+				}
+			default:
+				a.Status = StatusDone
 			}
 		}
 		clear(v.inTurn)

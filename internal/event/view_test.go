@@ -297,3 +297,35 @@ func TestToolDurationKeepsMicrosecondsThroughTheRecord(t *testing.T) {
 		t.Errorf("ToolDuration = %s, want 42µs", got)
 	}
 }
+
+// An interrupted run leaves no agent "done" (issue 22): the one cut off in
+// its turn is interrupted, the others keep what they last did; a
+// completed run's are done.
+func TestViewInterruptedRunLeavesNoAgentDone(t *testing.T) {
+	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	a1 := AnswerRef{Label: "agent1", Agent: "a", Answer: "agent1.1"}
+	events := []Event{
+		RunStarted{Question: "q", Team: []AgentInfo{{ID: "a"}, {ID: "b"}, {ID: "c"}}},
+		TurnStarted{Agent: "a"}, TurnStarted{Agent: "b"}, TurnStarted{Agent: "c"},
+		AnswerAccepted{Agent: "a", Content: "A", Label: "agent1.1", AnonLabel: "agent1", Answers: []AnswerRef{a1}},
+		TurnEnded{Agent: "a"},
+		VoteAccepted{Agent: "b", Target: "a", TargetLabel: "agent1", TargetAnswer: "agent1.1"},
+		TurnEnded{Agent: "b"},
+	}
+	status := func(fin RunFinished) map[string]string {
+		s := play(t0, append(events, fin)...).View().Snapshot(t0.Add(time.Minute))
+		out := map[string]string{}
+		for _, ag := range s.Agents {
+			out[ag.ID] = ag.Status
+		}
+		return out
+	}
+	if diff := cmp.Diff(map[string]string{"a": StatusAnswered, "b": StatusVoted, "c": StatusInterrupted},
+		status(RunFinished{Status: "interrupted", Err: "interrupted"})); diff != "" {
+		t.Errorf("interrupted (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]string{"a": StatusDone, "b": StatusDone, "c": StatusDone},
+		status(RunFinished{Status: "completed"})); diff != "" {
+		t.Errorf("completed (-want +got):\n%s", diff)
+	}
+}

@@ -304,14 +304,14 @@ func TestGoldenInteractive(t *testing.T) {
 			finished(s, 3)
 			m.Update(s.batch())
 			m.Update(endMsg{}) // the prompt is back at once: no q needed
-			m.Update(noteMsg("saved 1 turns to /tmp/session.md"))
+			m.Update(noteMsg("saved 1 turn to /tmp/session.md"))
 			m.Update(askMsg{reply: reply})
 			typeText(m, "And of Italy?")
 			m.Update(keyAltEnter)
 			typeText(m, "One line, please.")
 			got := checkFrame(t, "conversation_"+name, m, colorprofile.NoTTY)
 			for _, want := range []string{"1 turn", "you> What is the capital of France?", "massgen · by researcher", "Paris",
-				"saved 1 turns", "> And of Italy?", "> One line, please."} {
+				"saved 1 turn", "> And of Italy?", "> One line, please."} {
 				if !strings.Contains(got, want) {
 					t.Errorf("the conversation frame lacks %q", want)
 				}

@@ -40,7 +40,7 @@ func statusStyle(status string) lipgloss.Style {
 		c = colVoted
 	case "restarted":
 		c = colRestarted
-	case "failed":
+	case "failed", "interrupted":
 		c = colFailed
 	case "stalled":
 		c = colStalled

@@ -238,7 +238,7 @@ func TestTmuxContinueShowsTheEarlierTurns(t *testing.T) {
 	s := startTmux(t, `--display plain --config @examples/sim_three_agents "What is the capital of France?" >first.out 2>&1 && `+
 		bin+` --continue`)
 	s.waitFor("the resumed conversation", 30*time.Second, "interactive · 1 turn", "you> What is the capital of France?",
-		"massgen · earlier turn", "continuing after 1 turns")
+		"massgen · earlier turn", "continuing after 1 turn.")
 	s.tmux("send-keys", "-t", "run", "C-c") // at the empty prompt: leave
 	if code, after := s.exited(); code != 0 {
 		t.Errorf("Ctrl+C at the empty prompt: exit %d, want 0:\n%s", code, after)
