@@ -269,7 +269,7 @@ func modelAgent(id, model, typ string, getenv func(string) string) (config.Agent
 			if m := provider.SuggestModel(model, getenv); m != "" {
 				hint = fmt.Sprintf(" — did you mean %q?", m)
 			}
-			return config.Agent{}, usageErr("unknown model %q%s (or name its backend with --backend TYPE, one of %s)", model, hint, strings.Join(provider.Names(), ", "))
+			return config.Agent{}, usageErr("unknown model %q%s (or name its backend with --backend TYPE, one of %s)", model, hint, strings.Join(provider.Runnable(), ", "))
 		}
 	}
 	if _, ok := provider.Lookup(typ); !ok {
@@ -337,5 +337,5 @@ func suggestType(typ string) string {
 			return fmt.Sprintf(" — did you mean %q?", n)
 		}
 	}
-	return " (one of " + strings.Join(provider.Names(), ", ") + ")"
+	return " (one of " + strings.Join(provider.Runnable(), ", ") + ")"
 }

@@ -220,3 +220,12 @@ func TestValidateAndRunAgreeOnBackendTypes(t *testing.T) {
 		t.Errorf("quick mode: exit %d:\n%s", r.code, r.stderr)
 	}
 }
+
+// The list an unknown --backend is offered holds only backends a run
+// accepts (issue 22): not ag2.
+func TestUnknownBackendOffersOnlyRunnableOnes(t *testing.T) {
+	r := massgen(t, t.Context(), nil, nil, "--no-logs", "--backend", "agg", "--model", "x", "q")
+	if r.code == 0 || !strings.Contains(r.stderr, "one of sim, ") || strings.Contains(r.stderr, "ag2") {
+		t.Errorf("exit %d:\n%s", r.code, r.stderr)
+	}
+}

@@ -212,7 +212,7 @@ func teamFromFlags(choices []app.ModelChoice, o teamOptions) ([]app.AgentSpec, e
 	}
 	if o.backend != "" {
 		if _, ok := provider.Lookup(o.backend); !ok {
-			return nil, usageErr("unknown --backend %q: one of %s", o.backend, strings.Join(provider.Names(), ", "))
+			return nil, usageErr("unknown --backend %q: one of %s", o.backend, strings.Join(provider.Runnable(), ", "))
 		}
 	}
 	if o.reasoning != "" && !slices.Contains(app.ReasoningEfforts, o.reasoning) {

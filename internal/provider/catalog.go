@@ -96,6 +96,18 @@ func SupportsBuiltin(typ, flag string) bool {
 	return ok && slices.Contains(s.Builtins, flag)
 }
 
+// Runnable lists the backend types this build can run (Names without the
+// recognised-but-refused ones, such as ag2): the list a "one of" offers.
+func Runnable() []string {
+	var out []string
+	for _, s := range catalog {
+		if s.Native {
+			out = append(out, s.Type)
+		}
+	}
+	return out
+}
+
 // Names lists every accepted backend type, in catalogue order.
 func Names() []string {
 	out := make([]string, len(catalog))

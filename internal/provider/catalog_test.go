@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -174,6 +175,20 @@ func TestNativeChatSpecsHaveAnEndpoint(t *testing.T) {
 		}
 		if s.BaseURL != "" && !strings.HasPrefix(s.BaseURL, "https://") && !strings.HasPrefix(s.BaseURL, "http://localhost") {
 			t.Errorf("%s: BaseURL %q is neither https nor local", n, s.BaseURL)
+		}
+	}
+}
+
+// The "one of" lists offer only what this build runs (issue 22): not ag2,
+// which every run refuses.
+func TestRunnableLeavesOutRefusedTypes(t *testing.T) {
+	r := Runnable()
+	if slices.Contains(r, "ag2") || !slices.Contains(r, "openai") || !slices.Contains(r, "sim") || !slices.Contains(Names(), "ag2") {
+		t.Errorf("Runnable() = %v", r)
+	}
+	for _, typ := range r {
+		if v := Judge(typ, "m", "https://x"); !v.OK() && v.Key == "type" {
+			t.Errorf("%s is offered but refused: %s", typ, v)
 		}
 	}
 }
