@@ -168,9 +168,9 @@ func askKeys(env *Env, path string) ([]app.KeyValue, error) {
 	pick := huh.NewForm(huh.NewGroup(
 		huh.NewMultiSelect[string]().
 			Title("Which API keys do you want to store?").
-			Description("Saved in " + path + " (mode 0600). Space selects, Enter goes on.").
+			Description("Saved in " + path + " (mode 0600). Space (or x) selects, Enter goes on.").
 			Options(opts...).Height(12).Value(&chosen),
-	))
+	)).WithKeyMap(setupKeyMap())
 	if err := runForm(pick, env); err != nil {
 		return nil, err
 	}
@@ -205,6 +205,14 @@ func askKeys(env *Env, path string) ([]app.KeyValue, error) {
 }
 
 // runForm runs a huh form on the terminal; Ctrl+C or Esc cancels the command.
+// setupKeyMap is huh's, with the multi-select's help naming Space as the
+// description does (huh's says only "x toggle", though both keys work).
+func setupKeyMap() *huh.KeyMap {
+	km := huh.NewDefaultKeyMap()
+	km.MultiSelect.Toggle.SetHelp("space/x", "select")
+	return km
+}
+
 func runForm(f *huh.Form, env *Env) error {
 	err := f.WithInput(env.Stdin).WithOutput(env.Stdout).Run()
 	if errors.Is(err, huh.ErrUserAborted) {

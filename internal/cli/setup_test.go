@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -252,5 +253,14 @@ func TestUpstreamGenerateConfigIsQuickstartWithoutQuestions(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, ".massgen", "massgen_logs")); !os.IsNotExist(err) {
 		t.Fatal("--generate-config ran the team")
+	}
+}
+
+// The key picker's help and description name the same key (issue 22:
+// "Space selects" against huh's "x toggle").
+func TestSetupKeyPickerHelpNamesSpace(t *testing.T) {
+	h := setupKeyMap().MultiSelect.Toggle.Help()
+	if h.Key != "space/x" || !slices.Contains(setupKeyMap().MultiSelect.Toggle.Keys(), "space") {
+		t.Errorf("toggle help %q %q, keys %v", h.Key, h.Desc, setupKeyMap().MultiSelect.Toggle.Keys())
 	}
 }
