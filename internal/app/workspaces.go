@@ -66,11 +66,15 @@ func commandFeature(cl *config.CommandLine, agent string) string {
 	return fmt.Sprintf("command_line_execution_mode: %s (agent %s)", cmp.Or(cl.Mode, "local"), agent)
 }
 
-// dockerConfig is docker mode's container as the config describes it.
-func dockerConfig(d config.Docker) sandbox.Docker {
+// dockerConfig is docker mode's container of agent as the config describes
+// it, with the variables of its env_file read (dockerenv.go), and what the
+// user should know about them.
+func dockerConfig(agent string, d config.Docker, workDir string) (sandbox.Docker, []string) {
+	home, _ := os.UserHomeDir()
+	env, warnings := dockerFileEnv(agent, d, workDir, home)
 	return sandbox.Docker{Image: d.Image, Memory: d.Memory, CPUs: d.CPUs, Network: d.Network, Sudo: d.Sudo,
-		Credentials: sandbox.Credentials{Files: d.CredentialFiles, EnvVars: d.CredentialEnv},
-		Packages:    sandbox.Packages{System: d.System, Python: d.Python, NPM: d.NPM}}
+		Credentials: sandbox.Credentials{Files: d.CredentialFiles, EnvVars: d.CredentialEnv, Env: env},
+		Packages:    sandbox.Packages{System: d.System, Python: d.Python, NPM: d.NPM}}, warnings
 }
 
 // setLogDir tells the watches where to keep the originals of context paths.
@@ -191,8 +195,14 @@ func withWorkspaces(cfg *config.Config, workDir string, now time.Time, agents []
 		rw.guardOf(out[i].ID, g)
 		tools := files.Tools(g)
 		if cl := ca.Backend.CommandLine; cl != nil {
+			var dk sandbox.Docker
+			if cl.Mode == "docker" {
+				var warnings []string
+				dk, warnings = dockerConfig(out[i].ID, cl.Docker, workDir)
+				rw.warnings = append(rw.warnings, warnings...)
+			}
 			r, err := sandbox.New(g, sandbox.Config{Mode: cl.Mode, Allowed: cl.Allowed, Blocked: cl.Blocked,
-				Unsandboxed: cl.AllowUnsandboxed, Network: cl.AllowNetwork, Docker: dockerConfig(cl.Docker), MaxProcesses: cl.MaxProcesses})
+				Unsandboxed: cl.AllowUnsandboxed, Network: cl.AllowNetwork, Docker: dk, MaxProcesses: cl.MaxProcesses})
 			if err != nil {
 				return nil, nil, usageErr("agent %s: %v", out[i].ID, err)
 			}

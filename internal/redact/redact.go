@@ -118,6 +118,23 @@ var shapes = []shape{
 	{re: regexp.MustCompile(`\b(github_pat_)[A-Za-z0-9_]{20,}`), keep: 1},
 }
 
+// Registered returns s with every registered secret masked, as String
+// does, and nothing else: for text that is not massgen's own (a command's
+// output), where a key-shaped token is more likely code than a key.
+func Registered(s string) string {
+	if s == "" {
+		return s
+	}
+	secrets.RLock()
+	defer secrets.RUnlock()
+	for _, v := range secrets.list {
+		if strings.Contains(s, v) {
+			s = strings.ReplaceAll(s, v, prefix(v)+Mark)
+		}
+	}
+	return s
+}
+
 // String returns s with every registered secret and every key-shaped token
 // masked: the recognisable prefix (sk-, Bearer, "api_key": ) stays, the
 // rest becomes Mark.
@@ -125,13 +142,7 @@ func String(s string) string {
 	if s == "" {
 		return s
 	}
-	secrets.RLock()
-	for _, v := range secrets.list {
-		if strings.Contains(s, v) {
-			s = strings.ReplaceAll(s, v, prefix(v)+Mark)
-		}
-	}
-	secrets.RUnlock()
+	s = Registered(s)
 	for _, sh := range shapes {
 		s = sh.re.ReplaceAllStringFunc(s, func(m string) string {
 			if strings.Contains(m, Mark) {

@@ -114,3 +114,19 @@ func TestMaskedKeepsTheChainAndHidesTheText(t *testing.T) {
 		t.Error("Masked(nil) is not nil")
 	}
 }
+
+// Registered masks the registered secrets only: a key-shaped token it was
+// not told of stays, as a command's output may be code.
+func TestRegisteredLeavesShapes(t *testing.T) {
+	Secret("reg-only-secret-4242")
+	in := "key=reg-only-secret-4242 Authorization: Bearer abcdefghijklmnop1234 sk-proj-abcdefghijklmnopqrstuv12"
+	got := Registered(in)
+	want := "key=reg-only-secret-4242 Authorization: Bearer abcdefghijklmnop1234 sk-proj-abcdefghijklmnopqrstuv12"
+	want = strings.Replace(want, "reg-only-secret-4242", "reg-"+Mark, 1)
+	if got != want {
+		t.Errorf("Registered:\n got %q\nwant %q", got, want)
+	}
+	if s := String(in); strings.Contains(s, "abcdefghijklmnopqrstuv12") || strings.Contains(s, "reg-only-secret-4242") {
+		t.Errorf("String keeps a key: %q", s)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/massgen/massgen/internal/redact"
 	"github.com/massgen/massgen/internal/tool"
 	"github.com/massgen/massgen/internal/workspace/sandbox"
 )
@@ -34,7 +35,11 @@ func Command(r *sandbox.Runner) tool.Tool {
 			default:
 				fmt.Fprintf(&b, "exit code: %d\n", res.ExitCode)
 			}
-			b.WriteString(res.Output)
+			// A secret the command printed (a key passed into its Docker
+			// container, say) is masked: the model, the events and the
+			// logs get what package redact leaves of it (a key-shaped
+			// token it was not told of stays: commands print code).
+			b.WriteString(redact.Registered(res.Output))
 			if res.Truncated > 0 {
 				fmt.Fprintf(&b, "\n%s %d more bytes of output left out; redirect it to a file and read parts of it", noteTruncated, res.Truncated)
 			}

@@ -48,6 +48,10 @@ type Credentials struct {
 	Files []string
 	// EnvVars are names of massgen's environment variables passed in.
 	EnvVars []string
+	// Env are NAME=value variables passed in as they are: those read from
+	// .env files (command_line_docker_credentials.env_file). They reach the
+	// container through the Engine API's Env, never a command line.
+	Env []string
 }
 
 // Packages are installed by the image's package managers, as root.

@@ -124,6 +124,7 @@ func newDockerBox(g *workspace.Guard, cfg sandbox.Config) (*dockerBox, []string,
 		return nil, nil, fmt.Errorf("command_line_execution_mode: docker: the engine at %s cannot inspect image %s: %v", cli.DaemonHost(), d.Image, err)
 	}
 	b.env = []string{"HOME=" + home, "TMPDIR=/tmp", "LANG=C.UTF-8"}
+	b.env = append(b.env, d.Credentials.Env...)
 	for _, name := range d.Credentials.EnvVars {
 		if v, ok := os.LookupEnv(name); ok {
 			b.env = append(b.env, name+"="+v)
