@@ -33,6 +33,9 @@ func interactiveTUI(ctx context.Context, env *Env, sess *app.Session, rq app.Req
 			ui.Past(h[i].Content, h[i+1].Content)
 		}
 	}
+	if env.welcome != "" {
+		ui.Note(env.welcome)
+	}
 	if info := sess.Info(); info.ID != "" {
 		ui.Note(fmt.Sprintf("Session %s: continuing after %s.", info.ID, count(info.Turns, "turn")))
 	}

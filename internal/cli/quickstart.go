@@ -139,7 +139,8 @@ func buildTeam(ctx context.Context, env *Env, o teamOptions, generator string, q
 	if err := app.WriteConfig(path, data, o.force); err != nil {
 		return err
 	}
-	fmt.Fprintf(env.Stdout, "Wrote %s (%d agent(s): %s).\n", path, len(agents), describeTeam(agents))
+	wrote := fmt.Sprintf("Wrote %s (%s: %s).", path, count(len(agents), "agent"), describeTeam(agents))
+	fmt.Fprintln(env.Stdout, wrote)
 	for _, a := range agents {
 		s, _ := provider.Lookup(a.Backend)
 		if !hasAnyKey(s.KeyEnv, getenv) {
@@ -151,6 +152,9 @@ func buildTeam(ctx context.Context, env *Env, o teamOptions, generator string, q
 		return nil
 	}
 	args := append([]string{"--config", path}, question...)
+	withNote := *env
+	withNote.welcome = wrote + " It is the team of this session; run it again with massgen --config " + path
+	env = &withNote
 	root := newRoot(ctx, env, args)
 	root.SetArgs(args)
 	root.SetIn(env.Stdin)

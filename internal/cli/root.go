@@ -27,6 +27,10 @@ type Env struct {
 	// DotEnvLoaded says Getenv already includes the .env files, so Execute
 	// does not read them again (the server loads them once, at start).
 	DotEnvLoaded bool
+	// welcome is what a command printed just before it started a session
+	// (quickstart: the config it wrote): the full-screen conversation
+	// shows it too, since its screen hides the lines printed before it.
+	welcome string
 }
 
 // app is the part of env a run sees. It points at env's fields' values, so

@@ -244,3 +244,16 @@ func TestTmuxContinueShowsTheEarlierTurns(t *testing.T) {
 		t.Errorf("Ctrl+C at the empty prompt: exit %d, want 0:\n%s", code, after)
 	}
 }
+
+// quickstart followed by an interactive session: the config it wrote is
+// said in the conversation, not only on the screen the display hides
+// (issue 22).
+func TestTmuxQuickstartSaysWhatItWroteInTheSession(t *testing.T) {
+	s := startTmux(t, `quickstart --yes --agents 2 --backend sim --model sim`)
+	s.waitFor("the conversation", 30*time.Second, "MassGen · interactive", "Wrote ", "config.yaml (2 agents", "massgen --config")
+	s.tmux("send-keys", "-t", "run", "-l", "/quit")
+	s.tmux("send-keys", "-t", "run", "Enter")
+	if code, after := s.exited(); code != 0 {
+		t.Errorf("/quit: exit %d:\n%s", code, after)
+	}
+}
