@@ -1,7 +1,11 @@
 package cli
 
 import (
+	"fmt"
+	"maps"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/massgen/massgen/internal/agent"
@@ -168,4 +172,19 @@ func Types() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// Unused names, in order, the keys of a backend's options that a vendor
+// neither takes nor leaves to massgen (known, and massgen's own
+// command_line_* keys), each as a warning that the CLI named program has
+// no equivalent for it: what Checker implementations say of them.
+func Unused(options map[string]any, program string, known ...[]string) []string {
+	var warnings []string
+	for _, k := range slices.Sorted(maps.Keys(options)) {
+		if strings.HasPrefix(k, "command_line_") || slices.ContainsFunc(known, func(l []string) bool { return slices.Contains(l, k) }) {
+			continue
+		}
+		warnings = append(warnings, fmt.Sprintf("'%s' has no equivalent in %s; it is ignored", k, program))
+	}
+	return warnings
 }

@@ -57,12 +57,12 @@
 package copilot
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"sync/atomic"
 
@@ -120,7 +120,7 @@ func (Vendor) Prepare(inv *cli.Invocation) (cli.Command, error) {
 	_ = os.Remove(usage)
 	args := []string{"--output-format", "json", "--allow-all", "--no-ask-user", "--no-auto-update",
 		"--disable-client-telemetry", "--disable-builtin-mcps", "--no-custom-instructions",
-		"--model", firstNonEmpty(inv.Model, o.model, DefaultModel), "--usage-output-file", usage}
+		"--model", cmp.Or(inv.Model, o.model, DefaultModel), "--usage-output-file", usage}
 	agentFile := filepath.Join(home, "agents", agentName+".agent.md")
 	if strings.TrimSpace(inv.System) != "" {
 		body := "---\nname: " + agentName + "\ndescription: A member of a MassGen team.\n---\n" + inv.System + "\n"
@@ -219,25 +219,6 @@ func check(o map[string]any) []string {
 	if _, err := options(o); err != nil {
 		warnings = append(warnings, err.Error()+": its tasks will fail")
 	}
-	keys := make([]string, 0, len(o))
-	for k := range o {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		if slices.Contains(taken, k) || slices.Contains(handled, k) || strings.HasPrefix(k, "command_line_") {
-			continue
-		}
-		warnings = append(warnings, fmt.Sprintf("'%s' has no equivalent in Copilot CLI; it is ignored", k))
-	}
+	warnings = append(warnings, cli.Unused(o, "Copilot CLI", taken, handled)...)
 	return warnings
-}
-
-func firstNonEmpty(s ...string) string {
-	for _, v := range s {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }

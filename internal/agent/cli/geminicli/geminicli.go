@@ -75,13 +75,13 @@
 package geminicli
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/massgen/massgen/internal/agent/cli"
@@ -132,7 +132,7 @@ func (Vendor) Prepare(inv *cli.Invocation) (cli.Command, error) {
 	if err != nil {
 		return cli.Command{}, err
 	}
-	model = firstNonEmpty(inv.Model, model, DefaultModel)
+	model = cmp.Or(inv.Model, model, DefaultModel)
 	dir := filepath.Join(inv.Home, ".gemini")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return cli.Command{}, err
@@ -154,7 +154,7 @@ func (Vendor) Prepare(inv *cli.Invocation) (cli.Command, error) {
 	} else if err := os.WriteFile(memory, []byte(inv.System), 0o600); err != nil {
 		return cli.Command{}, err
 	}
-	env := []string{"GEMINI_CLI_NO_RELAUNCH=true", "GOOGLE_GEMINI_BASE_URL=" + rootURL(firstNonEmpty(inv.BaseURL, DefaultBaseURL)), "GOOGLE_GENAI_API_VERSION=v1beta"}
+	env := []string{"GEMINI_CLI_NO_RELAUNCH=true", "GOOGLE_GEMINI_BASE_URL=" + rootURL(cmp.Or(inv.BaseURL, DefaultBaseURL)), "GOOGLE_GENAI_API_VERSION=v1beta"}
 	if inv.APIKey != "" {
 		env = append(env, "GEMINI_API_KEY="+inv.APIKey)
 	}
@@ -163,7 +163,7 @@ func (Vendor) Prepare(inv *cli.Invocation) (cli.Command, error) {
 			// A login's requests go to Code Assist (the task's base
 			// URL, when set, stands for it): the CLI would take an
 			// empty variable for the endpoint itself.
-			env = append(env, k+"="+rootURL(firstNonEmpty(inv.BaseURL, CodeAssistEndpoint)))
+			env = append(env, k+"="+rootURL(cmp.Or(inv.BaseURL, CodeAssistEndpoint)))
 			continue
 		}
 		env = append(env, k+"=")
@@ -289,25 +289,6 @@ func check(o map[string]any) []string {
 	if _, _, _, err := options(o); err != nil {
 		warnings = append(warnings, err.Error()+": its tasks will fail")
 	}
-	keys := make([]string, 0, len(o))
-	for k := range o {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		if slices.Contains(taken, k) || slices.Contains(handled, k) || strings.HasPrefix(k, "command_line_") {
-			continue
-		}
-		warnings = append(warnings, fmt.Sprintf("'%s' has no equivalent in Gemini CLI; it is ignored", k))
-	}
+	warnings = append(warnings, cli.Unused(o, "Gemini CLI", taken, handled)...)
 	return warnings
-}
-
-func firstNonEmpty(s ...string) string {
-	for _, v := range s {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }
