@@ -31,24 +31,11 @@ func (s *Server) Evaluate(ctx context.Context, task agent.Task, loop Loop) iter.
 		defer cancel()
 		decided := make(chan agent.Evaluation, 1)
 		var once sync.Once
-		s.mu.Lock()
-		s.setEvalTools()
-		s.bound++
-		mine := s.bound
-		s.judge = nil
-		s.record = func(ev agent.Evaluation) bool {
+		defer s.bind(s.setEvalTools, nil, func(ev agent.Evaluation) bool {
 			first := false
 			once.Do(func() { decided <- ev; first = true })
 			return first
-		}
-		s.mu.Unlock()
-		defer func() {
-			s.mu.Lock()
-			if s.bound == mine {
-				s.record = nil
-			}
-			s.mu.Unlock()
-		}()
+		})()
 
 		var q queue
 		q.init()

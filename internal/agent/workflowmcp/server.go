@@ -200,12 +200,7 @@ func (s *Server) Run(ctx context.Context, task agent.Task, inbox *agent.Inbox, l
 		for i, a := range task.Answers {
 			labels[i] = a.Label
 		}
-		s.mu.Lock()
-		s.setTools(labels, task.Checklist)
-		s.bound++
-		mine := s.bound
-		s.record = nil
-		s.judge = func(act coord.Action) coord.Verdict {
+		defer s.bind(func() { s.setTools(labels, task.Checklist) }, func(act coord.Action) coord.Verdict {
 			select {
 			case proposals <- agent.Propose{Seen: task.Epoch, Action: act}:
 			case <-ctx.Done():
@@ -217,15 +212,7 @@ func (s *Server) Run(ctx context.Context, task agent.Task, inbox *agent.Inbox, l
 			case <-ctx.Done():
 				return coord.Verdict{Outcome: coord.Stale, Message: "the turn is over"}
 			}
-		}
-		s.mu.Unlock()
-		defer func() {
-			s.mu.Lock()
-			if s.bound == mine {
-				s.judge = nil
-			}
-			s.mu.Unlock()
-		}()
+		}, nil)()
 
 		var q queue
 		q.init()
@@ -304,6 +291,27 @@ func (s *Server) windDown(q *queue, loopDone <-chan error, flush func() bool, st
 		case <-grace.C:
 			stop()
 			return flush()
+		}
+	}
+}
+
+// bind binds the server to one task: tools sets the tools it offers, and
+// judge (a coordination turn) or record (a post-evaluation) takes the
+// calls; the other is nil. The returned func unbinds it, unless a later
+// task has bound it since: a task winding down must not unbind its
+// successor.
+func (s *Server) bind(tools func(), judge tool.Judge, record func(agent.Evaluation) bool) (unbind func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	tools()
+	s.bound++
+	mine := s.bound
+	s.judge, s.record = judge, record
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.bound == mine {
+			s.judge, s.record = nil, nil
 		}
 	}
 }
