@@ -83,6 +83,14 @@ var migrations = []string{
 		messages    TEXT NOT NULL
 	);
 	CREATE INDEX response_items_by_response ON response_items(response_id);`,
+	// 3: background Responses in flight (background.go), so that a
+	// restarted massgen serve carries them on from their logs.
+	`CREATE TABLE background_runs (
+		id         TEXT PRIMARY KEY,
+		created_at TEXT NOT NULL,
+		request    TEXT NOT NULL,
+		log_dirs   TEXT NOT NULL DEFAULT ''
+	);`,
 }
 
 // SchemaVersion is the schema version this package writes.
