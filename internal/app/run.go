@@ -88,6 +88,11 @@ type Request struct {
 	// SeedVotes are the votes of the interrupted turn's last epoch, carried
 	// with Seed: their voters are not asked again.
 	SeedVotes []coord.Vote
+	// MaxCostUSD and MaxTokens, when positive, are the run's budget over
+	// the config's max_cost_usd and max_total_tokens (massgen eval's
+	// budget per item).
+	MaxCostUSD float64
+	MaxTokens  int64
 }
 
 // TurnLog places a session turn's logs and records its events.
@@ -199,6 +204,12 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 	settings, err := cfg.Settings()
 	if err != nil {
 		return nil, configErr(err)
+	}
+	if rq.MaxCostUSD > 0 {
+		settings.MaxCostUSD = rq.MaxCostUSD
+	}
+	if rq.MaxTokens > 0 {
+		settings.MaxTokens = rq.MaxTokens
 	}
 	if rq.FinalFormat != nil {
 		// Only the final presentation is asked for the format: a winning

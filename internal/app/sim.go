@@ -3,6 +3,7 @@ package app
 import (
 	"cmp"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/goccy/go-yaml"
@@ -26,7 +27,7 @@ func (t *team) startSims(cfg *config.Config) (map[string]string, error) {
 		sc := simScripts[key]
 		if sc == nil {
 			var err error
-			if sc, err = loadScenario(key, a.Backend.Sim); err != nil {
+			if sc, err = loadScenario(key, a.Backend.Sim, configDir(cfg)); err != nil {
 				return nil, usageErr("agent %s: %v", a.ID, err)
 			}
 			simScripts[key] = sc
@@ -70,7 +71,16 @@ func simKey(a config.Agent) string {
 	return a.Backend.Sim.Scenario // config resolved it against the config file's directory
 }
 
-func loadScenario(key string, sim *config.SimBackend) (*llmsim.Scenario, error) {
+// configDir is where the config's relative paths start ("" for a config
+// given as a value).
+func configDir(cfg *config.Config) string {
+	if cfg.Path == "" || strings.HasPrefix(cfg.Path, "@") {
+		return ""
+	}
+	return filepath.Dir(cfg.Path)
+}
+
+func loadScenario(key string, sim *config.SimBackend, dir string) (*llmsim.Scenario, error) {
 	var sc *llmsim.Scenario
 	var err error
 	switch {
@@ -79,7 +89,7 @@ func loadScenario(key string, sim *config.SimBackend) (*llmsim.Scenario, error) 
 	case strings.HasPrefix(key, "inline:"):
 		var data []byte
 		if data, err = yaml.Marshal(sim.Inline); err == nil {
-			sc, err = llmsim.ParseScenario(data)
+			sc, err = llmsim.ParseScenarioIn(dir, data)
 		}
 		if err != nil {
 			err = fmt.Errorf("inline scenario: %w", err)

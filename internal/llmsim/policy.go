@@ -114,6 +114,13 @@ func (s *Server) selectLocked(req *request) selection {
 // buildPlan turns a selection into the response to send.
 func buildPlan(req *request, sel selection) *plan {
 	step, kind, n, sc := sel.step, sel.kind, sel.n, sel.script
+	if step == nil && sc.quality != nil {
+		// A model with a quality rate acts on its belief about the item.
+		if p := qualityPlan(req, kind, sc.quality); p != nil {
+			p.tps, p.ttft = sc.tps, time.Duration(sc.ttftMillis)*time.Millisecond
+			return p
+		}
+	}
 	p := &plan{step: sel.label, tps: sc.tps, ttft: time.Duration(sc.ttftMillis) * time.Millisecond}
 	if step != nil && step.TTFTMillis != nil {
 		p.ttft = time.Duration(*step.TTFTMillis) * time.Millisecond

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -22,6 +23,9 @@ import (
 type Scenario struct {
 	Defaults ModelScript            `yaml:"defaults"`
 	Models   map[string]ModelScript `yaml:"models"` // key = model name in the request; "*" matches any
+	// Quality, when set, makes models right on a dataset's items at known
+	// rates (quality.go).
+	Quality *Quality `yaml:"quality"`
 }
 
 // ModelScript is what one model does. Settings are looked up field by field
@@ -98,13 +102,19 @@ func LoadScenario(path string) (*Scenario, error) {
 	if err != nil {
 		return nil, fmt.Errorf("llmsim: read scenario: %w", err)
 	}
-	return parseScenario(path, data)
+	return parseScenario(path, filepath.Dir(path), data)
 }
 
 // ParseScenario parses and validates scenario YAML. Errors carry the line and
 // column ("scenario:12:14: ...").
 func ParseScenario(data []byte) (*Scenario, error) {
-	return parseScenario("scenario", data)
+	return parseScenario("scenario", "", data)
+}
+
+// ParseScenarioIn is ParseScenario for a scenario written inside a file of
+// dir (a config's inline scenario): its relative paths are dir's.
+func ParseScenarioIn(dir string, data []byte) (*Scenario, error) {
+	return parseScenario("scenario", dir, data)
 }
 
 // scenarioLimits are a config's but for size: scripted answers can be long.
@@ -114,7 +124,7 @@ var scenarioLimits = func() inputlimit.Limits {
 	return l
 }()
 
-func parseScenario(name string, data []byte) (*Scenario, error) {
+func parseScenario(name, dir string, data []byte) (*Scenario, error) {
 	// Bounded before goccy sees it, as a config is: a scenario file is the
 	// user's, but a deep or aliased one ("billion laughs") must cost an
 	// error, not the machine's memory.
@@ -141,6 +151,11 @@ func parseScenario(name string, data []byte) (*Scenario, error) {
 			return nil, fmt.Errorf("%s:%d:%d: %s: %s", name, line, col, fe.pathString(), fe.msg)
 		}
 		return nil, fmt.Errorf("%s: %s: %s", name, fe.pathString(), fe.msg)
+	}
+	if sc.Quality != nil {
+		if err := sc.Quality.load(dir); err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
 	}
 	return sc, nil
 }
@@ -169,6 +184,11 @@ func (fe *fieldError) pathString() string {
 }
 
 func (sc *Scenario) validate() *fieldError {
+	if sc.Quality != nil {
+		if fe := sc.Quality.validate(); fe != nil {
+			return fe
+		}
+	}
 	if fe := sc.Defaults.validate([]any{"defaults"}); fe != nil {
 		return fe
 	}
@@ -333,6 +353,7 @@ type script struct {
 	final      string
 	answer     string
 	always     *Step
+	quality    *modelQuality // nil: the model has no quality rate
 }
 
 // scriptFor merges the model's entry, the "*" entry and Defaults, field by
@@ -343,6 +364,7 @@ func (sc *Scenario) scriptFor(model string) script {
 	if sc == nil {
 		return s
 	}
+	s.quality = sc.qualityFor(model)
 	var chain []*ModelScript
 	if ms, ok := sc.Models[model]; ok {
 		chain = append(chain, &ms)

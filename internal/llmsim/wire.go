@@ -33,6 +33,9 @@ type request struct {
 	// results are the tool results after the last assistant message: what
 	// the client sent back for the model's latest calls, for expect_results.
 	results []toolResult
+	// seed is the request's seed sampling parameter (0: none); a quality
+	// scenario draws beliefs per seed.
+	seed int64
 }
 
 // toolResult is one tool result with the name of the function it answers.

@@ -24,6 +24,7 @@ type chatRequest struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options"`
 	Tools []chatTool `json:"tools"`
+	Seed  *int64     `json:"seed"`
 }
 
 type chatMessage struct {
@@ -105,6 +106,9 @@ func decodeChat(_ *http.Request, body []byte) (*request, encoder, error) {
 		req.addTool(t.Function.Name, t.Function.Parameters)
 	}
 	req.messages, req.prompt, req.results = cr.recordMessages(), cr.promptTokens(), cr.results()
+	if cr.Seed != nil {
+		req.seed = *cr.Seed
+	}
 	return req, &chatEncoder{includeUsage: cr.includeUsage()}, nil
 }
 
