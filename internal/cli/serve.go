@@ -22,9 +22,11 @@ import (
 	"github.com/massgen/massgen/examples"
 	"github.com/massgen/massgen/internal/app"
 	"github.com/massgen/massgen/internal/config"
+	"github.com/massgen/massgen/internal/coord"
 	"github.com/massgen/massgen/internal/event"
 	"github.com/massgen/massgen/internal/provider"
 	"github.com/massgen/massgen/internal/redact"
+	"github.com/massgen/massgen/internal/runlog"
 	"github.com/massgen/massgen/internal/server"
 	"github.com/massgen/massgen/internal/store"
 	"github.com/massgen/massgen/internal/webui"
@@ -87,6 +89,7 @@ func (s *ServeRunner) Run(ctx context.Context, r server.RunRequest) (*server.Run
 	o := s.o
 	rq := app.Request{Question: r.Question, History: r.History, ClientTools: r.Tools,
 		NoLogs: o.NoLogs, LogDir: o.LogDir, Debug: o.Debug, Args: []string{"serve"}, Teams: s.teams}
+	rq.Seed, rq.SeedVotes = carriedFrom(r.ResumeFrom)
 	if f := r.Output; f != nil {
 		rq.FinalFormat = &app.FinalFormat{Instruction: f.Instruction(), Name: f.Name, Schema: f.Schema, Strict: f.Strict}
 	}
@@ -133,6 +136,19 @@ func (s *ServeRunner) Run(ctx context.Context, r server.RunRequest) (*server.Run
 	return &server.RunResult{Status: out.Status, Final: out.Final, Winner: out.Winner, LogDir: out.LogDir,
 		ToolCalls: out.ToolCalls, Usage: out.TotalUsage(), Err: out.Err, Failures: out.Failures,
 		Fallback: out.Fallback, GraceExpired: out.GraceExpired}, nil
+}
+
+// carriedFrom is what a run resumed from earlier attempts carries: the
+// answers and last votes of the attempt whose replay log holds the most
+// answers (the latest of equals). An attempt killed before its log held
+// anything loses to the one before it.
+func carriedFrom(dirs []string) (seeds []coord.Seed, votes []coord.Vote) {
+	for _, d := range dirs {
+		if s, v, err := runlog.Carried(d); err == nil && len(s) >= len(seeds) && len(s) > 0 {
+			seeds, votes = s, v
+		}
+	}
+	return seeds, votes
 }
 
 // ServeConfigs maps model ids to configs: "massgen/<name>" for every
@@ -413,6 +429,13 @@ func serve(cmd *cobra.Command, env *Env, f serveFlags) error {
 	fmt.Fprintf(env.Stderr, "massgen serve: listening on http://%s (OpenAI base URL http://%s/v1; %s)\n", ln.Addr(), ln.Addr(), auth)
 	fmt.Fprintf(env.Stderr, "massgen serve: model massgen runs %s; also %s\n", what, strings.Join(slices.Sorted(maps.Keys(configs())), ", "))
 	fmt.Fprintf(env.Stderr, "massgen serve: Web UI at http://%s/ui/ (%s)\n", ln.Addr(), map[bool]string{true: "sign in with the API key", false: "no key needed"}[f.apiKey != ""])
+	// Background responses a previous process left in flight (it stopped
+	// or was killed) carry on from their logs.
+	if n, err := srv.ResumeBackground(cmd.Context()); err != nil {
+		fmt.Fprintf(env.Stderr, "massgen serve: warning: cannot read the background responses left in flight: %v\n", err)
+	} else if n > 0 {
+		fmt.Fprintf(env.Stderr, "massgen serve: carrying on %s left in flight, from %s\n", count(n, "background response"), map[bool]string{true: "its log", false: "their logs"}[n == 1])
+	}
 
 	ctx := cmd.Context()
 	select {

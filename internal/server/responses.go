@@ -36,6 +36,7 @@ type responsesRequest struct {
 	Text               json.RawMessage   `json:"text"`
 	Truncation         *string           `json:"truncation"`
 	Store              *bool             `json:"store"`
+	Background         bool              `json:"background"`
 	Reasoning          json.RawMessage   `json:"reasoning"`
 	User               *string           `json:"user"`
 }
@@ -81,7 +82,13 @@ func (s *Server) decodeResponses(w http.ResponseWriter, r *http.Request, limit i
 	if e := readJSON(w, r, limit, &rr, "a response"); e != nil {
 		return nil, e
 	}
-	in := &responsesInput{req: &rr, store: rr.Store == nil || *rr.Store}
+	return s.responsesChat(r.Context(), &rr)
+}
+
+// responsesChat is decodeResponses once the request is read: also how a
+// restarted server reads a background request again (background.go).
+func (s *Server) responsesChat(ctx context.Context, rr *responsesRequest) (*chatRequest, *Error) {
+	in := &responsesInput{req: rr, store: rr.Store == nil || *rr.Store}
 	req := &chatRequest{Model: rr.Model, Stream: rr.Stream, Temperature: rr.Temperature, TopP: rr.TopP, MaxTokens: rr.MaxOutputTokens, resp: in}
 	if len(rr.Text) > 0 && string(rr.Text) != "null" {
 		var t struct {
@@ -105,7 +112,7 @@ func (s *Server) decodeResponses(w http.ResponseWriter, r *http.Request, limit i
 		req.Messages = append(req.Messages, chatMessage{Role: "system", Content: b})
 	}
 	if id := rr.PreviousResponseID; id != nil && *id != "" {
-		conv, ok, e := s.kept.response(r.Context(), *id)
+		conv, ok, e := s.kept.response(ctx, *id)
 		if e != nil {
 			return nil, e
 		}
@@ -115,7 +122,7 @@ func (s *Server) decodeResponses(w http.ResponseWriter, r *http.Request, limit i
 		}
 		in.conv = append(in.conv, convItem{msgs: conv, prior: true})
 	}
-	items, e := s.inputItems(r.Context(), rr.Input)
+	items, e := s.inputItems(ctx, rr.Input)
 	if e != nil {
 		return nil, e
 	}
@@ -284,6 +291,7 @@ type response struct {
 	PreviousResponseID *string         `json:"previous_response_id"`
 	Reasoning          json.RawMessage `json:"reasoning"`
 	Store              bool            `json:"store"`
+	Background         bool            `json:"background"`
 	Temperature        *float64        `json:"temperature"`
 	Text               json.RawMessage `json:"text"`
 	ToolChoice         json.RawMessage `json:"tool_choice"`
@@ -320,7 +328,7 @@ func newResponse(id, model string, start time.Time, status string, output []any,
 		return r
 	}
 	q := in.req
-	r.Store = in.store
+	r.Store, r.Background = in.store, q.Background
 	r.MaxOutputTokens, r.PreviousResponseID, r.User = q.MaxOutputTokens, q.PreviousResponseID, q.User
 	if q.Temperature != nil {
 		r.Temperature = q.Temperature

@@ -81,6 +81,10 @@ type runStream interface {
 // model, waits for a run slot, registers the run for GET /v1/runs/{id},
 // and writes the outcome in the request's format.
 func (s *Server) serveRun(w http.ResponseWriter, r *http.Request, req *chatRequest, f format) {
+	if req.resp != nil && req.resp.req.Background {
+		s.acceptBackground(w, r.Context(), req)
+		return
+	}
 	rr, e := req.runRequest()
 	if e != nil {
 		writeError(w, e)

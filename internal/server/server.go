@@ -62,6 +62,11 @@ type RunRequest struct {
 	// run's status.json instead), and its event broker, whose events GET
 	// /v1/runs/{id}/events streams from any sequence number (nil: none).
 	Started func(logDir string, view *event.View, events *event.Broker)
+	// ResumeFrom, for a background response a restarted server carries
+	// on, are the log directories of its earlier attempts, oldest first:
+	// the Runner seeds the run with the answers and votes the fullest of
+	// their replay logs holds, so that no agent is asked for them again.
+	ResumeFrom []string
 	// Observe, when set, is called for every event of the run except the
 	// agents' coordination deltas (event.TextDelta, event.ReasoningDelta;
 	// event.FinalDelta is included), in order, from one goroutine, and
@@ -169,6 +174,7 @@ type Server struct {
 	hosts   hostPolicy
 	runs    *registry
 	kept    *responseStore
+	bg      backgrounds // background responses in flight (background.go)
 	handler http.Handler
 	created int64
 
@@ -232,6 +238,7 @@ func New(d Deps) *Server {
 	}))
 	mux.HandleFunc("/v1/responses/{id}", s.keptResponse)
 	mux.HandleFunc("/v1/responses/{id}/input_items", s.handleInputItems)
+	mux.HandleFunc("/v1/responses/{id}/cancel", s.cancelResponse)
 	mux.HandleFunc("/v1/runs/{id}", s.run)
 	mux.HandleFunc("/v1/runs/{id}/events", s.runEvents)
 	if d.UI != nil {

@@ -49,6 +49,11 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	s.mu.Unlock()
 	s.adm.close()
+	// Background runs recorded in the database pause at once: the next
+	// start carries them on from their logs (background.go).
+	if s.d.Responses != nil {
+		s.bg.cancelAll(errStopped)
+	}
 
 	select {
 	case <-s.idle:
