@@ -59,6 +59,8 @@ var implementedKeys = []string{
 	// response concurrently (false is warned about in decode_backend.go).
 	"skip_final_presentation", "skip_agent_selector",
 	"use_mcpwrapped_for_tool_filtering", "use_no_roots_wrapper", "concurrent_tool_execution",
+	// orchestrator.coordination: isolated writes, changedocs, fast iteration (isolation.go)
+	"write_mode", "drift_conflict_policy", "enable_changedoc", "fast_iteration_mode",
 }
 
 var builtinFlags = []string{"enable_web_search", "enable_code_execution", "enable_code_interpreter"}

@@ -49,6 +49,7 @@ var coordinationKeys = append([]string{
 	"enable_agent_task_planning", "max_tasks_per_plan", "task_planning_filesystem_mode",
 	"enable_memory_filesystem_mode", "use_skills", "massgen_skills", "skills_directory", "use_two_tier_workspace",
 	"checklist_criteria_inline", "evaluation_criteria_generator",
+	"write_mode", "drift_conflict_policy", "enable_changedoc", "fast_iteration_mode",
 }, upstreamKeyNames(coordinationUpstream)...)
 
 var timeoutSettingsKeys = []string{

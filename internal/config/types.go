@@ -179,6 +179,10 @@ type Orchestrator struct {
 	NoUpdatesBeforeChecklist bool
 	SkipCoordinationRounds   bool
 	ContextPaths             []ContextPath
+	// Isolation is write_mode and drift_conflict_policy (each round writes
+	// its own copy of the write context paths), enable_changedoc and
+	// fast_iteration_mode.
+	Isolation Isolation
 	// SnapshotStorage and AgentTemporaryWorkspace are where the snapshots
 	// of workspaces and each agent's read-only view of the others' go
 	// (relative: under .massgen/; "" takes .massgen/snapshots and

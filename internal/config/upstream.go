@@ -33,7 +33,6 @@ const (
 	featPlanMode   = "plan mode"
 	featCheckpoint = "checkpoints"
 	featNLIP       = "NLIP"
-	featWriteMode  = "write isolation (write_mode)"
 	featCriteria   = "preset and evolving checklist criteria (checklist_criteria_inline and evaluation_criteria_generator work)"
 	featRoundEval  = "round-evaluator subagents"
 	featDecompose  = "decomposition mode"
@@ -125,9 +124,6 @@ var coordinationUpstream = map[string]upstreamKey{
 	"subagent_types":                            {kind: paramStringList, feature: featSubagents},
 	"background_subagents":                      {kind: paramMap, feature: featSubagents},
 	"task_decomposer":                           {kind: paramMap, feature: featDecompose},
-	"write_mode":                                {kind: paramString, values: writeModes, off: "legacy", feature: featWriteMode},
-	"drift_conflict_policy":                     {kind: paramString, values: driftPolicies, feature: featWriteMode},
-	"enable_changedoc":                          {kind: paramBool, feature: "changedocs (enable_changedoc)"},
 	"round_evaluator_before_checklist":          {kind: paramBool, feature: featRoundEval},
 	"orchestrator_managed_round_evaluator":      {kind: paramBool, feature: featRoundEval},
 	"round_evaluator_skip_synthesis":            {kind: paramBool, feature: featRoundEval},
@@ -146,7 +142,6 @@ var coordinationUpstream = map[string]upstreamKey{
 	"checkpoint_guidance":                       {kind: paramString, feature: featCheckpoint},
 	"checkpoint_gated_patterns":                 {kind: paramStringList, feature: featCheckpoint},
 	"web_review":                                {kind: paramBool, feature: "the web review of changes"},
-	"fast_iteration_mode":                       {kind: paramBool, feature: "fast iteration mode"},
 	"plan_depth":                                {kind: paramString, values: planDepths, feature: featPlanMode},
 	"plan_thoroughness":                         {kind: paramAny, feature: featPlanMode},
 	"plan_target_steps":                         {kind: paramInt, feature: featPlanMode},
