@@ -126,6 +126,20 @@ func (s *ServeRunner) Run(ctx context.Context, r server.RunRequest) (*server.Run
 		}
 	}
 	env := s.env
+	if r.TraceParent != "" {
+		// The client's trace context, as the variables of the OpenTelemetry
+		// environment carrier: the run's spans join the client's trace.
+		getenv := env.Getenv
+		env.Getenv = func(k string) string {
+			switch k {
+			case "TRACEPARENT":
+				return r.TraceParent
+			case "TRACESTATE":
+				return r.TraceState
+			}
+			return getenv(k)
+		}
+	}
 	out, err := app.Execute(ctx, &env, rq)
 	if err != nil {
 		if app.KindOf(err) == app.KindConfig {

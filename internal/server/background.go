@@ -86,7 +86,8 @@ func (s *Server) acceptBackground(w http.ResponseWriter, ctx context.Context, re
 		return
 	}
 	// What would fail the run before it starts fails the request now,
-	// not at the first poll.
+	// not at the first poll. (The client's trace context is not kept: a
+	// background run outlives the request it was made in.)
 	rr, e := req.runRequest()
 	model := cmp.Or(req.Model, DefaultModel)
 	if e == nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/massgen/massgen/internal/coord"
 	"github.com/massgen/massgen/internal/event"
 	"github.com/massgen/massgen/internal/llm"
+	"github.com/massgen/massgen/internal/telemetry"
 )
 
 // runRoute is the handler of an API that runs the team (POST
@@ -91,6 +92,7 @@ func (s *Server) serveRun(w http.ResponseWriter, r *http.Request, req *chatReque
 		return
 	}
 	model := cmp.Or(req.Model, DefaultModel)
+	rr.TraceParent, rr.TraceState = traceContext(r.Header)
 	if e := s.route(model, &rr); e != nil {
 		writeError(w, e)
 		return
@@ -314,4 +316,14 @@ func allCircuitsOpen(fs []coord.Failure) (wait time.Duration, open bool) {
 		wait = max(wait, time.Duration(f.RetryAfterSeconds*float64(time.Second)))
 	}
 	return wait, len(fs) > 0
+}
+
+// traceContext is the W3C trace context of a request (traceparent and
+// tracestate), or nothing when traceparent is absent or malformed.
+func traceContext(h http.Header) (parent, state string) {
+	tp := strings.TrimSpace(h.Get("traceparent"))
+	if tp == "" || !telemetry.ValidParent(tp) {
+		return "", ""
+	}
+	return tp, strings.TrimSpace(h.Get("tracestate"))
 }

@@ -67,6 +67,10 @@ type RunRequest struct {
 	// the Runner seeds the run with the answers and votes the fullest of
 	// their replay logs holds, so that no agent is asked for them again.
 	ResumeFrom []string
+	// TraceParent and TraceState are the client's W3C trace context (the
+	// request's traceparent and tracestate headers, when well formed):
+	// the run's spans go into the client's trace.
+	TraceParent, TraceState string
 	// Observe, when set, is called for every event of the run except the
 	// agents' coordination deltas (event.TextDelta, event.ReasoningDelta;
 	// event.FinalDelta is included), in order, from one goroutine, and

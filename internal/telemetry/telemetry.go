@@ -16,6 +16,8 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -26,9 +28,14 @@ import (
 
 // Config is what the OTEL_* variables ask for.
 type Config struct {
-	// TracesURL and MetricsURL are the full OTLP/HTTP URLs spans and
-	// metrics are posted to ("" for a signal that is not exported).
+	// TracesURL and MetricsURL are where spans and metrics go ("" for a
+	// signal that is not exported): the full OTLP/HTTP URL, or the gRPC
+	// endpoint (scheme, host and port; http:// is without TLS).
 	TracesURL, MetricsURL string
+	// TracesProtocol and MetricsProtocol are ProtocolHTTP or ProtocolGRPC
+	// for an exported signal (OTEL_EXPORTER_OTLP_PROTOCOL and the
+	// per-signal variables, which win; http/protobuf by default).
+	TracesProtocol, MetricsProtocol string
 	// Headers sent with each export (OTEL_EXPORTER_OTLP_HEADERS and the
 	// per-signal variables, which win).
 	TracesHeaders, MetricsHeaders map[string]string
@@ -44,14 +51,38 @@ type Config struct {
 	// (OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true); off by
 	// default, as the GenAI conventions ask.
 	CaptureContent bool
+	// Parent and ParentState are the caller's W3C trace context
+	// (traceparent and tracestate: the TRACEPARENT and TRACESTATE
+	// variables, or massgen serve's request headers): the run's root span
+	// becomes its child, so the run sits inside the caller's trace. ""
+	// starts a new trace.
+	Parent, ParentState string
 	// Warnings are settings that were not understood.
 	Warnings []string
+}
+
+// The OTLP transports massgen exports over.
+const (
+	ProtocolHTTP = "http/protobuf"
+	ProtocolGRPC = "grpc"
+)
+
+// traceparent is a W3C traceparent of version 00 (the only one defined;
+// later versions start with the same fields, which is what a parent
+// needs).
+var traceparent = regexp.MustCompile(`^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}(-.*)?$`)
+
+// ValidParent reports whether tp is a traceparent a run can continue:
+// well formed, not version ff, and with non-zero trace and span ids.
+func ValidParent(tp string) bool {
+	return traceparent.MatchString(tp) && !strings.HasPrefix(tp, "ff-") &&
+		tp[3:35] != strings.Repeat("0", 32) && tp[36:52] != strings.Repeat("0", 16)
 }
 
 // Key identifies a configuration, for exporters shared by the runs that
 // use the same one.
 func (c Config) Key() string {
-	return fmt.Sprint(c.TracesURL, "|", c.MetricsURL, "|", c.TracesHeaders, "|", c.MetricsHeaders, "|",
+	return fmt.Sprint(c.TracesURL, "|", c.MetricsURL, "|", c.TracesProtocol, "|", c.MetricsProtocol, "|", c.TracesHeaders, "|", c.MetricsHeaders, "|",
 		c.ServiceName, "|", c.Resource, "|", c.Timeout, "|", c.CaptureContent)
 }
 
@@ -68,38 +99,62 @@ func FromEnv(getenv func(string) string) (c Config, ok bool) {
 		return Config{}, false
 	}
 	base := strings.TrimRight(get("OTEL_EXPORTER_OTLP_ENDPOINT"), "/")
-	signal := func(name, path string) string {
-		if strings.EqualFold(get("OTEL_"+name+"_EXPORTER"), "none") {
-			return ""
+	anyProto := get("OTEL_EXPORTER_OTLP_PROTOCOL")
+	protocol := func(name string) string {
+		k, p := "OTEL_EXPORTER_OTLP_"+name+"_PROTOCOL", get("OTEL_EXPORTER_OTLP_"+name+"_PROTOCOL")
+		if p == "" {
+			k, p = "OTEL_EXPORTER_OTLP_PROTOCOL", anyProto
 		}
-		if u := get("OTEL_EXPORTER_OTLP_" + name + "_ENDPOINT"); u != "" {
-			return u // the signal's own endpoint is used as it is
+		switch p {
+		case "", ProtocolHTTP:
+			return ProtocolHTTP
+		case ProtocolGRPC:
+			return ProtocolGRPC
 		}
-		if base != "" {
-			return base + path
+		warn := fmt.Sprintf("%s=%s is not supported: massgen exports OTLP over http/protobuf or grpc; using http/protobuf", k, p)
+		if !slices.Contains(c.Warnings, warn) {
+			c.Warnings = append(c.Warnings, warn)
 		}
-		return ""
+		return ProtocolHTTP
 	}
-	c.TracesURL = signal("TRACES", "/v1/traces")
-	c.MetricsURL = signal("METRICS", "/v1/metrics")
+	signal := func(name, path string) (string, string) {
+		if strings.EqualFold(get("OTEL_"+name+"_EXPORTER"), "none") {
+			return "", ""
+		}
+		proto := protocol(name)
+		if u := get("OTEL_EXPORTER_OTLP_" + name + "_ENDPOINT"); u != "" {
+			return u, proto // the signal's own endpoint is used as it is
+		}
+		if base == "" {
+			return "", ""
+		}
+		if proto == ProtocolGRPC {
+			return base, proto // gRPC has no path per signal
+		}
+		return base + path, proto
+	}
+	c.TracesURL, c.TracesProtocol = signal("TRACES", "/v1/traces")
+	c.MetricsURL, c.MetricsProtocol = signal("METRICS", "/v1/metrics")
 	if c.TracesURL == "" && c.MetricsURL == "" {
 		return Config{}, false
 	}
-	for _, u := range []*string{&c.TracesURL, &c.MetricsURL} {
-		if *u == "" {
+	for _, s := range []struct{ u, proto *string }{{&c.TracesURL, &c.TracesProtocol}, {&c.MetricsURL, &c.MetricsProtocol}} {
+		if *s.u == "" {
 			continue
 		}
-		if p, err := url.Parse(*u); err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
-			c.Warnings = append(c.Warnings, fmt.Sprintf("OpenTelemetry endpoint %q is not an http(s) URL; not exported there", *u))
-			*u = ""
+		if p, err := url.Parse(*s.u); err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
+			c.Warnings = append(c.Warnings, fmt.Sprintf("OpenTelemetry endpoint %q is not an http(s) URL; not exported there", *s.u))
+			*s.u, *s.proto = "", ""
 		}
 	}
 	if c.TracesURL == "" && c.MetricsURL == "" {
 		return c, false
 	}
-	for _, k := range []string{"OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL"} {
-		if p := get(k); p != "" && p != "http/protobuf" {
-			c.Warnings = append(c.Warnings, fmt.Sprintf("%s=%s is not supported: massgen exports OTLP over http/protobuf", k, p))
+	if tp := get("TRACEPARENT"); tp != "" {
+		if ValidParent(tp) {
+			c.Parent, c.ParentState = tp, get("TRACESTATE")
+		} else {
+			c.Warnings = append(c.Warnings, fmt.Sprintf("TRACEPARENT=%q is not a W3C traceparent; the run starts a new trace", tp))
 		}
 	}
 	common, warn := parseList(get("OTEL_EXPORTER_OTLP_HEADERS"))

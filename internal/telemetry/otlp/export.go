@@ -1,5 +1,5 @@
 // Package otlp exports runs as OpenTelemetry traces and metrics over
-// OTLP/HTTP (protobuf). Importing it registers it with
+// OTLP/HTTP (protobuf) or OTLP/gRPC. Importing it registers it with
 // internal/telemetry; it sets nothing up until a run finds an endpoint
 // configured, and then only once per configuration: the exporters, a
 // batch span processor (its one goroutine) and a manual metric reader
@@ -18,9 +18,12 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetricgrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/propagation"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"go.opentelemetry.io/otel/sdk/resource"
@@ -66,8 +69,7 @@ func pipelineFor(c telemetry.Config) (*pipeline, error) {
 	p := &pipeline{tracer: noop.NewTracerProvider().Tracer(scope)}
 	ctx := context.Background()
 	if c.TracesURL != "" {
-		exp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(c.TracesURL), otlptracehttp.WithHeaders(c.TracesHeaders),
-			otlptracehttp.WithTimeout(c.Timeout), otlptracehttp.WithRetry(otlptracehttp.RetryConfig{Enabled: false}))
+		exp, err := spanExporter(ctx, c)
 		if err != nil {
 			return nil, err
 		}
@@ -78,8 +80,7 @@ func pipelineFor(c telemetry.Config) (*pipeline, error) {
 	}
 	var meter metric.Meter
 	if c.MetricsURL != "" {
-		exp, err := otlpmetrichttp.New(ctx, otlpmetrichttp.WithEndpointURL(c.MetricsURL), otlpmetrichttp.WithHeaders(c.MetricsHeaders),
-			otlpmetrichttp.WithTimeout(c.Timeout), otlpmetrichttp.WithRetry(otlpmetrichttp.RetryConfig{Enabled: false}))
+		exp, err := metricExporter(ctx, c)
 		if err != nil {
 			if p.tp != nil {
 				_ = p.tp.Shutdown(ctx)
@@ -101,6 +102,41 @@ func pipelineFor(c telemetry.Config) (*pipeline, error) {
 	p.inst = inst
 	pipelines[key] = p
 	return p, nil
+}
+
+// spanExporter is the OTLP span exporter c asks for: over HTTP or gRPC,
+// without retries (a run's end waits for its export, bounded by
+// c.Timeout; a collector that is down costs one attempt, not a backoff).
+func spanExporter(ctx context.Context, c telemetry.Config) (sdktrace.SpanExporter, error) {
+	if c.TracesProtocol == telemetry.ProtocolGRPC {
+		return otlptracegrpc.New(ctx, otlptracegrpc.WithEndpointURL(c.TracesURL), otlptracegrpc.WithHeaders(c.TracesHeaders),
+			otlptracegrpc.WithTimeout(c.Timeout), otlptracegrpc.WithRetry(otlptracegrpc.RetryConfig{Enabled: false}))
+	}
+	return otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(c.TracesURL), otlptracehttp.WithHeaders(c.TracesHeaders),
+		otlptracehttp.WithTimeout(c.Timeout), otlptracehttp.WithRetry(otlptracehttp.RetryConfig{Enabled: false}))
+}
+
+// metricExporter is spanExporter for metrics.
+func metricExporter(ctx context.Context, c telemetry.Config) (sdkmetric.Exporter, error) {
+	if c.MetricsProtocol == telemetry.ProtocolGRPC {
+		return otlpmetricgrpc.New(ctx, otlpmetricgrpc.WithEndpointURL(c.MetricsURL), otlpmetricgrpc.WithHeaders(c.MetricsHeaders),
+			otlpmetricgrpc.WithTimeout(c.Timeout), otlpmetricgrpc.WithRetry(otlpmetricgrpc.RetryConfig{Enabled: false}))
+	}
+	return otlpmetrichttp.New(ctx, otlpmetrichttp.WithEndpointURL(c.MetricsURL), otlpmetrichttp.WithHeaders(c.MetricsHeaders),
+		otlpmetrichttp.WithTimeout(c.Timeout), otlpmetrichttp.WithRetry(otlpmetrichttp.RetryConfig{Enabled: false}))
+}
+
+// parentOf is the context a run's root span starts in: the caller's
+// trace when c carries one (Config.Parent), else none.
+func parentOf(c telemetry.Config) context.Context {
+	if c.Parent == "" {
+		return context.Background()
+	}
+	carrier := propagation.MapCarrier{"traceparent": c.Parent}
+	if c.ParentState != "" {
+		carrier["tracestate"] = c.ParentState
+	}
+	return propagation.TraceContext{}.Extract(context.Background(), carrier)
 }
 
 // resourceOf is the process's resource: OTEL_RESOURCE_ATTRIBUTES, then
@@ -161,6 +197,7 @@ func start(c telemetry.Config, b *event.Broker) (telemetry.Run, error) {
 	sub := b.SubscribeWith(event.SubscribeOptions{Skip: slices.Concat(event.Deltas, event.Ticks)})
 	r := &run{p: p, done: make(chan struct{})}
 	d := newDeriver(p.tracer, p.inst, c.CaptureContent)
+	d.parent = parentOf(c)
 	go func() {
 		defer close(r.done)
 		for {

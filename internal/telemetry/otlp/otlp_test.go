@@ -27,27 +27,31 @@ import (
 )
 
 // receiver is the OpenTelemetry Collector's own OTLP receiver, run in
-// this process over HTTP, with sinks that keep what it received.
+// this process over HTTP and gRPC, with sinks that keep what it received.
 type receiver struct {
-	URL     string
+	URL     string // OTLP/HTTP
+	GRPC    string // OTLP/gRPC, as an endpoint URL (http://host:port)
 	traces  *consumertest.TracesSink
 	metrics *consumertest.MetricsSink
 }
 
 func startReceiver(t *testing.T) *receiver {
 	t.Helper()
-	// A free port: the receiver does not report the one it bound.
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	// Free ports: the receiver does not report the ones it bound.
+	free := func() string {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		return l.Addr().String()
 	}
-	addr := l.Addr().String()
-	l.Close()
+	addr, grpcAddr := free(), free()
 	f := otlpreceiver.NewFactory()
 	cfg := f.CreateDefaultConfig().(*otlpreceiver.Config)
-	cfg.GRPC = nil
+	cfg.GRPC.NetAddr.Endpoint = grpcAddr
 	cfg.HTTP.ServerConfig.Endpoint = addr
-	r := &receiver{URL: "http://" + addr, traces: new(consumertest.TracesSink), metrics: new(consumertest.MetricsSink)}
+	r := &receiver{URL: "http://" + addr, GRPC: "http://" + grpcAddr, traces: new(consumertest.TracesSink), metrics: new(consumertest.MetricsSink)}
 	set := receivertest.NewNopSettings(component.MustNewType("otlp"))
 	ctx := context.Background()
 	tr, err := f.CreateTraces(ctx, set, cfg, r.traces)
@@ -444,5 +448,68 @@ func TestLibraryDoesNotLinkTheSDK(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// Over OTLP/gRPC, in the caller's trace: with OTEL_EXPORTER_OTLP_PROTOCOL
+// grpc the run reaches the collector's gRPC receiver (spans and metrics),
+// and with TRACEPARENT set its root span is the caller's span's child,
+// in the caller's trace, with the caller's tracestate.
+func TestRunExportsOverGRPCInTheCallersTrace(t *testing.T) {
+	ignore := goleak.IgnoreCurrent()
+	t.Cleanup(func() { goleak.VerifyNone(t, ignore) })
+	rcv := startReceiver(t)
+	t.Cleanup(func() {
+		if err := otlp.Shutdown(context.Background()); err != nil {
+			t.Error(err)
+		}
+	})
+	const traceID, callerSpan = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
+	vars := map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": rcv.GRPC, "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc",
+		"TRACEPARENT": "00-" + traceID + "-" + callerSpan + "-01", "TRACESTATE": "caller=yes"}
+	var stderr lockedBuffer
+	env := &app.Env{Getenv: func(k string) string { return vars[k] }, Stderr: &stderr, WorkDir: t.TempDir()}
+	out, err := app.Execute(t.Context(), env, app.Request{Question: "q", Config: "@examples/sim_three_agents", NoLogs: true})
+	if err != nil || out.Status != "completed" {
+		t.Fatalf("status %v, err %v\n%s", out, err, stderr.String())
+	}
+	if strings.Contains(stderr.String(), "OpenTelemetry") {
+		t.Errorf("stderr: %s", stderr.String())
+	}
+	_, spans := rcv.spans(t)
+	if len(spans) < 4 {
+		t.Fatalf("%d spans over gRPC; want the run, its turns and its model calls", len(spans))
+	}
+	var root *span
+	for i, s := range spans {
+		if s.trace != traceID {
+			t.Errorf("span %s is in trace %s, not the caller's %s", s.name, s.trace, traceID)
+		}
+		if s.parent == callerSpan {
+			if root != nil {
+				t.Errorf("two spans under the caller's: %s and %s", root.name, s.name)
+			}
+			root = &spans[i]
+		}
+	}
+	if root == nil || root.name != "invoke_agent massgen" {
+		t.Fatalf("no run span under the caller's span %s: %+v", callerSpan, root)
+	}
+	for _, td := range rcv.traces.AllTraces() {
+		rs := td.ResourceSpans()
+		for i := 0; i < rs.Len(); i++ {
+			ss := rs.At(i).ScopeSpans()
+			for j := 0; j < ss.Len(); j++ {
+				sp := ss.At(j).Spans()
+				for k := 0; k < sp.Len(); k++ {
+					if sp.At(k).Name() == "invoke_agent massgen" && sp.At(k).TraceState().AsRaw() != "caller=yes" {
+						t.Errorf("the run span's tracestate is %q, want the caller's", sp.At(k).TraceState().AsRaw())
+					}
+				}
+			}
+		}
+	}
+	if len(rcv.metrics.AllMetrics()) == 0 {
+		t.Errorf("no metrics over gRPC")
 	}
 }

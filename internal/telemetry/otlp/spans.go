@@ -87,6 +87,7 @@ type deriver struct {
 	content bool
 
 	team    map[string]event.AgentInfo
+	parent  context.Context // the caller's trace (parentOf), or none
 	run     trace.Span
 	runCtx  context.Context
 	usage   event.Usage
@@ -98,7 +99,7 @@ type deriver struct {
 }
 
 func newDeriver(t trace.Tracer, inst *instruments, content bool) *deriver {
-	return &deriver{tracer: t, inst: inst, content: content, team: map[string]event.AgentInfo{},
+	return &deriver{tracer: t, inst: inst, content: content, parent: context.Background(), team: map[string]event.AgentInfo{},
 		open: map[string][]*turn{}, pending: map[string]*turn{}}
 }
 
@@ -235,7 +236,7 @@ func (d *deriver) startRun(at time.Time, team []event.AgentInfo, question string
 	if d.content && question != "" {
 		attrs = append(attrs, attribute.String("massgen.question", question))
 	}
-	d.runCtx, d.run = d.tracer.Start(context.Background(), "invoke_agent massgen", trace.WithTimestamp(at),
+	d.runCtx, d.run = d.tracer.Start(d.parent, "invoke_agent massgen", trace.WithTimestamp(at),
 		trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
 }
 
