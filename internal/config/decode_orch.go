@@ -304,13 +304,10 @@ func (d *decoder) coordination(e *pair, key string) {
 			d.isolation(&o.Isolation, t, tkey)
 		case "planning_mode_instruction":
 			o.PlanningInstruction, _ = d.str(tkey, t)
-		case "enable_agent_task_planning", "task_planning_filesystem_mode",
-			"enable_memory_filesystem_mode", "use_skills", "use_two_tier_workspace":
+		case "enable_agent_task_planning", "task_planning_filesystem_mode", "max_tasks_per_plan":
+			d.taskPlanning(&o.Tasks, t, tkey)
+		case "enable_memory_filesystem_mode", "use_skills", "use_two_tier_workspace":
 			if _, ok := d.boolean(tkey, t); ok {
-				d.unsupported(t, tkey)
-			}
-		case "max_tasks_per_plan":
-			if _, ok := d.integer(tkey, t, "a positive integer"); ok {
 				d.unsupported(t, tkey)
 			}
 		case "skills_directory":

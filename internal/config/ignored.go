@@ -61,6 +61,8 @@ var implementedKeys = []string{
 	"use_mcpwrapped_for_tool_filtering", "use_no_roots_wrapper", "concurrent_tool_execution",
 	// orchestrator.coordination: isolated writes, changedocs, fast iteration (isolation.go)
 	"write_mode", "drift_conflict_policy", "enable_changedoc", "fast_iteration_mode",
+	// orchestrator.coordination: task planning (tasks.go)
+	"enable_agent_task_planning", "task_planning_filesystem_mode", "max_tasks_per_plan",
 }
 
 var builtinFlags = []string{"enable_web_search", "enable_code_execution", "enable_code_interpreter"}
@@ -103,8 +105,7 @@ var ignoredFeatures = map[string]string{
 	// coordination
 	"vote_only": "vote-only agents", "max_new_answers_global": "a global answer cap",
 	"skip_coordination_rounds": "skip_coordination_rounds", "debug_final_answer": "debug_final_answer",
-	"dspy": "DSPy paraphrasing", "enable_agent_task_planning": "task planning", "max_tasks_per_plan": "task planning",
-	"task_planning_filesystem_mode": "task planning", "enable_memory_filesystem_mode": "filesystem memory",
+	"dspy": "DSPy paraphrasing", "enable_memory_filesystem_mode": "filesystem memory",
 	"use_skills": "skills", "massgen_skills": "skills", "skills_directory": "skills",
 	// sessions and memory
 	"memory": "memory", "session_id": "sessions", "session_storage": "sessions",

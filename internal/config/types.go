@@ -193,6 +193,9 @@ type Orchestrator struct {
 	// (coordination.planning_mode_instruction) replaces the default note.
 	PlanningMode        bool
 	PlanningInstruction string
+	// Tasks is task planning: enable_agent_task_planning,
+	// task_planning_filesystem_mode, max_tasks_per_plan (internal/kit/tasks).
+	Tasks TaskPlanning
 	// StreamIdleTimeoutSeconds fails a model request whose response sends
 	// no byte for this long; from timeout_settings.stream_idle_timeout_seconds.
 	// 0 means the default, 60 (llm.DefaultIdleTimeout).
