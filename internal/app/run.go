@@ -82,6 +82,9 @@ type Request struct {
 	MissingRefs []string
 	// Turn, when set, makes this run a turn of a session (session.go).
 	Turn *TurnLog
+	// PreviousTurn is the log directory of the session's previous turn:
+	// with filesystem memory, its winner's memories start this run (kit.go).
+	PreviousTurn string
 	// Seed are answers accepted before the run (an interrupted session
 	// turn resumed): the run starts from them instead of asking again.
 	Seed []orchestrator.Seed
@@ -192,6 +195,9 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 	defer wss.closeRunners()
 	defer wss.closeCLIAgents()
 	if agents, err = wss.withCLIAgents(t.cli, agents); err != nil {
+		return nil, err
+	}
+	if agents, err = wss.withKit(agents, rq.PreviousTurn); err != nil {
 		return nil, err
 	}
 	agents = withPlanning(cfg.Orchestrator, agents)

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -206,6 +207,7 @@ func (s *Session) turn(ctx context.Context, rq Request, nested bool, carried []s
 		s.info = info
 	}
 	s.pending = nil // no longer the last turn
+	rq.PreviousTurn = cmp.Or(rq.PreviousTurn, s.previousTurnLog(wctx))
 	n, err := s.st.BeginTurn(wctx, s.info.ID, rq.Question, "", os.Getpid(), s.env.Now(), carried...)
 	if err != nil {
 		return nil, execErr("sessions database: %v", err)

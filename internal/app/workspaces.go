@@ -49,6 +49,7 @@ type runWorkspaces struct {
 	guards    map[string]*workspace.Guard
 	cliAgents []*cli.Agent
 	cliHomes  []string
+	kit       *runKit // memory and skills (kit.go)
 }
 
 // closeRunners removes the containers of the agents' commands.
@@ -113,7 +114,7 @@ func (rw *runWorkspaces) contextChanges(winner string) []string {
 // path, or a file where a directory is expected, fails here, before any
 // request is made.
 func withWorkspaces(cfg *config.Config, workDir string, now time.Time, agents []orchestrator.Agent, extra ...config.ContextPath) ([]orchestrator.Agent, *runWorkspaces, error) {
-	rw := &runWorkspaces{dirs: map[string]string{}, watches: map[string]*contextWatch{}, ignored: &runIgnored{}}
+	rw := &runWorkspaces{dirs: map[string]string{}, watches: map[string]*contextWatch{}, ignored: &runIgnored{}, warnings: kitWarnings(cfg)}
 	has := false
 	for _, a := range cfg.Agents {
 		has = has || a.Backend.Cwd != ""
@@ -152,6 +153,11 @@ func withWorkspaces(cfg *config.Config, workDir string, now time.Time, agents []
 			return nil, nil, execErr("cannot create %s for the workspaces' snapshots: %w", d, err)
 		}
 	}
+	kit, warnings, err := newRunKit(cfg, workDir)
+	if err != nil {
+		return nil, nil, err
+	}
+	rw.kit, rw.warnings = kit, append(rw.warnings, warnings...)
 	out := slices.Clone(agents)
 	done := false
 	defer func() {
@@ -172,6 +178,11 @@ func withWorkspaces(cfg *config.Config, workDir string, now time.Time, agents []
 		if err != nil {
 			return nil, nil, usageErr("agent %s: %v", out[i].ID, err)
 		}
+		kp, err := rw.kit.policy(dir)
+		if err != nil {
+			return nil, nil, execErr("agent %s: %v", out[i].ID, err)
+		}
+		ctxPaths = append(ctxPaths, kp.shared...)
 		for _, w := range missingProtected(ctxPaths) {
 			if !slices.Contains(rw.warnings, w) { // once, not once per agent
 				rw.warnings = append(rw.warnings, w)
@@ -186,9 +197,9 @@ func withWorkspaces(cfg *config.Config, workDir string, now time.Time, agents []
 		}
 		// The others' snapshots are read-only to it, by the guard and in
 		// the sandbox alike; the snapshot store itself stays hidden.
-		g, err := workspace.New(workspace.Policy{Agent: out[i].ID, Workspace: dir, Context: ctxPaths,
-			ReadOnly: []string{view}, Hidden: []string{filepath.Dir(root), rw.snaps.store, rw.snaps.temp},
-			MaxBytes: int64(ca.Backend.WorkspaceMaxMB) << 20})
+		g, err := workspace.New(workspace.Policy{Agent: out[i].ID, Workspace: dir, Context: slices.Concat(ctxPaths, kp.context),
+			ReadOnly: append([]string{view}, kp.readOnly...), Hidden: []string{filepath.Dir(root), rw.snaps.store, rw.snaps.temp},
+			MaxBytes: int64(ca.Backend.WorkspaceMaxMB) << 20, Writable: kp.writable})
 		if err != nil {
 			return nil, nil, usageErr("agent %s: %v", out[i].ID, err)
 		}
@@ -379,10 +390,12 @@ func (rw *runWorkspaces) finish(logDir, winner string) (ws string, changes []str
 		return "", nil, nil
 	}
 	changes = rw.contextChanges(winner)
+	merr := rw.mergeMemory(winner) // before the copy, which the next turn carries
 	if logDir == "" {
-		return ws, changes, nil
+		return ws, changes, merr
 	}
 	_, err = rw.copyFinal(logDir, winner)
+	err = cmp.Or(err, merr)
 	if len(changes) > 0 {
 		p := filepath.Join(logDir, "final", safeName(winner), "context_changes.txt")
 		if werr := os.MkdirAll(filepath.Dir(p), 0o755); werr == nil {

@@ -306,18 +306,13 @@ func (d *decoder) coordination(e *pair, key string) {
 			o.PlanningInstruction, _ = d.str(tkey, t)
 		case "enable_agent_task_planning", "task_planning_filesystem_mode", "max_tasks_per_plan":
 			d.taskPlanning(&o.Tasks, t, tkey)
-		case "enable_memory_filesystem_mode", "use_skills", "use_two_tier_workspace":
+		case "use_two_tier_workspace":
 			if _, ok := d.boolean(tkey, t); ok {
 				d.unsupported(t, tkey)
 			}
-		case "skills_directory":
-			if _, ok := d.str(tkey, t); ok {
-				d.unsupported(t, tkey)
-			}
-		case "massgen_skills":
-			if _, ok := d.stringList(tkey, t); ok {
-				d.unsupported(t, tkey)
-			}
+		case "enable_memory_filesystem_mode", "use_skills", "load_previous_session_skills",
+			"disable_final_only_round_capture_fallback", "learning_capture_mode", "skills_directory", "massgen_skills":
+			d.kit(&o.Kit, t, tkey)
 		default:
 			if spec, ok := coordinationUpstream[t.key]; ok {
 				d.upstreamValue(t, tkey, spec)

@@ -61,6 +61,9 @@ var implementedKeys = []string{
 	"use_mcpwrapped_for_tool_filtering", "use_no_roots_wrapper", "concurrent_tool_execution",
 	// orchestrator.coordination: isolated writes, changedocs, fast iteration (isolation.go)
 	"write_mode", "drift_conflict_policy", "enable_changedoc", "fast_iteration_mode",
+	// orchestrator.coordination: filesystem memory and skills (kit.go)
+	"enable_memory_filesystem_mode", "learning_capture_mode", "disable_final_only_round_capture_fallback",
+	"use_skills", "skills_directory", "massgen_skills", "load_previous_session_skills",
 	// orchestrator.coordination: task planning (tasks.go)
 	"enable_agent_task_planning", "task_planning_filesystem_mode", "max_tasks_per_plan",
 }
@@ -105,8 +108,7 @@ var ignoredFeatures = map[string]string{
 	// coordination
 	"vote_only": "vote-only agents", "max_new_answers_global": "a global answer cap",
 	"skip_coordination_rounds": "skip_coordination_rounds", "debug_final_answer": "debug_final_answer",
-	"dspy": "DSPy paraphrasing", "enable_memory_filesystem_mode": "filesystem memory",
-	"use_skills": "skills", "massgen_skills": "skills", "skills_directory": "skills",
+	"dspy": "DSPy paraphrasing",
 	// sessions and memory
 	"memory": "memory", "session_id": "sessions", "session_storage": "sessions",
 	// set by upstream at run time, not by users

@@ -23,7 +23,6 @@ func TestIgnoredUpstreamFeaturesWarnAndAreListed(t *testing.T) {
 		{"agents:\n  - id: gpt\n    backend: {type: openai, model: gpt-4o, use_two_tier_workspace: true}\n", "agents[0].backend.use_two_tier_workspace", "use_two_tier_workspace (agent gpt)"},
 		{oneAgent + "orchestrator: {coordination: {use_two_tier_workspace: true}}\n", "orchestrator.coordination.use_two_tier_workspace", "use_two_tier_workspace"},
 		{"agents:\n  - id: gpt\n    backend: {type: openai, model: gpt-4o, enable_code_based_tools: true}\n", "agents[0].backend.enable_code_based_tools", "enable_code_based_tools (agent gpt)"},
-		{oneAgent + "orchestrator: {coordination: {enable_memory_filesystem_mode: true}}\n", "orchestrator.coordination.enable_memory_filesystem_mode", "enable_memory_filesystem_mode"},
 		{oneAgent + "orchestrator: {max_new_answers_global: 10}\n", "orchestrator.max_new_answers_global", "max_new_answers_global"},
 		{"agents:\n  - id: gpt\n    backend: {type: openai, model: gpt-4o, enable_rate_limit: true}\n", "agents[0].backend.enable_rate_limit", "enable_rate_limit (agent gpt)"},
 	}
@@ -132,16 +131,16 @@ func TestUnimplementedUpstreamFeaturesWarnWithTheirLocation(t *testing.T) {
 orchestrator:
   debug_final_answer: true
   coordination:
-    use_skills: true
+    use_two_tier_workspace: true
 `), "c.yaml", func(string) string { return "" })
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]int{ // key → line
-		"agents[0].backend.enable_web_search":      6,
-		"agents[0].backend.use_two_tier_workspace": 8,
-		"orchestrator.debug_final_answer":          10,
-		"orchestrator.coordination.use_skills":     12,
+		"agents[0].backend.enable_web_search":              6,
+		"agents[0].backend.use_two_tier_workspace":         8,
+		"orchestrator.debug_final_answer":                  10,
+		"orchestrator.coordination.use_two_tier_workspace": 12,
 	}
 	for _, w := range cfg.Warnings {
 		if !strings.Contains(w.Message, "accepted but ignored") {

@@ -50,6 +50,7 @@ var coordinationKeys = append([]string{
 	"enable_memory_filesystem_mode", "use_skills", "massgen_skills", "skills_directory", "use_two_tier_workspace",
 	"checklist_criteria_inline", "evaluation_criteria_generator",
 	"write_mode", "drift_conflict_policy", "enable_changedoc", "fast_iteration_mode",
+	"learning_capture_mode", "disable_final_only_round_capture_fallback", "load_previous_session_skills",
 }, upstreamKeyNames(coordinationUpstream)...)
 
 var timeoutSettingsKeys = []string{

@@ -193,6 +193,9 @@ type Orchestrator struct {
 	// (coordination.planning_mode_instruction) replaces the default note.
 	PlanningMode        bool
 	PlanningInstruction string
+	// Kit is v0.1.73's working kit of the agents: filesystem memory and
+	// skills (internal/kit).
+	Kit Kit
 	// Tasks is task planning: enable_agent_task_planning,
 	// task_planning_filesystem_mode, max_tasks_per_plan (internal/kit/tasks).
 	Tasks TaskPlanning
@@ -204,6 +207,21 @@ type Orchestrator struct {
 	// (snapshot_storage, agent_temporary_workspace, dspy, debug_final_answer,
 	// and the whole `coordination` map under "coordination").
 	Extra map[string]any
+}
+
+// Kit holds orchestrator.coordination's keys of filesystem memory and
+// skills (internal/kit/memory, internal/kit/skills).
+type Kit struct {
+	Memory bool // enable_memory_filesystem_mode
+	// LearningCapture is learning_capture_mode: round ("" too),
+	// verification_and_final_only or final_only; NoCaptureFallback is
+	// disable_final_only_round_capture_fallback.
+	LearningCapture   string
+	NoCaptureFallback bool
+	UseSkills         bool     // use_skills
+	SkillsDirectory   string   // skills_directory ("" is .agent/skills)
+	MassgenSkills     []string // massgen_skills: the shipped skills to offer (none: all)
+	PreviousSkills    bool     // load_previous_session_skills
 }
 
 // ContextPath is a file or directory shared with the agents.

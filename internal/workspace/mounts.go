@@ -28,6 +28,11 @@ func (g *Guard) mounts(final bool) []Mount {
 			continue // nothing is bound but the shared file
 		case kindHidden:
 			m.Access = None
+		case kindWorkspace:
+			if _, err := os.Lstat(r.path); r.file && err != nil {
+				continue // a writable file deleted since: nothing to bind
+			}
+			m.Access = Write
 		case kindProtected:
 			if _, err := os.Lstat(r.path); err != nil {
 				continue // nothing to bind; none can be made either (protected.go)

@@ -32,6 +32,11 @@ type Policy struct {
 	// directory inside a hidden one (the agent's own workspace, a
 	// snapshot) still grants its access.
 	Hidden []string
+	// Writable are files or directories, inside a part of the policy
+	// that is read-only now (a write context path), that stay writable
+	// whatever the phase: the verification memo inside a memory directory
+	// closed for the rounds (internal/kit/memory). Each must exist.
+	Writable []string
 	// MaxBytes bounds what the workspace may hold (0 = DefaultMaxBytes):
 	// a file tool's write that would pass it is refused.
 	MaxBytes int64
@@ -93,7 +98,7 @@ const (
 type rule struct {
 	path  string
 	kind  kind
-	file  bool     // a file context path
+	file  bool     // a file context path, or a writable file (Policy.Writable)
 	names []string // of a write context path: protected names
 	dir   bool     // of a protected path: a directory (it ends with a slash, or is one)
 }
@@ -180,6 +185,19 @@ func New(p Policy) (*Guard, error) {
 			}
 			g.rules = append(g.rules, rule{path: rp, kind: kindProtected, dir: dir})
 		}
+	}
+	for _, w := range p.Writable {
+		r, err := realPath(w)
+		if err != nil {
+			return nil, fmt.Errorf("workspace: writable path %s: %w", w, err)
+		}
+		fi, err := os.Stat(r)
+		if err != nil {
+			return nil, fmt.Errorf("workspace: writable path %s: %w", w, err)
+		}
+		// A file is opened from the directory rule around it, as a
+		// protected path is; only its own access differs.
+		g.rules = append(g.rules, rule{path: r, kind: kindWorkspace, file: !fi.IsDir()})
 	}
 	for _, h := range p.Hidden {
 		rh, err := realPath(h)

@@ -1,0 +1,152 @@
+package app
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/massgen/massgen/internal/llmsim"
+	"github.com/massgen/massgen/internal/llmsim/simtest"
+)
+
+// systemOf is the system prompt of the first request of model in recs
+// from index from on.
+func systemOf(recs []llmsim.Record, model string, from int) string {
+	for _, r := range recs[from:] {
+		if r.Model == model && len(r.Messages) > 0 && r.Messages[0].Role == "system" {
+			return r.Messages[0].Content
+		}
+	}
+	return ""
+}
+
+func readFile(t *testing.T, p string) string {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// Filesystem memory over a two-turn session, learning_capture_mode:
+// verification_and_final_only: during the rounds only the verification
+// memo may be written (other memory writes are refused and leave nothing);
+// the winner writes memories in its final presentation; the loser's memo
+// is merged into the winner's workspace under "From Agent b"; the log
+// keeps it; the next turn's agents start with those memories, shown in
+// their prompt.
+func TestMemorySessionCapturesMergesAndCarries(t *testing.T) {
+	srv, url := simtest.Start(t, `models:
+  mem-a:
+    steps:
+      - calls:
+          - {name: write_file, arguments: '{"path": "memory/short_term/prefs.md", "content": "too early"}'}
+          - {name: write_file, arguments: '{"path": "memory/short_term/verification_latest.md", "content": "a verified with pytest"}'}
+      - expect_results:
+          - {name: write_file, contains: "writable only by the winner during the final presentation"}
+          - {name: write_file, contains: "replaced"}
+        answer: "A's answer"
+      - when: coordination
+        vote: agent1
+      - when: presentation
+        calls:
+          - {name: write_file, arguments: '{"path": "memory/short_term/prefs.md", "content": "user prefers tables"}'}
+          - {name: write_file, arguments: '{"path": "memory/long_term/analysis.md", "content": "---\ndescription: how the numbers were checked\n---\nlong body"}'}
+      - expect_results:
+          - {name: write_file, contains: "created"}
+          - {name: write_file, contains: "created"}
+        text: "Final from A."
+  mem-b:
+    steps:
+      - calls:
+          - {name: write_file, arguments: '{"path": "memory/short_term/verification_latest.md", "content": "b checked by hand"}'}
+          - {name: write_file, arguments: '{"path": "memory/short_term/b_only.md", "content": "b note"}'}
+      - expect_results:
+          - {name: write_file, contains: "replaced"}
+          - {name: write_file, contains: "writable only by the winner"}
+        answer: "B's answer"
+      - when: coordination
+        vote: agent1
+`)
+	work := t.TempDir()
+	cfg := filepath.Join(work, "team.yaml")
+	must(t, os.WriteFile(cfg, fmt.Appendf(nil, `agents:
+  - id: a
+    backend: {type: chatcompletion, base_url: %[1]q, api_key: sk-x, model: mem-a, cwd: ws_a}
+  - id: b
+    backend: {type: chatcompletion, base_url: %[1]q, api_key: sk-x, model: mem-b, cwd: ws_b}
+ui: {enable_final_presentation: true}
+orchestrator:
+  coordination:
+    enable_memory_filesystem_mode: true
+    learning_capture_mode: verification_and_final_only
+`, url), 0o644))
+	var stderr strings.Builder
+	env := &Env{Getenv: func(string) string { return "" }, Stderr: &stderr, WorkDir: work}
+	s, err := OpenSession(t.Context(), env, SessionOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close(t.Context())
+	out, err := s.Turn(t.Context(), Request{Question: "Check the numbers.", Config: cfg, Timeout: 120}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Status != "completed" || out.Winner != "a" {
+		t.Fatalf("turn 1: status %s, winner %q, err %v; stderr:\n%s", out.Status, out.Winner, out.Err, stderr.String())
+	}
+	for _, r := range srv.Requests() {
+		if r.Problem != "" {
+			t.Errorf("request %d (%s): %s", r.ID, r.Model, r.Problem)
+		}
+	}
+	if strings.Contains(stderr.String(), "ignored") {
+		t.Errorf("stderr says something was ignored:\n%s", stderr.String())
+	}
+	mem := filepath.Join(out.Workspace, "memory")
+	memo := readFile(t, filepath.Join(mem, "short_term", "verification_latest.md"))
+	if !strings.Contains(memo, "a verified with pytest") || !strings.Contains(memo, "## From Agent b") || !strings.Contains(memo, "b checked by hand") {
+		t.Errorf("winner's memo after the merge:\n%s", memo)
+	}
+	if got := readFile(t, filepath.Join(mem, "short_term", "prefs.md")); got != "user prefers tables" {
+		t.Errorf("prefs.md = %q, want the presentation's", got)
+	}
+	// The refused writes left nothing, in either workspace.
+	bws := filepath.Join(filepath.Dir(out.Workspace), "b")
+	for _, p := range []string{filepath.Join(mem, "short_term", "b_only.md"), filepath.Join(bws, "memory", "short_term", "b_only.md"),
+		filepath.Join(bws, "memory", "short_term", "prefs.md")} {
+		if _, err := os.Lstat(p); !os.IsNotExist(err) {
+			t.Errorf("%s exists after its write was refused (%v)", p, err)
+		}
+	}
+	logged := filepath.Join(out.LogDir, "final", "a", "workspace", "memory", "long_term", "analysis.md")
+	if !strings.Contains(readFile(t, logged), "long body") {
+		t.Errorf("the log's copy of the winner's memory lacks analysis.md")
+	}
+
+	// Turn 2 starts from the winner's memories: on disk and in the prompt.
+	before := len(srv.Requests())
+	out2, err := s.Turn(t.Context(), Request{Question: "Now the totals.", Config: cfg, Timeout: 120}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out2.Status != "completed" {
+		t.Fatalf("turn 2: status %s, err %v", out2.Status, out2.Err)
+	}
+	for _, id := range []string{"a", "b"} {
+		p := filepath.Join(filepath.Dir(out2.Workspace), id, "memory", "short_term", "prefs.md")
+		if got := readFile(t, p); got != "user prefers tables" {
+			t.Errorf("turn 2, agent %s: prefs.md = %q", id, got)
+		}
+	}
+	sys := systemOf(srv.Requests(), "mem-b", before)
+	for _, want := range []string{"<memory priority=\"high\">", "user prefers tables", "memory/long_term/analysis.md: how the numbers were checked",
+		"Verification replay memo", "a verified with pytest", "read-only while the agents coordinate, except the verification memo"} {
+		if !strings.Contains(sys, want) {
+			t.Errorf("turn 2's system prompt lacks %q:\n%s", want, sys)
+		}
+	}
+}
