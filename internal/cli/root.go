@@ -193,7 +193,8 @@ Try it without any API key on the built-in simulator:
 	modes.register(fl)
 	up.register(root)
 	root.AddCommand(newConfigCmd(env), newSimCmd(env), newExamplesCmd(env), newServeCmd(env), newMCPCmd(env),
-		newSessionsCmd(env), newLogsCmd(env), newReplayCmd(env), newSetupCmd(env), newQuickstartCmd(env), newInitCmd(env))
+		newSessionsCmd(env), newLogsCmd(env), newReplayCmd(env), newSetupCmd(env), newQuickstartCmd(env), newInitCmd(env),
+		newEvalCmd(env))
 	return root
 }
 

@@ -29,9 +29,10 @@ import (
 // seed parameter, model, item id), so every request of one run agrees with
 // itself and a rerun gets the same beliefs; a client that sends a different
 // seed (massgen eval --epoch-seed) gets an independent draw. The model then
-// acts on its belief in place of the default policy: it answers it, votes
-// for an answer that says it (or answers it when none does), and presents
-// the winning answer as it stands. Scripted steps still come first.
+// acts on its belief in place of the default policy: it answers it (a line
+// of its own, then "ANSWER: <belief>"), votes for the first answer that
+// says it (or answers it when none does), and presents the winning answer
+// as it stands. Scripted steps still come first.
 //
 // Wrong answers: another choice's letter for a multiple-choice item, the
 // target plus or minus 1 to 3 for a number (models can agree on one), and
@@ -180,7 +181,7 @@ func qualityPlan(req *request, kind string, mq *modelQuality) *plan {
 		if kind == "vote" {
 			answers := parseAnswers(task)
 			for _, label := range req.voteEnum {
-				if sameAnswer(answers[label], b) {
+				if sameAnswer(beliefIn(answers[label]), b) {
 					p.step = "vote"
 					p.calls = []toolCall{{req.nameOf("vote"), mustJSON(struct {
 						AgentID string `json:"agent_id"`
@@ -196,17 +197,36 @@ func qualityPlan(req *request, kind string, mq *modelQuality) *plan {
 		p.step = "answer"
 		p.calls = []toolCall{{req.nameOf("new_answer"), mustJSON(struct {
 			Content string `json:"content"`
-		}{b})}}
+		}{qualityAnswer(req.model, b)})}}
 	case "text":
 		p.step = "text"
-		p.text = findAnswer(task)
-		if p.text == "" {
-			p.text = b
+		// The presenter restates the winning answer's belief (the prompt
+		// may quote the answer escaped), else its own.
+		if a := findAnswer(task); a != "" {
+			b = strings.TrimSpace(beliefIn(a))
 		}
+		p.text = qualityAnswer(req.model, b)
 	default:
 		return nil
 	}
 	return p
+}
+
+// qualityAnswer is how a model words its belief: its own first line, so
+// that two models' answers are never identical (a team's novelty check
+// would reject the second as a duplicate, as it would a real model's), then
+// the belief after "ANSWER:" on the last line, where scorers look for it.
+func qualityAnswer(model, belief string) string {
+	return "[sim model " + model + "] My answer, after working it through.\nANSWER: " + belief
+}
+
+// beliefIn is the belief an answer states: after its last "ANSWER:", else
+// the whole answer.
+func beliefIn(answer string) string {
+	if i := strings.LastIndex(answer, "ANSWER:"); i >= 0 {
+		return answer[i+len("ANSWER:"):]
+	}
+	return answer
 }
 
 func sameAnswer(a, b string) bool {

@@ -98,7 +98,7 @@ func TestQualityModelAnswersTheTargetAtItsRate(t *testing.T) {
 	for i := range n {
 		got := ask("sim-p", i)
 		want := sc.Quality.Right("sim-p", fmt.Sprintf("q%d", i), 0)
-		if (got == fmt.Sprint(2*i)) != want {
+		if (got == qualityAnswer("sim-p", fmt.Sprint(2*i))) != want {
 			t.Fatalf("item q%d: answered %q, Right says %v", i, got, want)
 		}
 		if want {
@@ -111,25 +111,25 @@ func TestQualityModelAnswersTheTargetAtItsRate(t *testing.T) {
 		t.Errorf("sim-p was right on %d of %d items, want about 280", right, n)
 	}
 	for i := range 20 {
-		if got := ask("sim-one", i); got != fmt.Sprint(2*i) {
+		if got := ask("sim-one", i); got != qualityAnswer("sim-one", fmt.Sprint(2*i)) {
 			t.Errorf("sim-one on q%d: %q", i, got)
 		}
 		got := ask("sim-zero", i)
-		if (got == fmt.Sprint(2*i)) != (i == 5) {
+		if (got == qualityAnswer("sim-zero", fmt.Sprint(2*i))) != (i == 5) {
 			t.Errorf("sim-zero on q%d (right only on q5): %q", i, got)
 		}
 	}
 
 	// Votes follow the belief: sim-one votes for the label holding the
 	// target, and answers the target when no label holds it.
-	task := "<ORIGINAL MESSAGE> What is 3 plus 3? <END OF ORIGINAL MESSAGE>\n<CURRENT ANSWERS from the agents>\n<agent1> 7 <end of agent1>\n<agent2> 6 <end of agent2>\n<END OF CURRENT ANSWERS>"
+	task := "<ORIGINAL MESSAGE> What is 3 plus 3? <END OF ORIGINAL MESSAGE>\n<CURRENT ANSWERS from the agents>\n<agent1> x\nANSWER: 7 <end of agent1>\n<agent2> y\nANSWER: 6 <end of agent2>\n<END OF CURRENT ANSWERS>"
 	_, call, args := chatOnce(t, f, map[string]any{"model": "sim-one", "messages": []map[string]any{{"role": "user", "content": task}}, "tools": offerWorkflow("agent1", "agent2")})
 	if call != "vote" || !strings.Contains(args, `"agent2"`) {
 		t.Errorf("sim-one voted %s %s, want a vote for agent2", call, args)
 	}
-	task = strings.Replace(task, "<agent2> 6", "<agent2> 5", 1)
+	task = strings.Replace(task, "ANSWER: 6 <end", "ANSWER: 5 <end", 1)
 	_, call, args = chatOnce(t, f, map[string]any{"model": "sim-one", "messages": []map[string]any{{"role": "user", "content": task}}, "tools": offerWorkflow("agent1", "agent2")})
-	if call != "new_answer" || !strings.Contains(args, `"6"`) {
+	if call != "new_answer" || !strings.Contains(args, `ANSWER: 6`) {
 		t.Errorf("with no answer saying 6, sim-one did %s %s, want new_answer 6", call, args)
 	}
 	// A request about no item gets the default policy.

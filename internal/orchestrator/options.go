@@ -46,6 +46,12 @@ type Agent struct {
 	// superseded, and never twice at once for one agent; an update injected
 	// into a live turn calls it from the loop.
 	BeforeTurn func(shown []coord.Answer)
+	// BeforeRound, when set, is called just before each of the agent's
+	// coordination turns starts, before BeforeTurn and under the same
+	// rules, but never for an update injected into a live turn nor for
+	// the final presentation: write_mode lays the agent's fresh copies of
+	// the context paths for the round.
+	BeforeRound func()
 }
 
 // Options configure a run. The rules are coord.Settings, whose zero values

@@ -18,7 +18,7 @@ func (r *runner) startTurn(ctx context.Context, c coord.StartTurn) {
 	tctx, cancel := context.WithCancelCause(ctx)
 	lt := &liveTurn{agent: c.Agent, cancel: cancel, inbox: agent.NewInbox()}
 	r.live[c.Turn] = lt
-	prepare := r.beforeTurn(a)
+	prepare := r.beforeRound(a, true)
 	user := agent.HistoryBlock(r.o.History) + agent.UserMessage(r.question, r.feedback, c.Answers)
 	started := event.TurnStarted{Agent: c.Agent, Prompt: user, Shown: r.answerRefs(c.Answers)}
 	if c.Delay > 0 {

@@ -18,13 +18,24 @@ import (
 type viewGate struct {
 	mu  sync.Mutex
 	gen atomic.Uint64 // the newest turn's number
+	// round is set when a coordination turn asks for its BeforeRound and
+	// cleared when it runs: an update injected before the turn's own
+	// layout ran (which it then skips) runs it in its place.
+	round atomic.Bool
 }
 
 // beforeTurn is agent a's BeforeTurn for the turn being started now, to
 // be called from that turn's goroutine. Called on the loop; once a later
 // turn of a has asked for its own, this one does nothing.
 func (r *runner) beforeTurn(a *Agent) func(shown []coord.Answer) {
-	if a.BeforeTurn == nil {
+	return r.beforeRound(a, false)
+}
+
+// beforeRound is beforeTurn, calling the agent's BeforeRound first when
+// round is set (a coordination turn's start) or such a turn's call was
+// skipped for this one.
+func (r *runner) beforeRound(a *Agent, round bool) func(shown []coord.Answer) {
+	if a.BeforeTurn == nil && (!round || a.BeforeRound == nil) {
 		return func([]coord.Answer) {}
 	}
 	g := r.views[a.ID]
@@ -32,11 +43,20 @@ func (r *runner) beforeTurn(a *Agent) func(shown []coord.Answer) {
 		g = &viewGate{}
 		r.views[a.ID] = g
 	}
+	if round && a.BeforeRound != nil {
+		g.round.Store(true)
+	}
 	n := g.gen.Add(1)
 	return func(shown []coord.Answer) {
 		g.mu.Lock()
 		defer g.mu.Unlock()
-		if g.gen.Load() == n {
+		if g.gen.Load() != n {
+			return
+		}
+		if a.BeforeRound != nil && g.round.Swap(false) {
+			a.BeforeRound()
+		}
+		if a.BeforeTurn != nil {
 			a.BeforeTurn(shown)
 		}
 	}
