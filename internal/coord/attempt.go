@@ -173,7 +173,9 @@ func (m *Machine) answer(a *agent, act Action) (Verdict, []Command) {
 
 // turnFailed records that a turn ended without an accepted action. The agent
 // retries with a fresh turn after a backoff until its failure budget is
-// spent; then it leaves the run so it cannot block consensus.
+// spent; then it leaves the run so it cannot block consensus. A permanent
+// failure (Failure.Permanent: a refused key, an unknown model) ends its
+// attempts at once.
 func (m *Machine) turnFailed(in TurnFailed) []Command {
 	a, ok := m.current(in.Agent, in.Turn)
 	if !ok {
@@ -190,12 +192,24 @@ func (m *Machine) turnFailed(in TurnFailed) []Command {
 		return m.release()
 	}
 	a.failures++
-	if a.failures < m.cfg.FailureBudget {
+	reason := "1 failed turn"
+	if a.failures > 1 {
+		reason = fmt.Sprintf("%d consecutive failed turns", a.failures)
+	}
+	if in.Failure.Permanent() {
+		// The provider refused the request itself (a key, a model name, the
+		// request's shape): every further turn would be refused the same way,
+		// only later, so the agent leaves now and the error is told at once.
+		reason = "an error that retrying cannot fix"
+		if in.Failure.Status != 0 {
+			reason += fmt.Sprintf(" (HTTP %d, not retried)", in.Failure.Status)
+		}
+	} else if a.failures < m.cfg.FailureBudget {
 		return m.release()
 	}
 	a.status = Failed
 	a.vote = nil
-	cmds := []Command{AgentFailed{Agent: a.id, Failures: a.failures, Err: in.Err, Reason: fmt.Sprintf("%d consecutive failed turns", a.failures), Failure: in.Failure}}
+	cmds := []Command{AgentFailed{Agent: a.id, Failures: a.failures, Err: in.Err, Reason: reason, Failure: in.Failure}}
 	if more := m.release(); len(more) > 0 {
 		return append(cmds, more...)
 	}

@@ -36,6 +36,12 @@ func DescribeInput(in Input) string {
 		if in.CircuitOpen {
 			s += " circuit"
 		}
+		if f := in.Failure; f != nil && f.Kind != "" {
+			s += fmt.Sprintf(" failure=%s,%d", f.Kind, f.Status)
+			if f.Retryable {
+				s += ",retryable"
+			}
+		}
 		return s
 	case DeadlinePassed:
 		return "timeout"
@@ -90,7 +96,7 @@ func DescribeCommand(c Command) string {
 	case Inject:
 		return fmt.Sprintf("inject %s turn=%d epoch=%d answers=%s", c.Agent, c.Turn, c.Epoch, answerList(c.Answers))
 	case AgentFailed:
-		return fmt.Sprintf("agent-failed %s after %d failures: %s", c.Agent, c.Failures, c.Err)
+		return fmt.Sprintf("agent-failed %s after %s: %s", c.Agent, c.Reason, c.Err)
 	case Present:
 		s := fmt.Sprintf("present winner=%s (%s) answer=%q tally={%s}", c.Winner, c.How, c.Answer.Content, describeTally(c.Tally))
 		if c.Skip != "" {

@@ -55,3 +55,22 @@ func (f *Failure) IsTimeout() bool { return f.Kind == FailTimeout || f.Kind == F
 
 // IsRetryable reports whether trying again later may succeed.
 func (f *Failure) IsRetryable() bool { return f.Retryable }
+
+// Permanent reports whether the failure is the provider refusing the
+// request for a reason another turn cannot change: a key that is missing,
+// wrong or not allowed (401/403), an account out of quota, a model the
+// provider does not serve (404 model_not_found) or a request it rejects as
+// invalid (400, 422). Its agent leaves the run at once instead of
+// spending its failure budget on turns that fail the same way (see
+// Machine.turnFailed). A status the provider marks as worth retrying
+// (408, 409) is not permanent whatever its kind.
+func (f *Failure) Permanent() bool {
+	if f == nil || f.Retryable {
+		return false
+	}
+	switch f.Kind {
+	case FailAuth, FailQuota, FailBadRequest:
+		return true
+	}
+	return false
+}

@@ -33,7 +33,9 @@ var update = flag.Bool("update", false, "rewrite the golden transcripts in testd
 //	answer AGENT TURN "content"          (seen epoch is irrelevant for answers)
 //	vote AGENT TURN SEEN LABEL "reason"
 //	checklist AGENT TURN SEEN "scores"   (submit_checklist; scores as JSON)
-//	fail AGENT TURN "error" [circuit]    (circuit: the failure came from an open breaker)
+//	fail AGENT TURN "error" [circuit] [failure=KIND,STATUS[,retryable]]
+//	                                     (circuit: the failure came from an open breaker;
+//	                                     failure=: the Failure as data, e.g. bad_request,404)
 //	timeout                              (the run deadline passed)
 //	budget "reason"                      (max_cost_usd / max_total_tokens spent)
 //	presented "text" [calls=N]           (the presentation or direct call ended)
@@ -212,7 +214,23 @@ func parseInput(t *testing.T, f []string, line int) Input {
 	case "checklist":
 		return Proposed{Agent: arg(1), Turn: TurnID(atoi(t, arg(2))), Seen: atoi(t, arg(3)), Action: Action{Kind: ActChecklist, Content: arg(4)}}
 	case "fail":
-		return TurnFailed{Agent: arg(1), Turn: TurnID(atoi(t, arg(2))), Err: arg(3), CircuitOpen: len(f) > 4 && f[4] == "circuit"}
+		in := TurnFailed{Agent: arg(1), Turn: TurnID(atoi(t, arg(2))), Err: arg(3)}
+		for _, opt := range f[4:] {
+			switch kind, ok := strings.CutPrefix(opt, "failure="); {
+			case opt == "circuit":
+				in.CircuitOpen = true
+			case ok:
+				parts := strings.Split(kind, ",")
+				if len(parts) < 2 {
+					t.Fatalf("line %d: failure=KIND,STATUS[,retryable], got %q", line, opt)
+				}
+				in.Failure = &Failure{Kind: FailureKind(parts[0]), Agent: in.Agent, Status: atoi(t, parts[1]), Message: in.Err,
+					Retryable: len(parts) > 2 && parts[2] == "retryable"}
+			default:
+				t.Fatalf("line %d: unknown fail option %q", line, opt)
+			}
+		}
+		return in
 	case "timeout":
 		return DeadlinePassed{}
 	case "budget":

@@ -210,16 +210,19 @@ models:
 	}
 }
 
+// An agent whose turns keep failing with an error that may be temporary
+// (a 503) spends its failure budget, then leaves. (An error retrying cannot
+// fix, a 401, ends it at once: TestAPermanentProviderErrorEndsTheAgentAtOnce.)
 func TestPermanentlyFailingAgentDoesNotBlockConsensus(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		c := fakeAlways("c", fakeReply{err: &llm.Error{Provider: "fake", Status: 401, Message: "bad key"}})
+		c := fakeAlways("c", fakeReply{err: &llm.Error{Provider: "fake", Status: 503, Retry: true, Message: "overloaded"}})
 		res, rec := run(t, fakeTeam(fake("a"), fake("b"), c), Options{})
 		if res.Status != Completed {
 			t.Fatalf("status = %s (%v), want completed without c", res.Status, res.Err)
 		}
 		failed := rec.of(event.TypeAgentFailed)
-		if len(failed) != 1 || failed[0].Agent != "c" || !strings.Contains(failed[0].Err, "401") {
-			t.Fatalf("want c failed with its 401, got %+v", failed)
+		if len(failed) != 1 || failed[0].Agent != "c" || !strings.Contains(failed[0].Err, "503") {
+			t.Fatalf("want c failed with its 503, got %+v", failed)
 		}
 		if res.Tally["c"] != 0 || res.Winner == "c" {
 			t.Errorf("failed agent counted: %+v", res)
