@@ -3,10 +3,12 @@ package app
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/massgen/massgen/internal/kit/skills"
 	"github.com/massgen/massgen/internal/llmsim"
 	"github.com/massgen/massgen/internal/llmsim/simtest"
 )
@@ -147,6 +149,91 @@ orchestrator:
 		"Verification replay memo", "a verified with pytest", "read-only while the agents coordinate, except the verification memo"} {
 		if !strings.Contains(sys, want) {
 			t.Errorf("turn 2's system prompt lacks %q:\n%s", want, sys)
+		}
+	}
+}
+
+// Skills end to end: the project's skill and a shipped one are offered in
+// the prompt and readable with read_file and inside the command sandbox;
+// the skills directory is read-only while coordinating (file tool and
+// command alike, nothing changes on disk) and writable by the winner in
+// the final presentation, where it saves a new skill.
+func TestSkillsOfferedReadOnlyThenSavedByTheWinner(t *testing.T) {
+	if _, err := exec.LookPath("bwrap"); err != nil && os.Getenv("CI") != "true" {
+		t.Skip("bubblewrap is not installed")
+	}
+	work := t.TempDir()
+	proj := filepath.Join(work, ".agent", "skills")
+	must(t, os.MkdirAll(filepath.Join(proj, "csv-helper"), 0o755))
+	must(t, os.WriteFile(filepath.Join(proj, "csv-helper", "SKILL.md"),
+		[]byte("---\nname: csv-helper\ndescription: Clean CSV files\n---\nSplit on commas, then trim.\n"), 0o644))
+	builtin := skills.BuiltinDir(filepath.Join(work, ".massgen", "skills"))
+	srv, url := simtest.Start(t, fmt.Sprintf(`models:
+  sk:
+    steps:
+      - calls:
+          - {name: read_file, arguments: '{"path": "%[1]s/csv-helper/SKILL.md"}'}
+          - {name: write_file, arguments: '{"path": "%[1]s/csv-helper/SKILL.md", "content": "hijacked"}'}
+          - {name: execute_command, arguments: '{"command": "cat %[1]s/csv-helper/SKILL.md %[2]s/file-search/SKILL.md"}'}
+      - expect_results:
+          - {name: read_file, contains: "Split on commas"}
+          - {name: write_file, contains: "writable only by the winner during the final presentation"}
+          - {name: execute_command, contains: "name: file-search"}
+        calls:
+          - {name: execute_command, arguments: '{"command": "echo x > %[1]s/csv-helper/new.txt"}'}
+      - expect_results:
+          - {name: execute_command, contains: "Read-only file system"}
+        answer: "Cleaned."
+      - when: coordination
+        vote: agent1
+      - when: presentation
+        calls:
+          - {name: write_file, arguments: '{"path": "%[1]s/evolved/SKILL.md", "content": "---\nname: evolved\ndescription: what this run learned\nevolving: true\n---\nsteps"}'}
+      - expect_results:
+          - {name: write_file, contains: "created"}
+        text: "Cleaned, and saved a skill."
+`, proj, builtin))
+	cfg := filepath.Join(work, "team.yaml")
+	must(t, os.WriteFile(cfg, fmt.Appendf(nil, `agents:
+  - id: a
+    backend: {type: chatcompletion, base_url: %q, api_key: sk-x, model: sk, cwd: ws, enable_mcp_command_line: true}
+ui: {enable_final_presentation: true}
+orchestrator:
+  coordination:
+    use_skills: true
+    skills_directory: .agent/skills
+`, url), 0o644))
+	var stderr strings.Builder
+	env := &Env{Getenv: func(string) string { return "" }, Stderr: &stderr, WorkDir: work}
+	out, err := Execute(t.Context(), env, Request{Question: "Clean the CSV.", Config: cfg, NoLogs: true, Timeout: 120})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range srv.Requests() {
+		if r.Problem != "" {
+			t.Errorf("request %d: %s", r.ID, r.Problem)
+		}
+	}
+	if out.Status != "completed" {
+		t.Fatalf("status %s, err %v; stderr:\n%s", out.Status, out.Err, stderr.String())
+	}
+	if strings.Contains(stderr.String(), "ignored") {
+		t.Errorf("stderr says something was ignored:\n%s", stderr.String())
+	}
+	if got := readFile(t, filepath.Join(proj, "csv-helper", "SKILL.md")); !strings.Contains(got, "Split on commas") {
+		t.Errorf("the skill was changed: %q", got)
+	}
+	if _, err := os.Lstat(filepath.Join(proj, "csv-helper", "new.txt")); !os.IsNotExist(err) {
+		t.Errorf("new.txt exists: %v", err)
+	}
+	if got := readFile(t, filepath.Join(proj, "evolved", "SKILL.md")); !strings.Contains(got, "evolving: true") {
+		t.Errorf("the saved skill: %q", got)
+	}
+	sys := systemOf(srv.Requests(), "sk", 0)
+	for _, want := range []string{"<name>csv-helper</name><description>Clean CSV files</description>", "<name>file-search</name>",
+		"<name>evolving-skill-creator</name>", "you may save what this task taught as a skill"} {
+		if !strings.Contains(sys, want) {
+			t.Errorf("the system prompt lacks %q:\n%s", want, sys)
 		}
 	}
 }
