@@ -256,7 +256,7 @@ func (m *Manager) continueTool(ctx context.Context, args json.RawMessage) (strin
 	if in.Background {
 		return reply(map[string]any{"success": true, "operation": "continue_subagent", "mode": "background",
 			"subagents": []map[string]any{{"subagent_id": c.id, "status": StatusRunning, "workspace": c.dir, "timeout_seconds": int(c.timeout.Seconds())}},
-			"note": "Results will be automatically injected when subagent completes."})
+			"note":      "Results will be automatically injected when subagent completes."})
 	}
 	wait(ctx, []*child{c})
 	r := m.result(c)
