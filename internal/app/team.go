@@ -85,6 +85,10 @@ func buildTeam(cfg *config.Config, getenv func(string) string, workDir string) (
 			t.Close()
 			return nil, err
 		}
+		if m, err = workflowActions(a, m, endpoint); err != nil {
+			problems = append(problems, err)
+			continue
+		}
 		retries := llm.RetryPolicy{OnRetry: func(ctx context.Context, attempt int, err error, d time.Duration) {
 			runLog(ctx).Warn("retrying model request", "agent", a.ID, "attempt", attempt, "delay", d, "error", err)
 		}}

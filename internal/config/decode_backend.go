@@ -48,6 +48,15 @@ func (d *decoder) backend(bp *pair, path string) Backend {
 	if v, ok := d.integer(join(path, "tokens_per_minute"), n.get("tokens_per_minute"), "a positive whole number"); ok {
 		b.TokensPerMinute = v
 	}
+	if v, ok := d.str(join(path, "workflow_actions"), n.get("workflow_actions")); ok {
+		if slices.Contains(workflowActionModes, v) {
+			b.WorkflowActions = v
+		} else {
+			p := n.get("workflow_actions")
+			d.fail(p.val.pos, join(path, "workflow_actions"), fmt.Sprintf("must be one of %s, got %q", strings.Join(workflowActionModes, ", "), v),
+				"auto (the default for local servers) finds out whether the model calls tools")
+		}
+	}
 	spec, _ := provider.Lookup(b.Type)
 	cli := spec.Wire == provider.WireCLI
 	if cli {
@@ -166,7 +175,7 @@ func (d *decoder) ownedKey(p *pair, key string) {
 		d.stringList(key, p)
 	case p.key == "context_paths":
 		d.contextPaths(p, key)
-	case p.key == "cwd", p.key == "command_line_docker_image", p.key == "shared_tools_directory":
+	case p.key == "cwd", p.key == "command_line_docker_image":
 		d.str(key, p)
 	case p.key == "command_line_max_processes", p.key == "workspace_max_size_mb":
 		if v, ok := d.integer(key, p, "a positive whole number"); ok && v <= 0 {
@@ -223,3 +232,6 @@ func (d *decoder) checkContextPath(cp ContextPath, key string, at pos) {
 		d.fail(p, diag.Key, diag.Message, diag.Suggestion)
 	}
 }
+
+// workflowActionModes are the values of workflow_actions (toolless.Modes).
+var workflowActionModes = []string{"native", "auto", "json_schema", "text"}

@@ -101,6 +101,11 @@ type Backend struct {
 	// model, shared by every agent on it (0 = no limit).
 	RequestsPerMinute int
 	TokensPerMinute   int
+	// WorkflowActions (workflow_actions, massgen's own) is how the
+	// workflow actions are asked of the model: native (tools), auto,
+	// json_schema or text (internal/agent/toolless); "" is the default
+	// for the backend (auto for local servers).
+	WorkflowActions string
 }
 
 // SimBackend configures `type: sim`, the built-in simulator. Keys inside the

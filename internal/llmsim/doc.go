@@ -152,6 +152,15 @@
 // and response.in_progress, message_start; nothing for Gemini — then
 // nothing until the client cancels or the server closes).
 //
+// A model scripted with ignore_tools: true is blind to tools, as a chat
+// template without tool support is (SmolLM2's under llama.cpp): its
+// requests are planned and recorded as if they offered none, and GET
+// /props?model=NAME (llama.cpp's endpoint) says supports_tool_calls:
+// false. A Chat Completions request with response_format json_schema gets
+// an instance of the schema (schemaInstance) in place of a text that is
+// not JSON, as a server that turns the schema into a grammar gives, and
+// its Record says JSONSchema.
+//
 // A step's when ("coordination": the request offers new_answer;
 // "presentation": no tools; "evaluation": submit/restart_orchestration
 // without new_answer) keeps it queued until a matching request comes; only

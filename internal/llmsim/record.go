@@ -28,6 +28,10 @@ type Record struct {
 	// Problem says why the simulator refused a well-formed request: a tool
 	// result that a step's expect_results did not find (Outcome "rejected").
 	Problem string
+	// JSONSchema is set when the request asked for JSON output with a
+	// schema (Chat Completions response_format json_schema); the reply was
+	// an instance of it.
+	JSONSchema bool
 }
 
 // Outcomes.

@@ -41,6 +41,11 @@ type ModelScript struct {
 	Final  string `yaml:"final"`  // text for requests that offer no tools (final presentation), when no step applies
 	Answer string `yaml:"answer"` // text for new_answer under the default policy (template: {model}, {n} = answer number)
 	Always *Step  `yaml:"always"` // if set, every request gets this step (e.g. a permanent 401); never consumed
+	// IgnoreTools makes the model blind to the tools a request offers, as
+	// a chat template without tool support is (SmolLM2's under llama.cpp):
+	// the request is planned and recorded as if it offered none, and
+	// GET /props?model=… says supports_tool_calls: false.
+	IgnoreTools *bool `yaml:"ignore_tools"`
 }
 
 // Step is one scripted response. At most one action (Answer, Vote, Submit,
@@ -347,13 +352,14 @@ func mappingValues(n ast.Node) []*ast.MappingValueNode {
 
 // script is the effective, merged script of one model name.
 type script struct {
-	ttftMillis int
-	tps        float64
-	steps      []Step
-	final      string
-	answer     string
-	always     *Step
-	quality    *modelQuality // nil: the model has no quality rate
+	ttftMillis  int
+	tps         float64
+	steps       []Step
+	final       string
+	answer      string
+	always      *Step
+	quality     *modelQuality // nil: the model has no quality rate
+	ignoreTools bool
 }
 
 // scriptFor merges the model's entry, the "*" entry and Defaults, field by
@@ -373,8 +379,11 @@ func (sc *Scenario) scriptFor(model string) script {
 		chain = append(chain, &ms)
 	}
 	chain = append(chain, &sc.Defaults)
-	var ttftSet, tpsSet bool
+	var ttftSet, tpsSet, ignoreSet bool
 	for _, ms := range chain {
+		if !ignoreSet && ms.IgnoreTools != nil {
+			s.ignoreTools, ignoreSet = *ms.IgnoreTools, true
+		}
 		if !ttftSet && ms.TTFTMillis != nil {
 			s.ttftMillis, ttftSet = *ms.TTFTMillis, true
 		}

@@ -184,6 +184,8 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		serveGeminiCount(w, r)
 	case path == "/v1/models" && r.Method == http.MethodGet:
 		s.handleModels(w)
+	case path == "/props" && r.Method == http.MethodGet:
+		s.handleProps(w, r)
 	case strings.HasPrefix(path, "/v1/models/") && r.Method == http.MethodGet:
 		// Any model name works, so every model "exists".
 		writeJSON(w, modelObject(strings.TrimPrefix(path, "/v1/models/")))
@@ -235,6 +237,9 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request, wf *wireFormat) 
 		wf.fail(w, http.StatusBadRequest, err.Error(), "", 0, 0)
 		return
 	}
+	if s.sc.scriptFor(req.model).ignoreTools {
+		req.tools, req.nTools, req.voteEnum = nil, 0, nil
+	}
 
 	// Step selection and the log entry share the lock, so record IDs follow
 	// the order in which steps were consumed.
@@ -246,7 +251,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request, wf *wireFormat) 
 	sel := s.selectLocked(req)
 	id := s.log.add(Record{
 		Wire: wf.name, Model: req.model, Stream: req.stream, Tools: req.tools, VoteEnum: req.voteEnum,
-		Messages: msgs, Step: sel.label, Start: start, PromptTokens: req.prompt,
+		Messages: msgs, Step: sel.label, Start: start, PromptTokens: req.prompt, JSONSchema: req.jsonSchema,
 	})
 	s.mu.Unlock()
 	if sel.step != nil {
@@ -384,4 +389,17 @@ func Serve(ctx context.Context, addr, scenarioPath string, logf func(format stri
 	}
 	<-ctx.Done()
 	return s.Close()
+}
+
+// handleProps answers llama.cpp's GET /props for the model named by
+// ?model= (llama.cpp's router takes the same parameter), the part of it
+// that says whether the chat template can call tools: not for a model
+// scripted with ignore_tools.
+func (s *Server) handleProps(w http.ResponseWriter, r *http.Request) {
+	model := r.URL.Query().Get("model")
+	tools := !s.sc.scriptFor(model).ignoreTools
+	writeJSON(w, map[string]any{
+		"model_alias": model, "total_slots": 1,
+		"chat_template_caps": map[string]any{"supports_tools": tools, "supports_tool_calls": tools},
+	})
 }

@@ -36,6 +36,8 @@ type request struct {
 	// seed is the request's seed sampling parameter (0: none); a quality
 	// scenario draws beliefs per seed.
 	seed int64
+	// jsonSchema: the request asked for JSON output with a schema.
+	jsonSchema bool
 }
 
 // toolResult is one tool result with the name of the function it answers.

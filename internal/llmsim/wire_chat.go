@@ -25,6 +25,15 @@ type chatRequest struct {
 	} `json:"stream_options"`
 	Tools []chatTool `json:"tools"`
 	Seed  *int64     `json:"seed"`
+	// ResponseFormat json_schema asks for JSON output: the reply is an
+	// instance of the schema (see schemaInstance), as a server that
+	// constrains output with a grammar (llama.cpp, vLLM) gives.
+	ResponseFormat *struct {
+		Type       string `json:"type"`
+		JSONSchema *struct {
+			Schema json.RawMessage `json:"schema"`
+		} `json:"json_schema"`
+	} `json:"response_format"`
 }
 
 type chatMessage struct {
@@ -109,7 +118,11 @@ func decodeChat(_ *http.Request, body []byte) (*request, encoder, error) {
 	if cr.Seed != nil {
 		req.seed = *cr.Seed
 	}
-	return req, &chatEncoder{includeUsage: cr.includeUsage()}, nil
+	enc := &chatEncoder{includeUsage: cr.includeUsage()}
+	if rf := cr.ResponseFormat; rf != nil && rf.Type == "json_schema" && rf.JSONSchema != nil && len(rf.JSONSchema.Schema) > 0 {
+		enc.schema, req.jsonSchema = rf.JSONSchema.Schema, true
+	}
+	return req, enc, nil
 }
 
 func (r *chatRequest) modelName() string { return r.Model }
@@ -176,11 +189,15 @@ func (r *chatRequest) recordMessages() []Message {
 // allocation.
 type chatEncoder struct {
 	includeUsage bool
-	head         []byte // `data: {"id":...,"system_fingerprint":"fp_llmsim",` of every chunk
-	buf          []byte // reused delta buffer
+	head         []byte          // `data: {"id":...,"system_fingerprint":"fp_llmsim",` of every chunk
+	buf          []byte          // reused delta buffer
+	schema       json.RawMessage // response_format's JSON schema, if any
 }
 
 func (e *chatEncoder) headers(x *exchange, h http.Header, stream bool) {
+	if e.schema != nil && len(x.p.calls) == 0 && x.p.status == 0 && !json.Valid([]byte(x.p.text)) {
+		x.p.text = string(mustMarshal(schemaInstance(e.schema, x.req.model)))
+	}
 	if stream {
 		h.Set("Content-Type", "text/event-stream; charset=utf-8")
 		h.Set("Cache-Control", "no-cache")
