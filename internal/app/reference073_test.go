@@ -85,7 +85,11 @@ func TestV073ConfigsRunAgainstTheSimulator(t *testing.T) {
 			abs, _ := filepath.Abs(f)
 			env := &Env{Getenv: func(k string) string { return vars[k] }, Stderr: discard{}, WorkDir: t.TempDir()}
 			makeContextPaths(t, abs, env.WorkDir)
+			before := len(srv.Requests())
 			out, err := Execute(t.Context(), env, Request{Question: "What is 2+2?", Config: abs, NoLogs: true, Timeout: 60})
+			if err == nil {
+				checkKit(t, data, out, srv.Requests()[before:]) // kit_corpus_test.go
+			}
 			switch {
 			case err != nil && unsupported.MatchString(err.Error()):
 				reasons["a backend kind massgen cannot run yet"] = append(reasons["a backend kind massgen cannot run yet"], name)

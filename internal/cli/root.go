@@ -165,7 +165,7 @@ Try it without any API key on the built-in simulator:
 				if eventSchema != 1 && eventSchema != event.SchemaVersion {
 					return usageErr("--event-schema %d: the event schemas are 1 (--stream-events' own line format, the default) and %d (the records of the logs and massgen serve)", eventSchema, event.SchemaVersion)
 				}
-				return runStreamed(cmd.Context(), env, rq, outputFile, eventSchema)
+				return runStreamed(cmd.Context(), env, rq, outputFile, eventSchema, so)
 			}
 			return runQuestion(cmd.Context(), env, rq, outputFile, mode, so)
 		},

@@ -75,6 +75,10 @@ type streamLine struct {
 	AnswerFile   string               `json:"answer_file,omitempty"`
 	ExitCode     *int                 `json:"exit_code,omitempty"`
 	GraceExpired bool                 `json:"grace_expired,omitempty"`
+	// SessionID is the session the run was a turn of (massgen
+	// --session-id ID, or massgen.run(session_id=ID), asks a follow-up);
+	// absent with --no-logs, which keeps no session.
+	SessionID string `json:"session_id,omitempty"`
 }
 
 // streamError is an error as a reader can act on it: which agent, which
@@ -133,6 +137,8 @@ type eventStream struct {
 	now    func() time.Time
 	seq    uint64
 	logDir string
+	// session is the id of the session the run is a turn of ("" without).
+	session string
 	// schema is the line format: 1 (the default) renames types and
 	// flattens fields for this stream; event.SchemaVersion writes each
 	// event as its record, the one schema of the logs and the server.
@@ -232,8 +238,9 @@ func agentError(agent, msg, kind string, f *coord.Failure) *streamError {
 
 // runStreamed is the main job under --stream-events: the run's events as
 // JSON lines on stdout, ending with one "finished" line, and nothing on
-// stderr but warnings and the closing error.
-func runStreamed(ctx context.Context, env *Env, rq app.Request, outputFile string, schema int) error {
+// stderr but warnings and the closing error. Like any run of the CLI it
+// is a turn of a session (so: --continue, --session-id) unless --no-logs.
+func runStreamed(ctx context.Context, env *Env, rq app.Request, outputFile string, schema int, so app.SessionOptions) error {
 	s := &eventStream{w: env.Stdout, now: env.Now, schema: schema}
 	rq.Automation = true
 	rq.Observe = func(sub *event.Subscription, info app.RunInfo) {
@@ -260,7 +267,7 @@ func runStreamed(ctx context.Context, env *Env, rq app.Request, outputFile strin
 			return err
 		}
 	}
-	out, err := app.Execute(ctx, env.app(), rq)
+	out, err := s.execute(ctx, env, rq, so)
 	if err != nil {
 		kind := "config"
 		if codeOf(err) == ExitExecution {
@@ -272,6 +279,22 @@ func runStreamed(ctx context.Context, env *Env, rq app.Request, outputFile strin
 	err = finishQuiet(env, outputFile, out)
 	s.finished(out, codeOf(err))
 	return err
+}
+
+// execute runs rq as the next turn of the session so names (a new one
+// when it names none), or on its own under --no-logs.
+func (s *eventStream) execute(ctx context.Context, env *Env, rq app.Request, so app.SessionOptions) (*app.Outcome, error) {
+	if rq.NoLogs && !so.Continue && so.ID == "" {
+		return app.Execute(ctx, env.app(), rq)
+	}
+	sess, err := openSession(ctx, env, &rq, so, false)
+	if err != nil {
+		return nil, err
+	}
+	defer closeSession(ctx, env, sess)
+	out, err := sess.Turn(ctx, rq, false)
+	s.session = sess.Info().ID
+	return out, err
 }
 
 // finishQuiet is finish without printing: the stream's finished line
@@ -339,7 +362,7 @@ func (s *eventStream) finished(out *app.Outcome, code int) {
 	l := streamLine{Type: "finished", Status: string(res.Status), Winner: res.Winner, How: res.How,
 		Votes: res.Tally, Usage: res.Usage, TotalUsage: &total, CostUSD: &cost, DurationMS: &ms,
 		Fallback: res.Fallback, GraceExpired: res.GraceExpired, LogDir: out.LogDir, AnswerFile: out.AnswerFile,
-		ExitCode: &code}
+		ExitCode: &code, SessionID: s.session}
 	if res.Status == orchestrator.Completed {
 		l.FinalAnswer = &res.Final
 	}

@@ -77,7 +77,7 @@ func TestStreamEventsGolden(t *testing.T) {
 		if m["time"] != nil {
 			m["time"] = "TIME"
 		}
-		for _, k := range []string{"duration_ms", "log_dir", "answer_file"} {
+		for _, k := range []string{"duration_ms", "log_dir", "answer_file", "session_id"} {
 			if m[k] != nil {
 				m[k] = strings.ToUpper(k)
 			}

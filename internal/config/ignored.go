@@ -46,6 +46,8 @@ var implementedKeys = []string{
 	// orchestrator: snapshots, the others' files, planning mode (workspace.go)
 	"snapshot_storage", "agent_temporary_workspace", "enable_planning_mode", "planning_mode_instruction",
 	"command_line_allow_unsandboxed", "command_line_allow_network",
+	// backend: code-based tools (codetools.go)
+	"enable_code_based_tools", "shared_tools_directory", "direct_mcp_servers", "exclude_file_operation_mcps",
 	// backend: the sandbox's limits (workspace.go)
 	"command_line_max_processes", "workspace_max_size_mb",
 	// backend: docker mode's container (docker.go)
@@ -80,11 +82,9 @@ var ignoredFeatures = map[string]string{
 	// tools (custom tools, MCP servers and their filters are implemented:
 	// these are upstream's sub-features of them)
 	"max_mcp_message_history":     "a cap on MCP message history",
-	"exclude_file_operation_mcps": "leaving out the file-operation tools (exclude_file_operation_mcps)",
 	"custom_tools_path":           "loading custom tools from a directory (custom_tools_path)",
 	"auto_discover_custom_tools":  "upstream's built-in tool library (auto_discover_custom_tools)",
 	"exclude_custom_tools":        "upstream's built-in tool library (exclude_custom_tools)",
-	"enable_code_based_tools":     "code-based tools", "shared_tools_directory": "code-based tools", "direct_mcp_servers": "code-based tools",
 	"max_concurrent_tools":    "a configurable tool concurrency (massgen runs up to 4 calls at once)",
 	"enable_multimodal_tools": "multimodal tools",
 	"multimodal_config":       "multimodal tools", "hooks": "hooks",

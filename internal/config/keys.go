@@ -133,7 +133,7 @@ func isBackendBoolKey(k string) bool {
 		"enable_multimodal_tools", "enable_code_based_tools", "command_line_docker_enable_sudo",
 		"command_line_allow_unsandboxed", "command_line_allow_network",
 		"websocket_mode", "enable_tool_search", "enable_strict_tool_use", "enable_programmatic_flow",
-		"concurrent_tool_execution", "enable_nlip":
+		"concurrent_tool_execution", "enable_nlip", "exclude_file_operation_mcps":
 		return true
 	}
 	return strings.HasPrefix(k, "enable_") && strings.HasSuffix(k, "_generation")
@@ -142,7 +142,7 @@ func isBackendBoolKey(k string) bool {
 // backendStringListKeys must be lists of strings.
 var backendStringListKeys = []string{
 	"allowed_tools", "exclude_tools", "disallowed_tools",
-	"command_line_allowed_commands", "command_line_blocked_commands",
+	"command_line_allowed_commands", "command_line_blocked_commands", "direct_mcp_servers",
 }
 
 // backendEnums are owned keys with a fixed set of values.

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/massgen/massgen/internal/app"
 	"github.com/massgen/massgen/internal/eval/dataset"
@@ -44,6 +46,9 @@ type Judge struct {
 	Agent  string
 	Model  string
 	Prompt string // "" = DefaultJudgePrompt
+
+	once   sync.Once
+	stderr io.Writer // Env.Stderr, each distinct line once
 }
 
 // Name is judge:model=NAME or judge:config=PATH[#AGENT].
@@ -81,7 +86,10 @@ func (j *Judge) Score(ctx context.Context, it dataset.Item, answer string) (Scor
 			rq.SingleAgent = app.FirstAgent
 		}
 	}
+	// Every grading run would print the judge config's warnings again.
+	j.once.Do(func() { j.stderr = &onceWriter{w: cmpWriter(j.Env.Stderr), seen: map[string]bool{}} })
 	env := *j.Env
+	env.Stderr = j.stderr
 	out, err := app.Execute(ctx, &env, rq)
 	if err != nil {
 		return Score{}, fmt.Errorf("judge: %w", err)
@@ -116,4 +124,11 @@ func lastLine(s string) string {
 		s = "…" + s[len(s)-500:]
 	}
 	return s
+}
+
+func cmpWriter(w io.Writer) io.Writer {
+	if w == nil {
+		return io.Discard
+	}
+	return w
 }

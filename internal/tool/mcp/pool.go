@@ -410,6 +410,17 @@ type mcpTool struct {
 
 func (t *mcpTool) Def() llm.ToolDef { return t.def }
 
+// Origin is the server of an MCP tool and the server's own name for it
+// (code-based tools call it by these, as upstream's wrappers do); ok is
+// false for a tool that is not one of a Pool's.
+func Origin(t tool.Tool) (server, raw string, ok bool) {
+	m, ok := t.(*mcpTool)
+	if !ok {
+		return "", "", false
+	}
+	return m.s.cfg.Name, m.raw, true
+}
+
 func (t *mcpTool) Call(ctx context.Context, args json.RawMessage) tool.Result {
 	return t.s.call(ctx, t.raw, args)
 }

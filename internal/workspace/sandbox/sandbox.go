@@ -73,6 +73,15 @@ type Config struct {
 	// MaxProcesses bounds one command's processes and threads
 	// (command_line_max_processes; 0 = DefaultMaxProcesses).
 	MaxProcesses int
+	// Endpoints are places outside that every command may reach even
+	// without Network (massgen's tool endpoint of code-based tools): each
+	// command gets a Net of its own (net.go) whose only ways out they are.
+	// RouteEnv turns their routes, in Endpoints' order, into KEY=VALUE
+	// pairs for the command's environment. With Network, or unsandboxed,
+	// the routes are the endpoints themselves; in docker mode there are
+	// none (RouteEnv gets nil).
+	Endpoints []Endpoint
+	RouteEnv  func([]Route) []string
 }
 
 // Runner runs one agent's commands.
@@ -294,9 +303,19 @@ func (r *Runner) Run(ctx context.Context, command, dir string) (Result, error) {
 			}
 			defer filter.Close()
 		}
-		cmd = exec.CommandContext(ctx, r.bwrap, r.bwrapArgs(cwd, command, filter != nil, r.g.MaxBytes()-used)...)
+		var nt *Net
+		if len(r.cfg.Endpoints) > 0 && !r.cfg.Network {
+			if nt, err = NewNet(r.cfg.Endpoints); err != nil {
+				return Result{}, fmt.Errorf("execute_command: %w", err)
+			}
+			defer nt.Close()
+		}
+		cmd = exec.CommandContext(ctx, r.bwrap, r.bwrapArgs(cwd, command, filter != nil, r.g.MaxBytes()-used, nt)...)
 		if filter != nil {
 			cmd.ExtraFiles = []*os.File{filter} // fd 3: --seccomp 3
+		}
+		if nt != nil {
+			cmd.ExtraFiles = append(cmd.ExtraFiles, nt.inside) // the relay's control socket (bwrapArgs)
 		}
 		// bwrap itself gets no environment: its init is pid 1 in the
 		// sandbox, and /proc/1/environ is readable there.
@@ -304,7 +323,7 @@ func (r *Runner) Run(ctx context.Context, command, dir string) (Result, error) {
 	} else {
 		cmd = exec.CommandContext(ctx, "/bin/sh", "-c", command)
 		cmd.Dir = cwd
-		cmd.Env = r.env(cwd)
+		cmd.Env = append(r.env(cwd), r.routeEnv(nil)...)
 	}
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.Stdin = nil
@@ -424,7 +443,7 @@ func systemBinds() []string {
 
 // bwrapArgs builds the sandbox for one command: seccomp says whether the
 // filter is on fd 3, room is how many bytes the workspace has left.
-func (r *Runner) bwrapArgs(cwd, command string, seccomp bool, room int64) []string {
+func (r *Runner) bwrapArgs(cwd, command string, seccomp bool, room int64, nt *Net) []string {
 	args := systemBinds()
 	args = append(args,
 		"--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
@@ -437,13 +456,42 @@ func (r *Runner) bwrapArgs(cwd, command string, seccomp bool, room int64) []stri
 	}
 	args = append(args, r.tc().binds...)
 	args = append(args, mountArgs(r.g.Mounts())...)
-	for _, kv := range r.env(cwd) {
+	var relay []string
+	if nt != nil {
+		// As in ProgramWith: the relay is this executable, read-only at its
+		// own path, its control socket the descriptor after the filter's.
+		extra := 1
+		if seccomp {
+			extra = 2
+		}
+		relay = nt.relayArgs(extra)
+		args = append(args, "--ro-bind", nt.exePath(), nt.exePath())
+	}
+	for _, kv := range append(r.env(cwd), r.routeEnv(nt)...) {
 		k, v, _ := strings.Cut(kv, "=")
 		args = append(args, "--setenv", k, v)
 	}
 	args = append(args, "--chdir", cwd)
 	args = append(args, limits(r.cfg.MaxProcesses, room)...)
+	args = append(args, relay...)
 	return append(args, "/bin/sh", "-c", command)
+}
+
+// routeEnv is what a command is told of its endpoints: through nt when
+// it has one, the endpoints as they are when it shares the network (or
+// runs unsandboxed).
+func (r *Runner) routeEnv(nt *Net) []string {
+	if r.cfg.RouteEnv == nil || len(r.cfg.Endpoints) == 0 {
+		return nil
+	}
+	if nt != nil {
+		return r.cfg.RouteEnv(nt.Routes())
+	}
+	routes := make([]Route, len(r.cfg.Endpoints))
+	for i, ep := range r.cfg.Endpoints {
+		routes[i] = Route{URL: ep.URL, Key: ep.Key}
+	}
+	return r.cfg.RouteEnv(routes)
 }
 
 // capped keeps the first max bytes written and counts the rest.
