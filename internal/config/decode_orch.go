@@ -306,6 +306,9 @@ func (d *decoder) coordination(e *pair, key string) {
 			o.PlanningInstruction, _ = d.str(tkey, t)
 		case "enable_agent_task_planning", "task_planning_filesystem_mode", "max_tasks_per_plan":
 			d.taskPlanning(&o.Tasks, t, tkey)
+		case "enable_subagents", "subagent_default_timeout", "subagent_min_timeout", "subagent_max_timeout",
+			"subagent_max_concurrent", "subagent_types", "subagent_orchestrator", "background_subagents":
+			d.subagents(&o.Subagents, t, tkey)
 		case "use_two_tier_workspace":
 			if _, ok := d.boolean(tkey, t); ok {
 				d.unsupported(t, tkey)

@@ -66,6 +66,9 @@ var implementedKeys = []string{
 	// orchestrator.coordination: filesystem memory and skills (kit.go)
 	"enable_memory_filesystem_mode", "learning_capture_mode", "disable_final_only_round_capture_fallback",
 	"use_skills", "skills_directory", "massgen_skills", "load_previous_session_skills",
+	// orchestrator.coordination: subagents (subagent.go)
+	"enable_subagents", "subagent_default_timeout", "subagent_min_timeout", "subagent_max_timeout",
+	"subagent_max_concurrent", "subagent_types", "subagent_orchestrator", "background_subagents",
 	// orchestrator.coordination: task planning (tasks.go)
 	"enable_agent_task_planning", "task_planning_filesystem_mode", "max_tasks_per_plan",
 }
@@ -81,13 +84,13 @@ var ignoredFeatures = map[string]string{
 	"enforce_read_before_delete": "the read-before-delete guard", "upload_files": "file uploads", "media_max_file_size_mb": "file uploads",
 	// tools (custom tools, MCP servers and their filters are implemented:
 	// these are upstream's sub-features of them)
-	"max_mcp_message_history":     "a cap on MCP message history",
-	"custom_tools_path":           "loading custom tools from a directory (custom_tools_path)",
-	"auto_discover_custom_tools":  "upstream's built-in tool library (auto_discover_custom_tools)",
-	"exclude_custom_tools":        "upstream's built-in tool library (exclude_custom_tools)",
-	"max_concurrent_tools":    "a configurable tool concurrency (massgen runs up to 4 calls at once)",
-	"enable_multimodal_tools": "multimodal tools",
-	"multimodal_config":       "multimodal tools", "hooks": "hooks",
+	"max_mcp_message_history":    "a cap on MCP message history",
+	"custom_tools_path":          "loading custom tools from a directory (custom_tools_path)",
+	"auto_discover_custom_tools": "upstream's built-in tool library (auto_discover_custom_tools)",
+	"exclude_custom_tools":       "upstream's built-in tool library (exclude_custom_tools)",
+	"max_concurrent_tools":       "a configurable tool concurrency (massgen runs up to 4 calls at once)",
+	"enable_multimodal_tools":    "multimodal tools",
+	"multimodal_config":          "multimodal tools", "hooks": "hooks",
 	"enable_web_search":       "provider web search for this backend type",
 	"enable_code_execution":   "provider code execution for this backend type",
 	"enable_code_interpreter": "provider code interpreter for this backend type",

@@ -51,6 +51,8 @@ var coordinationKeys = append([]string{
 	"checklist_criteria_inline", "evaluation_criteria_generator",
 	"write_mode", "drift_conflict_policy", "enable_changedoc", "fast_iteration_mode",
 	"learning_capture_mode", "disable_final_only_round_capture_fallback", "load_previous_session_skills",
+	"enable_subagents", "subagent_default_timeout", "subagent_min_timeout", "subagent_max_timeout",
+	"subagent_max_concurrent", "subagent_types", "subagent_orchestrator", "background_subagents",
 }, upstreamKeyNames(coordinationUpstream)...)
 
 var timeoutSettingsKeys = []string{

@@ -204,6 +204,8 @@ type Orchestrator struct {
 	// Tasks is task planning: enable_agent_task_planning,
 	// task_planning_filesystem_mode, max_tasks_per_plan (internal/kit/tasks).
 	Tasks TaskPlanning
+	// Subagents are the subagent keys (internal/subagent).
+	Subagents Subagents
 	// StreamIdleTimeoutSeconds fails a model request whose response sends
 	// no byte for this long; from timeout_settings.stream_idle_timeout_seconds.
 	// 0 means the default, 60 (llm.DefaultIdleTimeout).

@@ -80,7 +80,7 @@ func TestV073VotingSensitivitiesLoad(t *testing.T) {
 func TestV073CoordinationKeys(t *testing.T) {
 	warn := []struct{ src, key, feature string }{
 		{"orchestrator:\n  coordination_mode: decomposition\n", "orchestrator.coordination_mode", "decomposition mode"},
-		{"orchestrator:\n  coordination:\n    enable_subagents: true\n", "orchestrator.coordination.enable_subagents", "subagents"},
+		{"orchestrator:\n  coordination:\n    subagent_runtime_mode: inherited\n", "orchestrator.coordination.subagent_runtime_mode", "subagents"},
 		{"ui:\n  theme: dark\n", "ui.theme", "themes"},
 		{"display:\n  type: textual_terminal\n", "display", "upstream MassGen does not read it"},
 	}
