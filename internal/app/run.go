@@ -200,6 +200,9 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 	if agents, err = wss.withKit(agents, rq.PreviousTurn); err != nil {
 		return nil, err
 	}
+	if agents, err = wss.withTaskPlanning(cfg, agents); err != nil {
+		return nil, err
+	}
 	agents = withPlanning(cfg.Orchestrator, agents)
 	for _, w := range wss.warnings {
 		fmt.Fprintf(env.Stderr, "warning: %s\n", w)
