@@ -123,6 +123,9 @@ Try it without any API key on the built-in simulator:
 			if err != nil {
 				return err
 			}
+			if err := stdinConfig(env, &rq, len(args) > 0); err != nil {
+				return err
+			}
 			if err := team(env, &rq, models, historyFile); err != nil {
 				return err
 			}
@@ -171,7 +174,7 @@ Try it without any API key on the built-in simulator:
 		},
 	}
 	fl := root.Flags()
-	fl.StringVar(&rq.Config, "config", "", "config file (MassGen YAML/JSON) or @examples/NAME")
+	fl.StringVar(&rq.Config, "config", "", "config file (MassGen YAML/JSON), @examples/NAME, or - to read it from standard input")
 	fl.StringVar(&rq.Model, "model", "", "run a single agent on this model (backend inferred from the name)")
 	fl.StringVar(&rq.Backend, "backend", "", "backend type for --model (openai, claude, gemini, grok, groq, sim, …)")
 	fl.StringVar(&rq.BaseURL, "base-url", "", "base URL for --model (OpenAI-compatible endpoint)")
