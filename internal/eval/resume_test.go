@@ -34,10 +34,10 @@ func (c *cancelAfter) Write(p []byte) (int, error) {
 // runs only what is missing, and the results are those of an uninterrupted
 // evaluation. A resume with another spec is refused.
 func TestEvalResumesFromItsJournal(t *testing.T) {
-	dir, ds := simDir(t, 20)
+	dir, ds := simDir(t, 12)
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	res, err := evaluate(t, ctx, dir, ds, true, func(o *Options) { o.Progress = &cancelAfter{n: 25, cancel: cancel} })
+	res, err := evaluate(t, ctx, dir, ds, true, func(o *Options) { o.Progress = &cancelAfter{n: 15, cancel: cancel} })
 	if err == nil || res == nil || res.Complete {
 		t.Fatalf("interrupted evaluation: err %v, complete %v", err, res != nil && res.Complete)
 	}
@@ -46,8 +46,8 @@ func TestEvalResumesFromItsJournal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(before) < 25 || len(before) >= 80 {
-		t.Fatalf("the journal holds %d runs after stopping at 25 of 80", len(before))
+	if len(before) < 15 || len(before) >= 48 {
+		t.Fatalf("the journal holds %d runs after stopping at 15 of 48", len(before))
 	}
 	f, _ := os.OpenFile(jpath, os.O_APPEND|os.O_WRONLY, 0)
 	f.WriteString(`{"system":"team_independent","item":"i0`)
@@ -69,8 +69,8 @@ func TestEvalResumesFromItsJournal(t *testing.T) {
 	for _, r := range after {
 		seen[fmt.Sprintf("%s %s %d", r.System, r.Item, r.Epoch)]++
 	}
-	if len(after) != 80 || len(seen) != 80 {
-		t.Fatalf("after the resume the journal holds %d runs of %d distinct (system, item, epoch); want 80 once each", len(after), len(seen))
+	if len(after) != 48 || len(seen) != 48 {
+		t.Fatalf("after the resume the journal holds %d runs of %d distinct (system, item, epoch); want 48 once each", len(after), len(seen))
 	}
 	for i := range before {
 		if after[i].Item != before[i].Item || after[i].System != before[i].System || after[i].Answer != before[i].Answer {
@@ -106,7 +106,7 @@ func checkTruth(t *testing.T, dir string, res *Results, seed int64) {
 // and the simulator draws afresh per seed: each epoch's score is the draw
 // for that seed, and the item's score is their reduction.
 func TestEvalEpochsDrawPerSeedAndReduce(t *testing.T) {
-	dir, ds := simDir(t, 12)
+	dir, ds := simDir(t, 8)
 	res, err := evaluate(t, t.Context(), dir, ds, true, func(o *Options) {
 		o.Spec.Epochs, o.Spec.EpochSeed, o.Spec.Reducer = 3, true, "mode"
 	})
