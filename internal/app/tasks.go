@@ -21,7 +21,8 @@ import (
 // agent's workspace, written through its Guard. With filesystem memory
 // the plan gets upstream's memory tasks (prep_memory, save_memories, the
 // verification memo) as learning_capture_mode allows. Agents that bring their
-// own tool loop (CLI agents) get none. agents is left as it is.
+// own tool loop (CLI agents) get none, with a warning. agents is left as
+// it is.
 func (rw *runWorkspaces) withTaskPlanning(cfg *config.Config, agents []orchestrator.Agent) ([]orchestrator.Agent, error) {
 	tp := cfg.Orchestrator.Tasks
 	if !tp.Enabled {
@@ -31,6 +32,7 @@ func (rw *runWorkspaces) withTaskPlanning(cfg *config.Config, agents []orchestra
 	for i := range out {
 		a := &out[i]
 		if a.Impl != nil {
+			rw.warnings = append(rw.warnings, "agent "+a.ID+" brings its own tool loop (a CLI agent), so it gets no task planning tools")
 			continue
 		}
 		sum := sha256.Sum256([]byte(rw.dir + "\x00" + a.ID))

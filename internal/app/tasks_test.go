@@ -2,13 +2,16 @@ package app
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"iter"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/massgen/massgen/internal/agent"
 	"github.com/massgen/massgen/internal/config"
 	"github.com/massgen/massgen/internal/kit/memory"
 	"github.com/massgen/massgen/internal/kit/tasks"
@@ -163,5 +166,30 @@ func TestTaskPlanningAddsMemoryTasksWithFilesystemMemory(t *testing.T) {
 			(want == "" && strings.Contains(res.Content, "memo")) {
 			t.Errorf("%s: %s", mode, res.Content)
 		}
+	}
+}
+
+// ownLoop stands for an agent that brings its own tool loop (a CLI agent).
+type ownLoop struct{}
+
+func (ownLoop) Run(context.Context, agent.Task, *agent.Inbox) iter.Seq[agent.Outcome] {
+	return func(func(agent.Outcome) bool) {}
+}
+
+// An agent with its own tool loop gets no planning tools, and the run
+// says so.
+func TestTaskPlanningSaysWhichAgentsGoWithout(t *testing.T) {
+	cfg, err := config.Parse([]byte("agent: {id: a, backend: {type: sim, model: m}}\norchestrator: {coordination: {enable_agent_task_planning: true}}\n"),
+		"c.yaml", func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	rw := &runWorkspaces{}
+	agents, err := rw.withTaskPlanning(cfg, []orchestrator.Agent{{ID: "cli", Impl: ownLoop{}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if agents[0].Tools.Len() != 0 || len(rw.warnings) != 1 || !strings.Contains(rw.warnings[0], "agent cli") {
+		t.Errorf("tools %q, warnings %q", agents[0].Tools.Names(), rw.warnings)
 	}
 }
