@@ -165,7 +165,7 @@ func runEval(ctx context.Context, env *Env, cmd *cobra.Command, args []string, f
 	spec.Configs, spec.Baselines, spec.Systems = f.configs, f.baselines, systems
 	spec.Scorer, spec.JudgePrompt, spec.Epochs, spec.Reducer, spec.EpochSeed = scorer.Name(), judgePrompt, f.epochs, f.reducer, f.epochSeed
 	spec.TimeoutSeconds, spec.MaxCostUSD, spec.MaxTokens = f.timeout, f.maxCost, f.maxTokens
-	fmt.Fprintf(env.Stderr, "massgen eval: %d items × %d systems × %d epochs into %s\n", len(ds.Items), len(systems), f.epochs, dir)
+	fmt.Fprintf(env.Stderr, "massgen eval: %s × %s × %s into %s\n", count(len(ds.Items), "item"), count(len(systems), "system"), count(f.epochs, "epoch"), dir)
 	res, err := eval.Evaluate(ctx, eval.Options{Env: aenv, Spec: spec, Dataset: ds, Scorer: scorer, Concurrency: f.concurrency,
 		Dir: dir, Resume: f.resume != "", Logs: f.logs, Progress: env.Stderr})
 	if res != nil {
