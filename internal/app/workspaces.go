@@ -19,6 +19,7 @@ import (
 	"github.com/massgen/massgen/internal/orchestrator"
 	"github.com/massgen/massgen/internal/store"
 	"github.com/massgen/massgen/internal/tool"
+	"github.com/massgen/massgen/internal/tool/codegen"
 	"github.com/massgen/massgen/internal/tool/files"
 	"github.com/massgen/massgen/internal/tool/mcp"
 	"github.com/massgen/massgen/internal/workspace"
@@ -44,6 +45,12 @@ type runWorkspaces struct {
 	phases   []*mcpPhases      // each agent's MCP servers through the run's phases (mcp_phases.go)
 	runners  []*sandbox.Runner // the agents' command runners (docker mode holds a container)
 	ignored  *runIgnored       // what the run did not do: its report (leftout.go)
+
+	// codeHub is code-based tools' endpoint, sharedTools the shared tools
+	// directories this run made (codetools.go).
+	codeHub     *codegen.Hub
+	sharedTools []string
+
 	// guards are the agents' guards; cliAgents and cliHomes the run's
 	// coding-agent CLIs and their private homes (cliagents.go).
 	guards    map[string]*workspace.Guard
@@ -54,6 +61,7 @@ type runWorkspaces struct {
 
 // closeRunners removes the containers of the agents' commands.
 func (rw *runWorkspaces) closeRunners() {
+	rw.closeCode()
 	for _, r := range rw.runners {
 		r.Close()
 	}
@@ -183,6 +191,11 @@ func withWorkspaces(cfg *config.Config, workDir string, now time.Time, agents []
 			return nil, nil, execErr("agent %s: %v", out[i].ID, err)
 		}
 		ctxPaths = append(ctxPaths, kp.shared...)
+		code, err := rw.newCodeTools(ca, workDir, dir)
+		if err != nil {
+			return nil, nil, execErr("agent %s: %v", out[i].ID, err)
+		}
+		ctxPaths = append(ctxPaths, code.contextPaths()...) // the shared tools directory, read-only
 		for _, w := range missingProtected(ctxPaths) {
 			if !slices.Contains(rw.warnings, w) { // once, not once per agent
 				rw.warnings = append(rw.warnings, w)
@@ -204,7 +217,7 @@ func withWorkspaces(cfg *config.Config, workDir string, now time.Time, agents []
 			return nil, nil, usageErr("agent %s: %v", out[i].ID, err)
 		}
 		rw.guardOf(out[i].ID, g)
-		tools := files.Tools(g)
+		tools := fileTools(files.Tools(g), ca.Backend)
 		if cl := ca.Backend.CommandLine; cl != nil {
 			var dk sandbox.Docker
 			if cl.Mode == "docker" {
@@ -212,8 +225,10 @@ func withWorkspaces(cfg *config.Config, workDir string, now time.Time, agents []
 				dk, warnings = dockerConfig(out[i].ID, cl.Docker, workDir)
 				rw.warnings = append(rw.warnings, warnings...)
 			}
-			r, err := sandbox.New(g, sandbox.Config{Mode: cl.Mode, Allowed: cl.Allowed, Blocked: cl.Blocked,
-				Unsandboxed: cl.AllowUnsandboxed, Network: cl.AllowNetwork, Docker: dk, MaxProcesses: cl.MaxProcesses})
+			scfg := sandbox.Config{Mode: cl.Mode, Allowed: cl.Allowed, Blocked: cl.Blocked,
+				Unsandboxed: cl.AllowUnsandboxed, Network: cl.AllowNetwork, Docker: dk, MaxProcesses: cl.MaxProcesses}
+			code.sandbox(&scfg)
+			r, err := sandbox.New(g, scfg)
 			if err != nil {
 				return nil, nil, usageErr("agent %s: %v", out[i].ID, err)
 			}
@@ -247,6 +262,9 @@ func withWorkspaces(cfg *config.Config, workDir string, now time.Time, agents []
 				rw.closeMCP()
 				return nil, nil, execErr("agent %s: %v", out[i].ID, err)
 			}
+			// Code-based tools keep the direct servers' tools; the others'
+			// calls come through the hub, past the same guard.
+			src = code.bind(src, g, func(t tool.Tool) tool.Tool { return tool.KeepWhole(g.Workspace())(guardMCP(g)(t)) })
 			set = set.WithSources(src).Map(guardMCP(g))
 			present = present.WithSources(src).Map(guardMCP(g))
 			presentMCP = presentFn
@@ -290,6 +308,9 @@ func withWorkspaces(cfg *config.Config, workDir string, now time.Time, agents []
 		id := out[i].ID
 		out[i].BeforeTurn = func(shown []coord.Answer) { rw.snaps.show(id, shown) }
 		out[i].SystemMessage = strings.TrimSpace(out[i].SystemMessage + "\n\n" + workspaceNote(g.Workspace(), view, ctxPaths))
+		if p := code.prompt(ca.Backend.MCPServers, ca.Backend.CodeTools().Direct); p != "" {
+			out[i].SystemMessage += "\n\n" + p
+		}
 		rw.dirs[out[i].ID] = g.Workspace()
 	}
 	if rw.mcp != nil {

@@ -70,6 +70,17 @@ func NewAgent(o Options) *Agent {
 	return &Agent{o: o}
 }
 
+// SetOutput sets Options.Out and Options.Wrap once they exist (the
+// agent's guard is made after its code-based tools).
+func (a *Agent) SetOutput(out Writer, wrap func(tool.Tool) tool.Tool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.o.Out = out
+	if wrap != nil {
+		a.o.Wrap = wrap
+	}
+}
+
 // Direct is the agent's MCP tool source as function calling sees it:
 // the tools of direct_mcp_servers only (and of a server no wrapper could
 // be written for). Resolving it writes the wrappers of the others.
@@ -179,9 +190,12 @@ func (a *Agent) Call(ctx context.Context, server, raw string, args json.RawMessa
 	if err != nil {
 		return tool.Result{}, err
 	}
+	a.mu.Lock()
+	wrap := a.o.Wrap
+	a.mu.Unlock()
 	for _, t := range ts {
 		if s, r, ok := mcp.Origin(t); ok && s == server && r == raw {
-			return tool.Invoke(ctx, a.o.Wrap(t), string(args), 0), nil
+			return tool.Invoke(ctx, wrap(t), string(args), 0), nil
 		}
 	}
 	return tool.Result{}, fmt.Errorf("%s of server %s is %w (agent %s)", raw, server, ErrNotGiven, a.o.ID)
