@@ -237,3 +237,31 @@ orchestrator:
 		}
 	}
 }
+
+// An agent without a workspace gets no memory or skills, and the run says
+// so by name; the one with a workspace gets both.
+func TestKitWarnsOfAgentsWithoutAWorkspace(t *testing.T) {
+	work := t.TempDir()
+	cfg := filepath.Join(work, "team.yaml")
+	must(t, os.WriteFile(cfg, []byte(`agents:
+  - {id: has, backend: {type: sim, model: sim-a, cwd: ws}}
+  - {id: hasnot, backend: {type: sim, model: sim-b}}
+orchestrator:
+  coordination: {enable_memory_filesystem_mode: true, use_skills: true}
+`), 0o644))
+	var stderr strings.Builder
+	env := &Env{Getenv: func(string) string { return "" }, Stderr: &stderr, WorkDir: work}
+	out, err := Execute(t.Context(), env, Request{Question: "q", Config: cfg, NoLogs: true, Timeout: 60})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stderr.String(), "agent hasnot has no workspace (cwd), so it gets no filesystem memory or skills") ||
+		strings.Contains(stderr.String(), "agent has has no workspace") {
+		t.Errorf("stderr:\n%s", stderr.String())
+	}
+	ws := filepath.Join(work, ".massgen", "workspaces")
+	m, _ := filepath.Glob(filepath.Join(ws, "*", "has", "memory", "long_term"))
+	if len(m) != 1 || out.Status != "completed" {
+		t.Errorf("status %s; memory/long_term of agent has: %v", out.Status, m)
+	}
+}
