@@ -30,27 +30,27 @@ type System struct {
 // Run is one item run once by one system: what the journal holds, one line
 // each.
 type Run struct {
-	System      string         `json:"system"`
-	Item        string         `json:"item"`
-	Epoch       int            `json:"epoch"`
-	Status      string         `json:"status"` // the run's: completed, failed, timeout, interrupted
-	Answer      string         `json:"answer"`
-	Score       float64        `json:"score"`
-	Extracted   string         `json:"extracted,omitempty"`
-	Explanation string         `json:"explanation,omitempty"`
-	Error       string         `json:"error,omitempty"`       // why the run, or its scoring, failed
-	ScoreError  bool           `json:"score_error,omitempty"` // the scorer failed (the run did not)
-	Winner      string         `json:"winner,omitempty"`
-	Votes       map[string]int `json:"votes,omitempty"`
-	Answers     int            `json:"answers"`
-	Restarts    int            `json:"restarts"` // agent turns cancelled by a newer answer
-	Attempts    int            `json:"attempts"` // orchestration attempts (1 + post-evaluation restarts)
-	InputTokens int64          `json:"input_tokens"`
-	OutputTok   int64          `json:"output_tokens"`
-	CostUSD     float64        `json:"cost_usd"`
-	LatencyMS   float64        `json:"latency_ms"` // wall time of the run, team build included
-	LogDir      string         `json:"log_dir,omitempty"`
-	Finished    time.Time      `json:"finished"`
+	System       string         `json:"system"`
+	Item         string         `json:"item"`
+	Epoch        int            `json:"epoch"`
+	Status       string         `json:"status"` // the run's: completed, failed, timeout, interrupted
+	Answer       string         `json:"answer"`
+	Score        float64        `json:"score"`
+	Extracted    string         `json:"extracted,omitempty"`
+	Explanation  string         `json:"explanation,omitempty"`
+	Error        string         `json:"error,omitempty"`       // why the run, or its scoring, failed
+	ScoreError   bool           `json:"score_error,omitempty"` // the scorer failed (the run did not)
+	Winner       string         `json:"winner,omitempty"`
+	Votes        map[string]int `json:"votes,omitempty"`
+	Answers      int            `json:"answers"`
+	Restarts     int            `json:"restarts"` // agent turns cancelled by a newer answer
+	Attempts     int            `json:"attempts"` // orchestration attempts (1 + post-evaluation restarts)
+	InputTokens  int64          `json:"input_tokens"`
+	OutputTokens int64          `json:"output_tokens"`
+	CostUSD      float64        `json:"cost_usd"`
+	LatencyMS    float64        `json:"latency_ms"` // wall time of the run, team build included
+	LogDir       string         `json:"log_dir,omitempty"`
+	Finished     time.Time      `json:"finished"`
 }
 
 // Spec is what an evaluation is: the journal's first line, checked on
@@ -179,7 +179,7 @@ func Summarise(spec Spec, itemOrder []string, runs []Run) (*Results, error) {
 				}
 				sum.CostUSD += r.CostUSD
 				sum.InputTokens += r.InputTokens
-				sum.OutputTokens += r.OutputTok
+				sum.OutputTokens += r.OutputTokens
 				sum.Correct += r.Score
 				restarts += r.Restarts
 				lat = append(lat, r.LatencyMS)

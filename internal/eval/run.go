@@ -253,7 +253,7 @@ func runOne(ctx context.Context, o Options, spec Spec, stderr io.Writer, t task)
 		Winner: out.Winner, Votes: out.Tally, Attempts: out.Attempts, CostUSD: out.TotalCost(),
 		LatencyMS: float64(elapsed.Microseconds()) / 1000, LogDir: out.LogDir, Finished: time.Now().UTC()}
 	u := out.TotalUsage()
-	r.InputTokens, r.OutputTok = u.InputTokens, u.OutputTokens
+	r.InputTokens, r.OutputTokens = u.InputTokens, u.OutputTokens
 	a := app.Analyze(recs)
 	r.Answers = a.Answers
 	for _, w := range a.Agents {
@@ -266,7 +266,10 @@ func runOne(ctx context.Context, o Options, spec Spec, stderr io.Writer, t task)
 		}
 	}
 	if out.Final == "" {
-		return r, nil // scored 0: no answer
+		if r.Error == "" {
+			r.Error = "the run gave no answer"
+		}
+		return r, nil // scored 0
 	}
 	s, err := o.Scorer.Score(ctx, t.item, out.Final)
 	if ctx.Err() != nil {
