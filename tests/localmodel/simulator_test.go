@@ -89,3 +89,16 @@ models:
 		})
 	}
 }
+
+// workflow_actions other than native is for the Chat Completions backends:
+// elsewhere the run refuses to start, naming the key.
+func TestWorkflowActionsOnAnotherWireIsRefused(t *testing.T) {
+	_, err := massgen.Run(context.Background(), "hi", massgen.Options{
+		ConfigYAML: []byte("agents:\n  - {id: a, backend: {type: claude, model: claude-sonnet-4-5, workflow_actions: text}}\n"),
+		NoLogs:     true, WorkDir: t.TempDir(),
+		Getenv: func(k string) string { return map[string]string{"ANTHROPIC_API_KEY": "sk-test"}[k] },
+	})
+	if err == nil || !strings.Contains(err.Error(), "workflow_actions") || !strings.Contains(err.Error(), "Chat Completions") {
+		t.Fatalf("err = %v, want a refusal naming workflow_actions", err)
+	}
+}
