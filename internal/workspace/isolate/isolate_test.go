@@ -303,3 +303,43 @@ func treeDiff(before, after wstest.Tree) []string {
 	}
 	return out
 }
+
+// A write context path that is a single file: the copy holds that file
+// alone, and only that file is applied back.
+func TestSingleFileContextPath(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	dir := t.TempDir()
+	f := filepath.Join(dir, "notes.md")
+	write(t, f, "v1\n")
+	write(t, filepath.Join(dir, "sibling.txt"), "not shared")
+	s, _, err := New(t.Context(), filepath.Join(t.TempDir(), "iso"), Auto, []string{f}, nil)
+	must(t, err)
+	defer s.Close()
+	ws, snap := t.TempDir(), filepath.Join(t.TempDir(), "snap")
+	must(t, s.Round(ws))
+	tree := s.Contexts()[0].Tree(ws)
+	if got := files(t, tree); !slices.Equal(got, []string{"notes.md"}) {
+		t.Fatalf("the copy holds %v", got)
+	}
+	write(t, filepath.Join(tree, "notes.md"), "v2\n")
+	write(t, filepath.Join(tree, "other.txt"), "extra")
+	_, err = workspace.CopyTree(ws, snap, workspace.Clone, 1<<30)
+	must(t, err)
+	before := wstest.Snapshot(t, dir)
+	g, err := workspace.New(workspace.Policy{Agent: "winner", Workspace: t.TempDir(), Context: []workspace.ContextPath{{Path: f, Write: true}}})
+	must(t, err)
+	g.SetFinalPresentation(true)
+	res, err := s.Apply(snap, g, Skip)
+	g.SetFinalPresentation(false)
+	must(t, err)
+	if read(t, f) != "v2\n" || len(res[0].Applied) != 1 || len(res[0].Refused) != 1 || res[0].Refused[0].Path != "other.txt" {
+		t.Errorf("notes.md %q, result %+v", read(t, f), res[0])
+	}
+	for _, line := range treeDiff(before, wstest.Snapshot(t, dir)) {
+		if !strings.Contains(line, "notes.md") {
+			t.Errorf("outside the shared file: %s", line)
+		}
+	}
+}
