@@ -334,6 +334,7 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 		Seed:             rq.Seed,
 		SeedVotes:        rq.SeedVotes,
 		Snapshot:         wss.snapshot(),
+		Personas:         personas(cfg.Orchestrator.Personas),
 	}
 	if logs != nil {
 		// The machine's steps go to coordination_replay.jsonl as it takes

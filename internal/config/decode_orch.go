@@ -300,6 +300,8 @@ func (d *decoder) coordination(e *pair, key string) {
 			o.ChecklistCriteria = d.criteria(t, tkey)
 		case "evaluation_criteria_generator":
 			d.criteriaGenerator(t, tkey)
+		case "persona_generator":
+			d.personaGenerator(t, tkey)
 		case "write_mode", "drift_conflict_policy", "enable_changedoc", "fast_iteration_mode":
 			d.isolation(&o.Isolation, t, tkey)
 		case "planning_mode_instruction":

@@ -170,6 +170,8 @@ type Orchestrator struct {
 	ChecklistGated    bool
 	VotingThreshold   int
 	ChecklistCriteria []coord.Criterion
+	// Personas is coordination.persona_generator when enabled (nil: off).
+	Personas *PersonaGenerator
 	// GenerateCriteria, MinCriteria and MaxCriteria are
 	// coordination.evaluation_criteria_generator's enabled, min_criteria and
 	// max_criteria (0: 4 and 10).

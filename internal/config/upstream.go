@@ -98,7 +98,6 @@ var coordinationUpstream = map[string]upstreamKey{
 	"broadcast_wait_by_default":               {kind: paramBool, feature: featBroadcast},
 	"max_broadcasts_per_agent":                {kind: paramInt, feature: featBroadcast},
 	"compression_target_ratio":                {kind: paramNumber, feature: "context compression"},
-	"persona_generator":                       {kind: paramMap, feature: "persona generation"},
 	"checklist_criteria_preset":               {kind: paramString, feature: featCriteria},
 	"evolving_criteria":                       {kind: paramBool, feature: featCriteria},
 	"evolving_criteria_score_threshold":       {kind: paramNumber, feature: featCriteria},

@@ -220,7 +220,7 @@ var (
 		// v0.1.73's coordination rules: how the team decides, nothing of the machine
 		"FirstRoundTimeoutSeconds", "LaterRoundTimeoutSeconds", "RoundGraceSeconds", "FairnessEnabled", "FairnessLeadCap",
 		"ChecklistGated", "VotingThreshold", "ChecklistCriteria", "GenerateCriteria", "MinCriteria", "MaxCriteria",
-		"MaxMidstreamInjections", "DeferPeerUpdates", "NoUpdatesBeforeChecklist"}
+		"MaxMidstreamInjections", "DeferPeerUpdates", "NoUpdatesBeforeChecklist", "Personas"}
 	inlineOrchExtra = []string{"coordination", "debug_final_answer"}
 	// yamlKeys names the refused fields as a config writes them.
 	yamlKeys = map[string]string{"APIKey": "api_key", "APIKeyUnsetVar": "api_key", "BaseURL": "base_url",

@@ -20,6 +20,12 @@ func (r *runner) drive(ctx context.Context) *Result {
 	} else if note != "" {
 		r.publish(event.ActionRejected{Agent: r.o.Agents[0].ID, Reason: note})
 	}
+	if ps, note := r.generatePersonas(ctx); len(ps) > 0 {
+		r.personas = ps
+		if note != "" {
+			r.publish(event.ActionRejected{Agent: r.o.Agents[0].ID, Reason: note})
+		}
+	}
 	cmds := r.step(coord.Start{})
 	for {
 		if fin := r.exec(ctx, coord.Coalesce(cmds)); fin != nil {

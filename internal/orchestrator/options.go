@@ -66,6 +66,9 @@ type Options struct {
 	// the winner may call them in its final presentation, and the run then
 	// ends with Result.ToolCalls for the client to execute.
 	ClientTools []llm.ToolDef
+	// Personas, when set, has a persona written for each agent before the
+	// run (persona_generator; personas.go).
+	Personas *Personas
 	// FinalInstruction, when set, is added to the final presentation's
 	// (or direct answer's) prompt: the shape of answer the client asked
 	// for (massgen serve's response_format).

@@ -27,7 +27,8 @@ func (r *runner) startTurn(ctx context.Context, c coord.StartTurn) {
 	r.publish(started)
 	task := agent.Task{
 		Kind: agent.TaskCoordinate, Turn: c.Turn, Question: r.question,
-		System:  agent.SystemPrompt(a.SystemMessage, r.o.SensitivityOf(c.Agent).String(), r.o.Novelty.String(), r.o.Now()) + agent.ToolsSection(r.o.ClientTools),
+		System: withPersona(r.personaFor(c.Agent, c.Answers),
+			agent.SystemPrompt(a.SystemMessage, r.o.SensitivityOf(c.Agent).String(), r.o.Novelty.String(), r.o.Now())+agent.ToolsSection(r.o.ClientTools)),
 		User:    user,
 		Answers: c.Answers, Epoch: c.Epoch,
 	}
