@@ -20,8 +20,9 @@
 //   - auto: native until the server shows it cannot call tools — its
 //     llama.cpp /props says the chat template supports no tool calls, or
 //     it refuses a request for carrying tools (HTTP 400 naming tools, as
-//     vLLM without a tool parser and Ollama do) — then json_schema, and
-//     text if the server refuses the schema as well.
+//     vLLM without a tool parser and Ollama do), or it answers two
+//     coordination requests in a row in prose without a tool call — then
+//     json_schema, and text if the server refuses the schema as well.
 //
 // The reply is read leniently in both fallback modes (JSON, or the
 // ANSWER:/VOTE: lines, so a server that ignores response_format still

@@ -51,7 +51,16 @@ type Model struct {
 	mode  atomic.Pointer[Mode]
 	probe sync.Once
 	calls atomic.Int64 // numbers the calls this seam makes up
+	// prose counts auto's native coordination replies in a row that were
+	// text without a single tool call.
+	prose atomic.Int64
 }
+
+// proseLimit is how many native coordination replies in a row may be
+// prose before auto takes the server for one that drops tools (a llama.cpp
+// without /props): one is a model that forgot, as tool-calling models
+// sometimes do; two, and the turn's last attempt goes through the schema.
+const proseLimit = 2
 
 // Mode is the mode the model is in now: auto's finding once it has one.
 func (w *Model) Mode() Mode {
@@ -89,7 +98,7 @@ func (w *Model) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Chun
 		}
 		mode := w.resolve(ctx)
 		if mode == Native {
-			sent := false
+			sent, called, text := false, false, false
 			for c, err := range w.inner.Stream(ctx, req) {
 				if err != nil && !sent && w.opts.Mode == Auto && refusesTools(err) {
 					// The server will not take tools: from now on, and for
@@ -99,6 +108,11 @@ func (w *Model) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Chun
 					break
 				}
 				sent = true
+				called = called || c.Kind == llm.ChunkToolCall
+				text = text || c.Kind == llm.ChunkText && strings.TrimSpace(c.Text) != ""
+				if c.Kind == llm.ChunkDone && w.opts.Mode == Auto {
+					w.countProse(called, text)
+				}
 				if !yield(c, err) || err != nil {
 					return
 				}
@@ -108,6 +122,18 @@ func (w *Model) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Chun
 			}
 		}
 		w.fallback(ctx, req, o, mode, yield)
+	}
+}
+
+// countProse keeps auto's count of prose replies in a row, and switches to
+// the schema at proseLimit.
+func (w *Model) countProse(called, text bool) {
+	if called || !text {
+		w.prose.Store(0)
+		return
+	}
+	if w.prose.Add(1) >= proseLimit {
+		w.set(JSONSchema)
 	}
 }
 

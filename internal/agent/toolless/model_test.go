@@ -29,6 +29,12 @@ models:
       - fault: "400"
         text: "\"auto\" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set"
   sighted: {}
+  forgetful:
+    steps:
+      - fault: no_tool_call
+      - vote: agent1
+      - fault: no_tool_call
+      - fault: no_tool_call
 `
 
 func wrapped(t *testing.T, base, model string, mode Mode) *Model {
@@ -204,5 +210,24 @@ func TestOtherRequestsPassThrough(t *testing.T) {
 	send(t, native, evaluation())
 	if rs := sim.Requests(); len(rs[3].Tools) != 2 {
 		t.Errorf("a post-evaluation in native mode lost its tools: %v", rs[3].Tools)
+	}
+}
+
+// A server without /props that drops tools shows it by answering in
+// prose: one prose reply is forgiven (the count restarts at a tool call),
+// two in a row switch auto to the schema for the next request.
+func TestAutoSwitchesAfterProseInARow(t *testing.T) {
+	sim, base := simtest.Start(t, scenario)
+	m := wrapped(t, base, "forgetful", Auto)
+	for i, want := range []Mode{Native, Native, Native, JSONSchema} {
+		text, calls := send(t, m, coordination("forgetful", "agent1"))
+		if m.Mode() != want {
+			t.Fatalf("after reply %d (text %q, calls %v): mode %s, want %s", i+1, text, calls, m.Mode(), want)
+		}
+	}
+	_, calls := send(t, m, coordination("forgetful", "agent1"))
+	rs := sim.Requests()
+	if last := rs[len(rs)-1]; len(last.Tools) != 0 || !last.JSONSchema || len(calls) != 1 || calls[0].Name != coord.ToolVote {
+		t.Errorf("the request after the switch: tools %v, schema %v, calls %+v; want the schema and a vote", last.Tools, last.JSONSchema, calls)
 	}
 }
