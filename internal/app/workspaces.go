@@ -56,6 +56,7 @@ type runWorkspaces struct {
 	guards    map[string]*workspace.Guard
 	cliAgents []*cli.Agent
 	cliHomes  []string
+	iso       *runIsolation // write_mode's copies (isolation.go)
 	kit       *runKit // memory and skills (kit.go)
 }
 
@@ -104,6 +105,9 @@ func (rw *runWorkspaces) snapshot() func(agent, label string) string {
 	if rw.snaps == nil {
 		return nil
 	}
+	if rw.iso != nil {
+		return rw.annotated(rw.snaps.take)
+	}
 	return rw.snaps.take
 }
 
@@ -144,7 +148,7 @@ func withWorkspaces(cfg *config.Config, workDir string, now time.Time, agents []
 			rw.warnings = append(rw.warnings, "no agent of this team has a workspace (cwd), so "+strings.Join(names, ", ")+
 				" is shared with no agent: give the agents that should see your files a cwd")
 		}
-		return agents, rw, nil
+		return withChangedoc(cfg, agents, nil, nil), rw, nil
 	}
 	root := filepath.Join(workDir, ".massgen", "workspaces")
 	run := runName(now)
@@ -290,6 +294,9 @@ func withWorkspaces(cfg *config.Config, workDir string, now time.Time, agents []
 				w.stop(id)
 				w.refused(g.Reverted())
 			}
+			if cfg.Orchestrator.Isolation.Isolates() {
+				out[i].OnPresent = rw.isolatedPresent(id) // write_mode: the real paths stay closed
+			}
 		}
 		if on := out[i].OnPresent; presentMCP != nil {
 			// The guard opens the write context paths first, so the
@@ -307,12 +314,17 @@ func withWorkspaces(cfg *config.Config, workDir string, now time.Time, agents []
 		}
 		id := out[i].ID
 		out[i].BeforeTurn = func(shown []coord.Answer) { rw.snaps.show(id, shown) }
-		out[i].SystemMessage = strings.TrimSpace(out[i].SystemMessage + "\n\n" + workspaceNote(g.Workspace(), view, ctxPaths))
+		out[i].SystemMessage = strings.TrimSpace(out[i].SystemMessage + "\n\n" + workspaceNote(g.Workspace(), view, writeModeNote(cfg, ctxPaths)))
 		if p := code.prompt(ca.Backend.MCPServers, ca.Backend.CodeTools().Direct); p != "" {
 			out[i].SystemMessage += "\n\n" + p
 		}
 		rw.dirs[out[i].ID] = g.Workspace()
 	}
+	if err := rw.withIsolation(cfg, out); err != nil {
+		rw.closeMCP()
+		return nil, nil, err
+	}
+	out = withChangedoc(cfg, out, rw.dirs, rw.snaps.viewDir)
 	if rw.mcp != nil {
 		rw.mcp.StartBy("", runDeadline(cfg))
 		rw.stopMCPWhenOthersPresent(out)
@@ -406,6 +418,7 @@ func workspaceNote(dir, view string, cps []workspace.ContextPath) string {
 // paths, and keeps both in the log directory: final/<winner>/workspace/
 // and final/<winner>/context_changes.txt.
 func (rw *runWorkspaces) finish(logDir, winner string) (ws string, changes []string, err error) {
+	rw.applyIsolated(winner) // write_mode: the winner's changes reach the real paths now
 	ws = rw.dirs[winner]
 	if ws == "" {
 		return "", nil, nil
