@@ -220,8 +220,11 @@ func (w *Model) fallback(ctx context.Context, req *llm.Request, o offer, mode Mo
 		}
 	}
 	if done == nil {
-		yield(llm.Chunk{}, ctx.Err())
-		return
+		if err := ctx.Err(); err != nil {
+			yield(llm.Chunk{}, err)
+			return
+		}
+		done = &llm.Chunk{Kind: llm.ChunkDone, FinishReason: "stop"} // a server that ended without saying so
 	}
 	name, args, ok := parse(text.String(), o)
 	if !ok {
