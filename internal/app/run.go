@@ -204,6 +204,12 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 		return nil, err
 	}
 	agents = withPlanning(cfg.Orchestrator, agents)
+	agents, subs, subWarnings, err := withSubagents(ctx, env, getenv, cfg, agents, wss)
+	if err != nil {
+		return nil, err
+	}
+	defer subs.close(nil)
+	wss.warnings = append(wss.warnings, subWarnings...)
 	for _, w := range wss.warnings {
 		fmt.Fprintf(env.Stderr, "warning: %s\n", w)
 	}
@@ -299,6 +305,7 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 	if logs != nil {
 		out.LogDir = logs.Dir()
 		wss.setLogDir(out.LogDir)
+		subs.setLogDir(out.LogDir)
 		sub := broker.SubscribeWith(event.SubscribeOptions{NeverCut: true})
 		// The log writer ends when the broker closes, not when ctx does, so
 		// an interrupted run still records its final events.
@@ -344,6 +351,7 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 		}
 	}
 	out.Result = orchestrator.Run(ctx, rq.Question, opts)
+	subs.close(out.Result) // background children end with the run
 	if open := t.guards.Open(); open != nil && out.Status == orchestrator.Failed && out.Err != nil {
 		// Say that the endpoints are held back, and until when (massgen
 		// serve answers 503 with Retry-After).

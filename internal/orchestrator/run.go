@@ -45,6 +45,7 @@ func Run(ctx context.Context, question string, o Options) *Result {
 	res.Duration = o.Now().Sub(start)
 	res.Usage, res.Cost, res.Tools = map[string]llm.Usage{}, map[string]float64{}, map[string]ToolUse{}
 	r.mu.Lock()
+	r.ended = true
 	for id, u := range r.usage {
 		res.Usage[id] = *u
 		res.Cost[id] = r.cost[id]
@@ -93,6 +94,7 @@ type runner struct {
 	cost   map[string]float64
 	tools  map[string]ToolUse
 	states map[string][]byte // each agent's Done.State, for its next task
+	ended  bool              // the result is built: charges are refused (charge.go)
 }
 
 // liveTurn is an in-flight turn as the loop sees it.

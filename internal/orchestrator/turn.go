@@ -11,6 +11,7 @@ import (
 	"github.com/massgen/massgen/internal/coord"
 	"github.com/massgen/massgen/internal/event"
 	"github.com/massgen/massgen/internal/llm"
+	"github.com/massgen/massgen/internal/tool"
 )
 
 func (r *runner) startTurn(ctx context.Context, c coord.StartTurn) {
@@ -43,9 +44,10 @@ func (r *runner) startTurn(ctx context.Context, c coord.StartTurn) {
 		defer cancel(nil)
 		defer after.done()
 		var done agent.Done
+		charges := &turnCharges{}
 		if after.wait(tctx) && wait(tctx, c.Delay) {
 			prepare(c.Answers)
-			runCtx := r.o.Activities.watch(tctx, c.Agent)
+			runCtx := tool.WithCharge(r.o.Activities.watch(tctx, c.Agent), r.charger(c.Agent, charges))
 			if timeout > 0 {
 				var stop context.CancelFunc
 				runCtx, stop = context.WithTimeout(runCtx, timeout)
@@ -65,10 +67,14 @@ func (r *runner) startTurn(ctx context.Context, c coord.StartTurn) {
 		}
 		cost := r.addUsage(c.Agent, done.Usage)
 		r.countTools(c.Agent, ToolUse{Rounds: done.Steps})
+		// What its tools charged (subagents) was counted as they did; the
+		// event tells it with the turn's own usage.
+		spent, spentCost := charges.total()
+		spent.Add(done.Usage)
 		// Usage is published as the turn ends, cancelled turns included, so
 		// the logs count every token that was paid for.
 		r.o.Events.Publish(event.TurnEnded{Header: h, Agent: c.Agent,
-			Usage: event.Usage{InputTokens: done.Usage.InputTokens, OutputTokens: done.Usage.OutputTokens, CostUSD: cost}, ToolRounds: done.Steps})
+			Usage: event.Usage{InputTokens: spent.InputTokens, OutputTokens: spent.OutputTokens, CostUSD: cost + spentCost}, ToolRounds: done.Steps})
 		r.send(inboxMsg{agent: c.Agent, turn: c.Turn, result: &turnResult{failure: done.Failure}})
 	})
 }
