@@ -42,6 +42,9 @@ type Request struct {
 	// Quick gives each agent one answer and no final presentation
 	// (MassGen's --single-agent and --quick; resolve.go).
 	SingleAgent   string
+	// Personas is --personas: a diversity mode turns persona generation
+	// on with it, "off" turns it off; "" leaves the config's setting.
+	Personas string
 	Quick         bool
 	Backend       string
 	BaseURL       string
@@ -341,7 +344,7 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 		Seed:             rq.Seed,
 		SeedVotes:        rq.SeedVotes,
 		Snapshot:         wss.snapshot(),
-		Personas:         personas(cfg.Orchestrator.Personas),
+		Personas:         personas(cfg.Orchestrator.Personas, rq.Personas),
 	}
 	if logs != nil {
 		// The machine's steps go to coordination_replay.jsonl as it takes

@@ -51,7 +51,7 @@ func (m *modeFlags) register(fl *pflag.FlagSet) {
 	fl.Lookup("single-agent").NoOptDefVal = firstAgent
 	fl.StringVar(&m.coordination, "coordination-mode", "", "parallel: what massgen does (agents answer and vote); decomposition is not available yet")
 	fl.BoolVar(&m.quick, "quick", false, "each agent answers once, then votes; the winning answer is final (no presentation)")
-	fl.StringVar(&m.personas, "personas", "", "off: what massgen does; persona generation is not available yet")
+	fl.StringVar(&m.personas, "personas", "", "perspective, implementation or methodology: before the run each agent gets a persona of that kind written for the task (persona_generator); off: none, whatever the config says")
 	for _, f := range planFlags {
 		if f.value {
 			fl.String(f.name, "", "")
@@ -60,7 +60,7 @@ func (m *modeFlags) register(fl *pflag.FlagSet) {
 		}
 		_ = fl.MarkHidden(f.name)
 	}
-	for _, n := range []string{"coordination-mode", "personas"} {
+	for _, n := range []string{"coordination-mode"} {
 		_ = fl.MarkHidden(n)
 	}
 }
@@ -83,11 +83,10 @@ func (m *modeFlags) apply(rq *app.Request, args []string) ([]string, error) {
 	default:
 		return args, usageErr("--coordination-mode takes parallel or decomposition, not %q", m.coordination)
 	}
-	switch strings.ToLower(m.personas) {
-	case "", "off":
-	case "perspective", "implementation", "methodology":
-		return args, usageErr("--personas %s: persona generation is not available yet: "+
-			"give each agent its own system_message (a perspective, an approach) in the config", m.personas)
+	switch p := strings.ToLower(m.personas); p {
+	case "":
+	case "off", "perspective", "implementation", "methodology":
+		rq.Personas = p
 	default:
 		return args, usageErr("--personas takes off, perspective, implementation or methodology, not %q", m.personas)
 	}

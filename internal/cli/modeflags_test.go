@@ -98,7 +98,6 @@ func TestModeAndPlanFlagsSayWhatToUseInstead(t *testing.T) {
 	}{
 		{[]string{"--coordination-mode", "decomposition"}, "--coordination-mode decomposition (subtasks, one per agent) is not available yet"},
 		{[]string{"--coordination-mode", "voting-ish"}, "--coordination-mode takes parallel or decomposition"},
-		{[]string{"--personas", "perspective"}, "give each agent its own system_message"},
 		{[]string{"--personas", "loud"}, "--personas takes off, perspective, implementation or methodology"},
 		{[]string{"--plan"}, "--plan: plan mode is not available yet: ask the team for the plan in the question"},
 		{[]string{"--plan-and-execute"}, "plan mode is not available yet"},
