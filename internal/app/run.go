@@ -41,10 +41,10 @@ type Request struct {
 	// SingleAgent runs only this agent of the team (FirstAgent: the first),
 	// Quick gives each agent one answer and no final presentation
 	// (MassGen's --single-agent and --quick; resolve.go).
-	SingleAgent   string
+	SingleAgent string
 	// Personas is --personas: a diversity mode turns persona generation
 	// on with it, "off" turns it off; "" leaves the config's setting.
-	Personas string
+	Personas      string
 	Quick         bool
 	Backend       string
 	BaseURL       string
