@@ -87,7 +87,7 @@ func (s *ServeRunner) Close() { s.teams.Close() }
 // Run is a server.Runner.
 func (s *ServeRunner) Run(ctx context.Context, r server.RunRequest) (*server.RunResult, error) {
 	o := s.o
-	rq := app.Request{Question: r.Question, History: r.History, ClientTools: r.Tools,
+	rq := app.Request{Question: r.Question, History: r.History, ClientTools: r.Tools, PreviousTurn: r.PreviousLogDir,
 		NoLogs: o.NoLogs, LogDir: o.LogDir, Debug: o.Debug, Args: []string{"serve"}, Teams: s.teams}
 	rq.Seed, rq.SeedVotes = carriedFrom(r.ResumeFrom)
 	if f := r.Output; f != nil {

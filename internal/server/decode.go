@@ -269,6 +269,9 @@ func (req *chatRequest) runRequest() (RunRequest, *Error) {
 	if rr.Params, e = req.params(); e != nil {
 		return rr, e
 	}
+	if req.resp != nil {
+		rr.PreviousLogDir = req.resp.prevLogDir
+	}
 	return rr, nil
 }
 

@@ -47,6 +47,8 @@ type responsesInput struct {
 	req   *responsesRequest
 	conv  []convItem // the conversation, without instructions
 	store bool
+	// prevLogDir is the log directory of previous_response_id's run.
+	prevLogDir string
 }
 
 // responsesTool is a tool as the Responses API writes it: a function's
@@ -121,6 +123,7 @@ func (s *Server) responsesChat(ctx context.Context, rr *responsesRequest) (*chat
 				Message: fmt.Sprintf("Previous response with id '%s' not found (massgen keeps the latest responses made with store: true: %s).", *id, s.keptWhere())}
 		}
 		in.conv = append(in.conv, convItem{msgs: conv, prior: true})
+		in.prevLogDir = s.kept.logDir(ctx, *id) // kit.go
 	}
 	items, e := s.inputItems(ctx, rr.Input)
 	if e != nil {

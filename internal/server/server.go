@@ -71,6 +71,10 @@ type RunRequest struct {
 	// request's traceparent and tracestate headers, when well formed):
 	// the run's spans go into the client's trace.
 	TraceParent, TraceState string
+	// PreviousLogDir is the log directory of the run of the response a
+	// Responses request continues (previous_response_id), when known: with
+	// filesystem memory, its winner's memories start this run.
+	PreviousLogDir string
 	// Observe, when set, is called for every event of the run except the
 	// agents' coordination deltas (event.TextDelta, event.ReasoningDelta;
 	// event.FinalDelta is included), in order, from one goroutine, and
