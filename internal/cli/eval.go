@@ -63,7 +63,7 @@ func newEvalCmd(env *Env) *cobra.Command {
 	fl.StringVar(&f.judgePrompt, "judge-prompt", "", "with --scorer judge: a file with the grading prompt ({question}, {target}, {answer}, {choices}; the reply ends GRADE: C, P or I)")
 	fl.IntVar(&f.epochs, "epochs", 1, "runs of each item by each system")
 	fl.StringVar(&f.reducer, "reducer", "mean", "how an item's epochs make its score: mean, max, min, median, mode")
-	fl.BoolVar(&f.epochSeed, "epoch-seed", false, "send each epoch's number as the seed sampling parameter (Chat Completions, Gemini and the simulator use it)")
+	fl.BoolVar(&f.epochSeed, "epoch-seed", false, "send each epoch's number as the seed sampling parameter (every agent must be on Chat Completions, Gemini or the simulator)")
 	fl.IntVar(&f.concurrency, "concurrency", 2, "runs in flight at once")
 	fl.Float64Var(&f.timeout, "timeout", 0, "each run's deadline in seconds (0: the config's orchestrator timeout)")
 	fl.Float64Var(&f.maxCost, "max-cost-usd", 0, "each run's budget in USD (0: the config's max_cost_usd)")
@@ -151,7 +151,11 @@ func runEval(ctx context.Context, env *Env, cmd *cobra.Command, args []string, f
 	if c, ok := scorer.(eval.Closer); ok {
 		defer c.Close()
 	}
-	systems, err := eval.Systems(aenv, f.configs, f.baselines)
+	listSystems := eval.Systems
+	if f.epochSeed {
+		listSystems = eval.SeedSystems
+	}
+	systems, err := listSystems(aenv, f.configs, f.baselines)
 	if err != nil {
 		return err
 	}

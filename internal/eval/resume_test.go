@@ -146,6 +146,16 @@ func TestEvalEpochsDrawPerSeedAndReduce(t *testing.T) {
 	if differ == 0 {
 		t.Error("no item had epochs that disagree: the seed did not reach the simulator")
 	}
+	// The seed goes to every agent: an API that refuses it is refused first.
+	env := testEnv(t, dir)
+	if _, err := SeedSystems(env, []string{filepath.Join(dir, "team_independent.yaml")}, true); err != nil {
+		t.Errorf("a simulated team: %v", err)
+	}
+	claude := filepath.Join(dir, "claude.yaml")
+	os.WriteFile(claude, []byte("agents:\n  - id: c\n    backend: {type: claude, model: claude-sonnet-4-5}\n"), 0o644)
+	if _, err := SeedSystems(env, []string{claude}, false); err == nil || !strings.Contains(err.Error(), "agent c of "+claude+" is on claude") {
+		t.Errorf("a Claude agent with --epoch-seed: %v", err)
+	}
 }
 
 // The model-graded judge is any configured model: here a simulated one

@@ -17,6 +17,7 @@ import (
 	"github.com/massgen/massgen/internal/eval/dataset"
 	"github.com/massgen/massgen/internal/event"
 	"github.com/massgen/massgen/internal/orchestrator"
+	"github.com/massgen/massgen/internal/provider"
 )
 
 // Files of an evaluation's directory.
@@ -47,6 +48,18 @@ type Options struct {
 // Systems are the contestants of configs: each team, and with baselines
 // each of its members alone (its own backend block, a team of one).
 func Systems(env *app.Env, configs []string, baselines bool) ([]System, error) {
+	return systems(env, configs, baselines, false)
+}
+
+// SeedSystems is Systems for an evaluation that sends each epoch's seed:
+// every agent must be on an API that takes the seed parameter (Chat
+// Completions and its compatibles, Gemini, the simulator), since the
+// others refuse a request that carries it.
+func SeedSystems(env *app.Env, configs []string, baselines bool) ([]System, error) {
+	return systems(env, configs, baselines, true)
+}
+
+func systems(env *app.Env, configs []string, baselines, seed bool) ([]System, error) {
 	var out []System
 	seen := map[string]int{}
 	for _, c := range configs {
@@ -55,6 +68,12 @@ func Systems(env *app.Env, configs []string, baselines bool) ([]System, error) {
 		cfg, err := app.ResolveConfig(&e, &app.Request{Config: c}, e.Getenv)
 		if err != nil {
 			return nil, err
+		}
+		for _, a := range cfg.Agents {
+			spec, _ := provider.Lookup(a.Backend.Type)
+			if seed && spec.Wire != provider.WireChat && spec.Wire != provider.WireGemini && spec.Wire != provider.WireSim {
+				return nil, fmt.Errorf("--epoch-seed: agent %s of %s is on %s, whose API takes no seed parameter", a.ID, c, a.Backend.Type)
+			}
 		}
 		name := strings.TrimSuffix(filepath.Base(strings.TrimPrefix(c, "@")), filepath.Ext(c))
 		if seen[name]++; seen[name] > 1 {
