@@ -219,6 +219,9 @@ func applyNotes(winner string, policy isolate.Policy, r isolate.Result) []string
 	if r.Failed {
 		return append(out, fmt.Sprintf("write_mode: nothing applied to %s: changed there since the run began (drift_conflict_policy: fail): %s", r.Context, paths(r.Drifted)))
 	}
+	if r.Missing {
+		return append(out, fmt.Sprintf("write_mode: nothing applied to %s: %s's copy of it was gone (removed, or not a directory) at the end", r.Context, winner))
+	}
 	if len(r.Applied) > 0 {
 		out = append(out, fmt.Sprintf("write_mode: applied %d change(s) of %s's copy to %s", len(r.Applied), winner, r.Context))
 	}

@@ -43,6 +43,9 @@ type Result struct {
 	Refused []Change // never applied, or refused by the Writer (Why)
 	// Failed is set under Fail when any file drifted: nothing was applied.
 	Failed bool
+	// Missing is set when the winner's copy was not there (it removed it,
+	// or swapped it for a link): nothing was applied.
+	Missing bool
 }
 
 // Keep copies the copies of the live workspace ws into dst (massgen's own,
@@ -59,6 +62,25 @@ func (s *Session) Keep(ws, dst string) error {
 	}
 	for _, c := range s.ctxs {
 		if err := keepRefused(c.Tree(ws), c.Tree(dst)); err != nil {
+			return err
+		}
+		s.mu.Lock()
+		carried := s.carried[c.Tree(ws)]
+		s.mu.Unlock()
+		if fi, err := os.Lstat(c.Tree(dst)); len(carried) == 0 || err != nil || !fi.IsDir() {
+			continue
+		}
+		// What the answer's copy held that its snapshot could not carry
+		// (the presentation continued from that snapshot) is reported too.
+		f, err := os.OpenFile(c.Tree(dst)+".refused", os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+		if err != nil {
+			return err
+		}
+		_, err = f.Write(carried)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
 			return err
 		}
 	}
@@ -93,8 +115,9 @@ func (s *Session) Apply(src string, w Writer, policy Policy) ([]Result, error) {
 		results[i].Context = c.Source
 		tree := c.Tree(src)
 		if fi, err := os.Lstat(tree); err != nil || !fi.IsDir() {
+			results[i].Missing = true
 			plans = append(plans, plan{c: c})
-			continue // the winner never had a copy: nothing to apply
+			continue // no copy (gone, or a link, which a copy leaves out): nothing to apply
 		}
 		changes, err := c.Changes(tree)
 		if err != nil {

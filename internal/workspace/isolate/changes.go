@@ -49,7 +49,7 @@ func (c *Context) Changes(tree string) ([]Change, error) {
 	// Keep) was listed beside it.
 	if data, err := os.ReadFile(tree + ".refused"); err == nil {
 		for line := range strings.SplitSeq(string(data), "\n") {
-			if rel, why, ok := strings.Cut(line, "\t"); ok && filepath.IsLocal(rel) {
+			if rel, why, ok := strings.Cut(line, "\t"); ok && filepath.IsLocal(rel) && !seen[rel] {
 				seen[rel] = true
 				out = append(out, Change{Path: rel, Op: Refused, Why: why})
 			}

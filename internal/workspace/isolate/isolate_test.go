@@ -343,3 +343,25 @@ func TestSingleFileContextPath(t *testing.T) {
 		}
 	}
 }
+
+// A winner whose copy is gone (removed, or swapped for a link, which a
+// snapshot leaves out) has nothing applied, and the result says so.
+func TestApplyWithoutACopy(t *testing.T) {
+	repo, _ := gitRepo(t)
+	s, _, err := New(t.Context(), filepath.Join(t.TempDir(), "iso"), Auto, []string{repo}, nil)
+	must(t, err)
+	defer s.Close()
+	snap := t.TempDir()
+	must(t, os.MkdirAll(filepath.Join(snap, Dir), 0o755))
+	must(t, os.Symlink(repo, filepath.Join(snap, Dir, "ctx_1")))
+	before := wstest.Snapshot(t, repo)
+	g := guardFor(t, repo)
+	g.SetFinalPresentation(true)
+	res, err := s.Apply(snap, g, PreferPresenter)
+	g.SetFinalPresentation(false)
+	must(t, err)
+	if !res[0].Missing || len(res[0].Applied) != 0 {
+		t.Errorf("result %+v", res[0])
+	}
+	wstest.Unchanged(t, repo, before)
+}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"sync/atomic"
 
 	"github.com/massgen/massgen/internal/workspace"
@@ -64,6 +65,10 @@ type Session struct {
 	ctxs  []*Context
 	seq   atomic.Int64
 	trash string
+	// carried are, by copy in a workspace, what the snapshot a Reset laid
+	// it from could not carry (its .refused list): Keep reports them too.
+	mu      sync.Mutex
+	carried map[string][]byte
 }
 
 // New makes the bases of the writable context paths (real paths) under
@@ -71,7 +76,7 @@ type Session struct {
 // out what the run itself owns inside a context path (its workspaces and
 // logs), by absolute path. Warnings say where mode could not be followed.
 func New(ctx context.Context, dir string, mode Mode, paths []string, skip func(abs string) bool) (*Session, []string, error) {
-	s := &Session{dir: dir, home: filepath.Join(dir, "home"), trash: filepath.Join(dir, "stage")}
+	s := &Session{dir: dir, home: filepath.Join(dir, "home"), trash: filepath.Join(dir, "stage"), carried: map[string][]byte{}}
 	for _, d := range []string{s.home, s.trash, filepath.Join(dir, "base")} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return nil, nil, err
@@ -249,6 +254,7 @@ func (s *Session) Round(ws string) error {
 		if err := s.lay(ws, c, c.base); err != nil {
 			return fmt.Errorf("write_mode: a fresh copy of %s: %w", c.Source, err)
 		}
+		s.carry(c.Tree(ws), nil)
 	}
 	return nil
 }
@@ -259,14 +265,17 @@ func (s *Session) Round(ws string) error {
 func (s *Session) Reset(ws, snap string) error {
 	for _, c := range s.ctxs {
 		src := c.base
+		var refused []byte
 		if snap != "" {
 			if fi, err := os.Lstat(c.Tree(snap)); err == nil && fi.IsDir() {
 				src = c.Tree(snap)
+				refused, _ = os.ReadFile(c.Tree(snap) + ".refused")
 			}
 		}
 		if err := s.lay(ws, c, src); err != nil {
 			return fmt.Errorf("write_mode: restoring the copy of %s: %w", c.Source, err)
 		}
+		s.carry(c.Tree(ws), refused)
 	}
 	return nil
 }
@@ -293,4 +302,14 @@ func (s *Session) lay(ws string, c *Context, src string) error {
 		os.RemoveAll(stage)
 	}
 	return err
+}
+
+func (s *Session) carry(tree string, refused []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if refused == nil {
+		delete(s.carried, tree)
+		return
+	}
+	s.carried[tree] = refused
 }
