@@ -27,3 +27,4 @@ p.endpoint_props = True  # GET /props: what massgen's workflow_actions: auto rea
 server = xllamacpp.Server(p)
 print("listening", server.listening_address, flush=True)
 signal.sigwait({signal.SIGTERM, signal.SIGINT})
+os._exit(0)  # at once: the server's threads are not waited for
