@@ -13,6 +13,7 @@ import (
 
 	"github.com/massgen/massgen/examples"
 	"github.com/massgen/massgen/internal/config"
+	"github.com/massgen/massgen/internal/coord"
 	"github.com/massgen/massgen/internal/llm"
 	"github.com/massgen/massgen/internal/provider"
 	"github.com/massgen/massgen/internal/redact"
@@ -76,7 +77,27 @@ func applyModes(cfg *config.Config, f *Request) error {
 		cfg.Orchestrator.MaxNewAnswersPerAgent, cfg.Orchestrator.UnlimitedAnswers = 1, false
 		cfg.UI.EnableFinalPresentation = new(false)
 	}
+	if len(f.EvalCriteria) > 0 {
+		applyEvalCriteria(cfg, f.EvalCriteria)
+	}
 	return nil
+}
+
+// applyEvalCriteria makes criteria the checklist's (--eval-criteria, over
+// the config's checklist_criteria_inline, as upstream), and warns when no
+// agent's votes are checklist-gated: then nothing reads them.
+func applyEvalCriteria(cfg *config.Config, criteria []coord.Criterion) {
+	o := &cfg.Orchestrator
+	o.ChecklistCriteria = criteria
+	gated := o.ChecklistGated
+	for _, a := range cfg.Agents {
+		gated = gated || a.VotingSensitivity == "checklist_gated"
+	}
+	if !gated {
+		cfg.Warnings = append(cfg.Warnings, config.Diagnostic{Severity: config.Warning, Key: "--eval-criteria",
+			Message:    "the criteria are used by checklist-gated voting, which this config does not turn on",
+			Suggestion: "set orchestrator.voting_sensitivity: checklist_gated"})
+	}
 }
 
 func resolveConfig(env *Env, f *Request, getenv func(string) string) (*config.Config, error) {

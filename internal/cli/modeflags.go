@@ -2,12 +2,14 @@ package cli
 
 import (
 	"cmp"
+	"os"
 	"slices"
 	"strings"
 
 	"github.com/spf13/pflag"
 
 	"github.com/massgen/massgen/internal/app"
+	"github.com/massgen/massgen/internal/config"
 )
 
 // modeFlags are MassGen v0.1.73's mode flags (its TUI mode bar on the
@@ -19,6 +21,7 @@ type modeFlags struct {
 	coordination string
 	quick        bool
 	personas     string
+	evalCriteria string // --eval-criteria FILE.json
 	fl           *pflag.FlagSet
 }
 
@@ -51,6 +54,7 @@ func (m *modeFlags) register(fl *pflag.FlagSet) {
 	fl.Lookup("single-agent").NoOptDefVal = firstAgent
 	fl.StringVar(&m.coordination, "coordination-mode", "", "parallel: what massgen does (agents answer and vote); decomposition is not available yet")
 	fl.BoolVar(&m.quick, "quick", false, "each agent answers once, then votes; the winning answer is final (no presentation)")
+	fl.StringVar(&m.evalCriteria, "eval-criteria", "", "a JSON file of evaluation criteria ([{\"text\", \"category\"}] or {\"criteria\": [...]}) for checklist-gated voting, instead of the config's")
 	fl.StringVar(&m.personas, "personas", "", "perspective, implementation or methodology: before the run each agent gets a persona of that kind written for the task (persona_generator); off: none, whatever the config says")
 	for _, f := range planFlags {
 		if f.value {
@@ -104,5 +108,14 @@ func (m *modeFlags) apply(rq *app.Request, args []string) ([]string, error) {
 		rq.SingleAgent = cmp.Or(id, app.FirstAgent)
 	}
 	rq.Quick = m.quick
+	if m.evalCriteria != "" {
+		data, err := os.ReadFile(m.evalCriteria)
+		if err != nil {
+			return args, usageErr("--eval-criteria: %v", err)
+		}
+		if rq.EvalCriteria, err = config.CriteriaFromJSON(data); err != nil {
+			return args, usageErr("--eval-criteria %s: %v", m.evalCriteria, err)
+		}
+	}
 	return args, nil
 }
