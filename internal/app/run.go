@@ -44,9 +44,6 @@ type Request struct {
 	SingleAgent string
 	// Personas is --personas: a diversity mode turns persona generation
 	// on with it, "off" turns it off; "" leaves the config's setting.
-	// EvalCriteria replace the config's checklist criteria
-	// (--eval-criteria FILE.json).
-	EvalCriteria  []coord.Criterion
 	Personas      string
 	Quick         bool
 	Backend       string
@@ -91,6 +88,10 @@ type Request struct {
 	// PreviousTurn is the log directory of the session's previous turn:
 	// with filesystem memory, its winner's memories start this run (kit.go).
 	PreviousTurn string
+	// WorkspaceFiles are laid in each agent's workspace, through its
+	// Guard, before the run: --execute-plan's tasks/plan.json, which also
+	// turns task planning on, in filesystem mode (tasks.go).
+	WorkspaceFiles map[string][]byte
 	// Seed are answers accepted before the run (an interrupted session
 	// turn resumed): the run starts from them instead of asking again.
 	Seed []orchestrator.Seed
@@ -206,7 +207,7 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 	if agents, err = wss.withKit(agents, rq.PreviousTurn); err != nil {
 		return nil, err
 	}
-	if agents, err = wss.withTaskPlanning(cfg, agents); err != nil {
+	if agents, err = wss.withTaskPlanning(cfg, agents, rq.WorkspaceFiles); err != nil {
 		return nil, err
 	}
 	agents = withPlanning(cfg.Orchestrator, agents)

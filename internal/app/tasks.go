@@ -3,6 +3,7 @@ package app
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"maps"
 	"slices"
 	"strings"
 
@@ -22,15 +23,28 @@ import (
 // the plan gets upstream's memory tasks (prep_memory, save_memories, the
 // verification memo) as learning_capture_mode allows. Agents that bring their
 // own tool loop (CLI agents) get none, with a warning. agents is left as
-// it is.
-func (rw *runWorkspaces) withTaskPlanning(cfg *config.Config, agents []orchestrator.Agent) ([]orchestrator.Agent, error) {
+// it is. files (Request.WorkspaceFiles) are laid in each workspace first;
+// tasks/plan.json among them turns task planning on, in filesystem mode,
+// and is each agent's plan at the start of every round.
+func (rw *runWorkspaces) withTaskPlanning(cfg *config.Config, agents []orchestrator.Agent, files map[string][]byte) ([]orchestrator.Agent, error) {
 	tp := cfg.Orchestrator.Tasks
-	if !tp.Enabled {
+	if files[tasks.File] != nil {
+		tp.Enabled, tp.Filesystem = true, true
+	}
+	if !tp.Enabled && len(files) == 0 {
 		return agents, nil
 	}
 	out := slices.Clone(agents)
 	for i := range out {
 		a := &out[i]
+		if len(files) > 0 {
+			if err := rw.lay(a.ID, files); err != nil {
+				return nil, err
+			}
+		}
+		if !tp.Enabled {
+			continue
+		}
 		if a.Impl != nil {
 			rw.warnings = append(rw.warnings, "agent "+a.ID+" brings its own tool loop (a CLI agent), so it gets no task planning tools")
 			continue
@@ -45,7 +59,7 @@ func (rw *runWorkspaces) withTaskPlanning(cfg *config.Config, agents []orchestra
 		}
 		g := rw.guards[a.ID]
 		if tp.Filesystem && g != nil {
-			o.Files = g
+			o.Files, o.Initial = g, files[tasks.File]
 		}
 		pl := tasks.New(o)
 		set, err := a.Tools.With(pl.Tools()...)
@@ -68,4 +82,20 @@ func (rw *runWorkspaces) withTaskPlanning(cfg *config.Config, agents []orchestra
 		a.SystemMessage = strings.TrimSpace(a.SystemMessage + tasks.Section(o.Files != nil, cfg.Orchestrator.Isolation.FastIteration))
 	}
 	return out, nil
+}
+
+// lay writes files in agent id's workspace through its Guard; an agent
+// without one is told of in a warning.
+func (rw *runWorkspaces) lay(id string, files map[string][]byte) error {
+	g := rw.guards[id]
+	if g == nil {
+		rw.warnings = append(rw.warnings, "agent "+id+" has no workspace (cwd), so it does not get "+strings.Join(slices.Sorted(maps.Keys(files)), ", "))
+		return nil
+	}
+	for _, name := range slices.Sorted(maps.Keys(files)) {
+		if _, _, err := g.WriteFile(name, files[name]); err != nil {
+			return execErr("agent %s: cannot lay %s in its workspace: %v", id, name, err)
+		}
+	}
+	return nil
 }

@@ -41,7 +41,7 @@ func BenchmarkTaskPlanningStartup(b *testing.B) {
 	for range b.N {
 		start := time.Now()
 		rw := &runWorkspaces{}
-		if _, err := rw.withTaskPlanning(cfg, []orchestrator.Agent{{ID: "a"}, {ID: "b"}}); err != nil {
+		if _, err := rw.withTaskPlanning(cfg, []orchestrator.Agent{{ID: "a"}, {ID: "b"}}, nil); err != nil {
 			b.Fatal(err)
 		}
 		startup += time.Since(start)

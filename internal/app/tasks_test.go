@@ -57,7 +57,7 @@ func TestTaskPlanningEndToEndOnTheSimulator(t *testing.T) {
               answer: "planned and half done"
             - calls: [{name: get_task_plan, arguments: '{}'}]
             - expect_results: [{name: get_task_plan, contains: '"total_tasks": 0'}]
-              vote: a
+              vote: agent1
 orchestrator:
   coordination:
     enable_agent_task_planning: true
@@ -132,7 +132,7 @@ func TestTaskPlanningIsOfferedOnlyWhenEnabled(t *testing.T) {
 			t.Fatal(err)
 		}
 		rw := &runWorkspaces{}
-		agents, err := rw.withTaskPlanning(cfg, []orchestrator.Agent{{ID: "a"}})
+		agents, err := rw.withTaskPlanning(cfg, []orchestrator.Agent{{ID: "a"}}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -156,7 +156,7 @@ func TestTaskPlanningAddsMemoryTasksWithFilesystemMemory(t *testing.T) {
 	}
 	for mode, want := range map[memory.Mode]string{memory.Round: "prep_memory", memory.VerificationAndFinal: "write_verification_memo", memory.FinalOnly: ""} {
 		rw := &runWorkspaces{kit: &runKit{memory: true, mode: mode}}
-		agents, err := rw.withTaskPlanning(cfg, []orchestrator.Agent{{ID: "a"}})
+		agents, err := rw.withTaskPlanning(cfg, []orchestrator.Agent{{ID: "a"}}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -185,7 +185,7 @@ func TestTaskPlanningSaysWhichAgentsGoWithout(t *testing.T) {
 		t.Fatal(err)
 	}
 	rw := &runWorkspaces{}
-	agents, err := rw.withTaskPlanning(cfg, []orchestrator.Agent{{ID: "cli", Impl: ownLoop{}}})
+	agents, err := rw.withTaskPlanning(cfg, []orchestrator.Agent{{ID: "cli", Impl: ownLoop{}}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,14 +2,13 @@ package cli
 
 import (
 	"cmp"
-	"os"
 	"slices"
 	"strings"
 
 	"github.com/spf13/pflag"
 
 	"github.com/massgen/massgen/internal/app"
-	"github.com/massgen/massgen/internal/config"
+	"github.com/massgen/massgen/internal/kit/planmode"
 )
 
 // modeFlags are MassGen v0.1.73's mode flags (its TUI mode bar on the
@@ -21,32 +20,20 @@ type modeFlags struct {
 	coordination string
 	quick        bool
 	personas     string
-	evalCriteria string // --eval-criteria FILE.json
 	fl           *pflag.FlagSet
+	// plan and spec modes (planmode.go)
+	plan, planAndExecute, spec bool
+	executePlan, executeSpec   string
+	planOpts                   planmode.Options
+	broadcast                  string
 }
 
 // firstAgent is --single-agent given without an agent id.
 const firstAgent = "\x00first"
 
-// planFlags are v0.1.73's plan and spec mode flags: not available.
-var planFlags = func() []laterFlag {
-	plan := "plan mode is not available yet: ask the team for the plan in the question " +
-		"(massgen \"Write a step-by-step plan for …\"), with a cwd in the config so the agents can write it as a file; " +
-		"the winner's answer is the plan the others voted for"
-	spec := "spec mode is not available yet: ask the team for the requirements in the question " +
-		"(massgen \"Write the requirements (EARS) for …\"), with a cwd in the config so the agents can write them as a file"
-	execute := "executing a stored plan or spec is not available yet: give the plan to the team in the question, " +
-		"or share its file: massgen \"Carry out the plan in @plan.json\" (an @path in the question is shared read-only)"
-	broadcast := "broadcast (agents asking you or each other questions during a run) is not available yet: " +
-		"put what they need to know in the question, or run a session (massgen with no question) and answer in the next turn"
-	return []laterFlag{
-		{name: "plan", do: plan}, {name: "plan-and-execute", do: plan},
-		{name: "plan-depth", value: true, do: plan}, {name: "plan-thoroughness", value: true, do: plan},
-		{name: "plan-steps", value: true, do: plan}, {name: "plan-chunks", value: true, do: plan},
-		{name: "spec", do: spec}, {name: "execute-plan", value: true, do: execute}, {name: "execute-spec", value: true, do: execute},
-		{name: "broadcast", value: true, do: broadcast},
-	}
-}()
+// broadcastLater says why --broadcast human|agents cannot be honoured.
+const broadcastLater = "broadcast (agents asking you or each other questions during a run) is not available yet: " +
+	"put what they need to know in the question, or run a session (massgen with no question) and answer in the next turn"
 
 func (m *modeFlags) register(fl *pflag.FlagSet) {
 	m.fl = fl
@@ -54,16 +41,17 @@ func (m *modeFlags) register(fl *pflag.FlagSet) {
 	fl.Lookup("single-agent").NoOptDefVal = firstAgent
 	fl.StringVar(&m.coordination, "coordination-mode", "", "parallel: what massgen does (agents answer and vote); decomposition is not available yet")
 	fl.BoolVar(&m.quick, "quick", false, "each agent answers once, then votes; the winning answer is final (no presentation)")
-	fl.StringVar(&m.evalCriteria, "eval-criteria", "", "a JSON file of evaluation criteria ([{\"text\", \"category\"}] or {\"criteria\": [...]}) for checklist-gated voting, instead of the config's")
 	fl.StringVar(&m.personas, "personas", "", "perspective, implementation or methodology: before the run each agent gets a persona of that kind written for the task (persona_generator); off: none, whatever the config says")
-	for _, f := range planFlags {
-		if f.value {
-			fl.String(f.name, "", "")
-		} else {
-			fl.Bool(f.name, false, "")
-		}
-		_ = fl.MarkHidden(f.name)
-	}
+	fl.BoolVar(&m.plan, "plan", false, "plan mode: the agents write project_plan.json instead of doing the work; the winner's is frozen in .massgen/plans/")
+	fl.BoolVar(&m.planAndExecute, "plan-and-execute", false, "plan mode, then a run that executes the frozen plan")
+	fl.StringVar(&m.executePlan, "execute-plan", "", "execute a stored plan (its directory, its id or latest), each agent starting with it as its task plan")
+	fl.BoolVar(&m.spec, "spec", false, "spec mode: the agents write the requirements (EARS) in project_spec.json; the winner's is frozen")
+	fl.StringVar(&m.executeSpec, "execute-spec", "", "implement a stored spec (its directory, its id or latest)")
+	fl.StringVar(&m.planOpts.Depth, "plan-depth", "", "plan granularity: dynamic (default), shallow (5-10 tasks), medium (20-50), deep (100-200+)")
+	fl.StringVar(&m.planOpts.Thoroughness, "plan-thoroughness", "", "standard (default) or thorough (strategic reasoning, risks, anti-patterns)")
+	fl.IntVar(&m.planOpts.Steps, "plan-steps", 0, "a target task count for --plan")
+	fl.IntVar(&m.planOpts.Chunks, "plan-chunks", 0, "a target chunk count for --plan and --spec (default 1)")
+	fl.StringVar(&m.broadcast, "broadcast", "", "false: what massgen does; human and agents are not available yet")
 	for _, n := range []string{"coordination-mode"} {
 		_ = fl.MarkHidden(n)
 	}
@@ -73,10 +61,15 @@ func (m *modeFlags) register(fl *pflag.FlagSet) {
 // --single-agent ID "question" is two words after the flag: the first is
 // the agent (as upstream reads it), when --single-agent had no =ID.
 func (m *modeFlags) apply(rq *app.Request, args []string) ([]string, error) {
-	for _, f := range planFlags {
-		if m.fl != nil && m.fl.Changed(f.name) {
-			return args, usageErr("--%s: %s", f.name, f.do)
-		}
+	switch strings.ToLower(m.broadcast) {
+	case "", "false":
+	case "human", "agents":
+		return args, usageErr("--broadcast %s: %s", m.broadcast, broadcastLater)
+	default:
+		return args, usageErr("--broadcast takes human, agents or false, not %q", m.broadcast)
+	}
+	if err := m.checkPlan(); err != nil {
+		return args, err
 	}
 	switch strings.ToLower(m.coordination) {
 	case "", "parallel", "voting":
@@ -108,14 +101,5 @@ func (m *modeFlags) apply(rq *app.Request, args []string) ([]string, error) {
 		rq.SingleAgent = cmp.Or(id, app.FirstAgent)
 	}
 	rq.Quick = m.quick
-	if m.evalCriteria != "" {
-		data, err := os.ReadFile(m.evalCriteria)
-		if err != nil {
-			return args, usageErr("--eval-criteria: %v", err)
-		}
-		if rq.EvalCriteria, err = config.CriteriaFromJSON(data); err != nil {
-			return args, usageErr("--eval-criteria %s: %v", m.evalCriteria, err)
-		}
-	}
 	return args, nil
 }

@@ -99,13 +99,15 @@ func TestModeAndPlanFlagsSayWhatToUseInstead(t *testing.T) {
 		{[]string{"--coordination-mode", "decomposition"}, "--coordination-mode decomposition (subtasks, one per agent) is not available yet"},
 		{[]string{"--coordination-mode", "voting-ish"}, "--coordination-mode takes parallel or decomposition"},
 		{[]string{"--personas", "loud"}, "--personas takes off, perspective, implementation or methodology"},
-		{[]string{"--plan"}, "--plan: plan mode is not available yet: ask the team for the plan in the question"},
-		{[]string{"--plan-and-execute"}, "plan mode is not available yet"},
-		{[]string{"--plan-depth", "deep"}, "plan mode is not available yet"},
-		{[]string{"--spec"}, "--spec: spec mode is not available yet"},
-		{[]string{"--execute-plan", "latest"}, "--execute-plan: executing a stored plan or spec is not available yet"},
-		{[]string{"--execute-spec", "latest"}, "executing a stored plan or spec is not available yet"},
-		{[]string{"--broadcast", "human"}, "--broadcast: broadcast (agents asking you or each other questions during a run) is not available yet"},
+		{[]string{"--plan", "--spec"}, "one mode each: give one"},
+		{[]string{"--plan-depth", "deep"}, "--plan-depth goes with --plan or --plan-and-execute"},
+		{[]string{"--plan", "--plan-depth", "huge"}, "--plan-depth takes dynamic, shallow, medium, deep"},
+		{[]string{"--spec", "--plan-steps", "9"}, "--plan-steps goes with --plan"},
+		{[]string{"--plan"}, "plan mode needs agents with a workspace (a cwd in the config)"},
+		{[]string{"--execute-plan", "latest"}, "no stored plan in"},
+		{[]string{"--execute-spec", "nope"}, "nope is not a stored plan"},
+		{[]string{"--broadcast", "human"}, "--broadcast human: broadcast (agents asking you or each other questions during a run) is not available yet"},
+		{[]string{"--broadcast", "loud"}, "--broadcast takes human, agents or false"},
 	} {
 		r := massgen(t, t.Context(), nil, nil, append(tc.args, "--config", "@examples/sim_single_agent", "q")...)
 		if r.code != ExitConfig || !strings.Contains(r.stderr, tc.want) || strings.Contains(r.stderr, "unknown flag") {

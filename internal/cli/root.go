@@ -151,6 +151,9 @@ Try it without any API key on the built-in simulator:
 					return usageErr("--%s goes with --web", name)
 				}
 			}
+			if modes.planMode() {
+				return runPlanMode(cmd.Context(), env, rq, &modes, args, outputFile)
+			}
 			switch {
 			case len(args) == 0 && streamEvents:
 				return usageErr("no question given: --stream-events runs one question, as in massgen --stream-events \"your question\"")

@@ -31,6 +31,10 @@ type Options struct {
 	Owner string
 	// Files, when set, keeps the plan in tasks/plan.json (filesystem mode).
 	Files Files
+	// Initial, when set, is the plan each round starts from (an execution
+	// run's frozen plan, tasks/plan.json's short or full form): a new
+	// round puts it back in tasks/plan.json instead of leaving no plan.
+	Initial []byte
 }
 
 // Planner is one agent's task plan behind its tools. It is safe for
@@ -150,13 +154,19 @@ func (pl *Planner) reset() (bool, error) {
 
 // Round is the agent's BeforeRound: each coordination round after the
 // first starts with no plan, as upstream clears the plan before an agent
-// restarts (the first keeps a plan laid before the run).
+// restarts (the first keeps a plan laid before the run), or with Initial.
 func (pl *Planner) Round() {
 	pl.mu.Lock()
 	defer pl.mu.Unlock()
 	pl.rounds++
-	if pl.rounds > 1 {
-		_, _ = pl.reset() // a file that cannot go is replaced on the next save
+	if pl.rounds == 1 {
+		return
+	}
+	_, _ = pl.reset() // a file that cannot go is replaced on the next save
+	if pl.o.Initial != nil && pl.o.Files != nil {
+		if _, _, err := pl.o.Files.WriteFile(File, pl.o.Initial); err == nil {
+			pl.loaded = false
+		}
 	}
 }
 

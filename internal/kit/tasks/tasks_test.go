@@ -333,3 +333,23 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// An execution run's plan (Initial) is where each new round starts again,
+// whatever the last round did to it.
+func TestEachRoundStartsFromTheInitialPlan(t *testing.T) {
+	g, dir := guard(t)
+	initial := []byte(`{"tasks":[{"id":"a","description":"A"},{"id":"b","description":"B","depends_on":["a"]}]}`)
+	_, _, err := g.WriteFile(File, initial)
+	must(t, err)
+	pl := New(Options{Files: g, Initial: initial})
+	pl.Round()
+	mustOK(t, pl, "update_task_status", `{"task_id":"a","status":"completed"}`)
+	mustOK(t, pl, "delete_task", `{"task_id":"b"}`)
+	pl.Round()
+	if data, _ := os.ReadFile(filepath.Join(dir, "tasks", "plan.json")); string(data) != string(initial) {
+		t.Errorf("plan.json in the new round: %s", data)
+	}
+	if got := ids(mustOK(t, pl, "get_ready_tasks", `{}`)["ready_tasks"]); !slices.Equal(got, []string{"a"}) {
+		t.Errorf("ready in the new round: %q", got)
+	}
+}
