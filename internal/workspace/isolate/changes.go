@@ -60,7 +60,7 @@ func (c *Context) Changes(tree string) ([]Change, error) {
 			return fs.SkipDir
 		}
 		if slices.ContainsFunc(strings.Split(rel, string(filepath.Separator)), never) {
-			out = append(out, Change{Path: rel, Op: Refused, Why: "version control and massgen's own files are never applied"})
+			out = append(out, Change{Path: rel, Op: Refused, Why: "version control, secrets (.env) and massgen's own files are never applied"})
 			if e.Mode.IsDir() {
 				return fs.SkipDir
 			}

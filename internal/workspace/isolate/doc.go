@@ -9,8 +9,8 @@
 // (worktree, or auto on a repository) is copied as git sees it — the files
 // it tracks plus the untracked ones it does not ignore (git ls-files), the
 // user's uncommitted edits included; any other directory (isolated, or auto
-// elsewhere) is copied whole. .git and .massgen directories are never
-// copied.
+// elsewhere) is copied whole. .git and .massgen directories and .env files
+// are never copied.
 //
 // Round lays a fresh copy of every base into the agent's workspace, at
 // .worktree/ctx_<n>/ (with a .massgen_scratch/ for experiments that is

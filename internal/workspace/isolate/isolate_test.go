@@ -251,6 +251,8 @@ func TestShadowCopyOfAPlainDirectory(t *testing.T) {
 	write(t, filepath.Join(dir, "a.txt"), "a\n")
 	write(t, filepath.Join(dir, "build/out.bin"), "x")
 	write(t, filepath.Join(dir, ".massgen/workspaces/w"), "run's own")
+	write(t, filepath.Join(dir, ".env"), "SECRET=1")
+	write(t, filepath.Join(dir, "sub/.env.local"), "SECRET=2")
 	for _, mode := range []Mode{Auto, Isolated, Worktree} {
 		s, warnings, err := New(t.Context(), filepath.Join(t.TempDir(), "iso"), mode, []string{dir}, nil)
 		must(t, err)

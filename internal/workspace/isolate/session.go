@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -122,8 +123,13 @@ func (c *Context) Tree(ws string) string { return filepath.Join(ws, Dir, c.Name)
 func (s *Session) Close() error { return os.RemoveAll(s.dir) }
 
 // never are the names never copied into a base nor applied back, at any
-// depth: version control and massgen's own directories.
-func never(name string) bool { return name == ".git" || name == ".massgen" }
+// depth: version control, massgen's own directories, and .env files (the
+// Guard's protected names: a copy would carry the user's secrets into the
+// workspace, its snapshots and the logs; the real ones stay readable where
+// they are).
+func never(name string) bool {
+	return name == ".git" || name == ".massgen" || strings.HasPrefix(name, ".env")
+}
 
 func (s *Session) makeBase(ctx context.Context, c *Context, skip func(string) bool) error {
 	src := c.Source
