@@ -2,12 +2,14 @@ package cli
 
 import (
 	"cmp"
+	"os"
 	"slices"
 	"strings"
 
 	"github.com/spf13/pflag"
 
 	"github.com/massgen/massgen/internal/app"
+	"github.com/massgen/massgen/internal/config"
 	"github.com/massgen/massgen/internal/kit/planmode"
 )
 
@@ -20,6 +22,7 @@ type modeFlags struct {
 	coordination string
 	quick        bool
 	personas     string
+	evalCriteria string // --eval-criteria FILE.json
 	fl           *pflag.FlagSet
 	// plan and spec modes (planmode.go)
 	plan, planAndExecute, spec bool
@@ -41,6 +44,7 @@ func (m *modeFlags) register(fl *pflag.FlagSet) {
 	fl.Lookup("single-agent").NoOptDefVal = firstAgent
 	fl.StringVar(&m.coordination, "coordination-mode", "", "parallel: what massgen does (agents answer and vote); decomposition is not available yet")
 	fl.BoolVar(&m.quick, "quick", false, "each agent answers once, then votes; the winning answer is final (no presentation)")
+	fl.StringVar(&m.evalCriteria, "eval-criteria", "", "a JSON file of evaluation criteria ([{\"text\", \"category\"}] or {\"criteria\": [...]}) for checklist-gated voting, instead of the config's")
 	fl.StringVar(&m.personas, "personas", "", "perspective, implementation or methodology: before the run each agent gets a persona of that kind written for the task (persona_generator); off: none, whatever the config says")
 	fl.BoolVar(&m.plan, "plan", false, "plan mode: the agents write project_plan.json instead of doing the work; the winner's is frozen in .massgen/plans/")
 	fl.BoolVar(&m.planAndExecute, "plan-and-execute", false, "plan mode, then a run that executes the frozen plan")
@@ -101,5 +105,14 @@ func (m *modeFlags) apply(rq *app.Request, args []string) ([]string, error) {
 		rq.SingleAgent = cmp.Or(id, app.FirstAgent)
 	}
 	rq.Quick = m.quick
+	if m.evalCriteria != "" {
+		data, err := os.ReadFile(m.evalCriteria)
+		if err != nil {
+			return args, usageErr("--eval-criteria: %v", err)
+		}
+		if rq.EvalCriteria, err = config.CriteriaFromJSON(data); err != nil {
+			return args, usageErr("--eval-criteria %s: %v", m.evalCriteria, err)
+		}
+	}
 	return args, nil
 }
