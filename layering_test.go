@@ -71,6 +71,9 @@ func TestDependenciesPointOneWay(t *testing.T) {
 	never("internal/tool/custom", append(above, "internal/orchestrator", "internal/agent", "internal/config")...)
 	never("internal/tool/mcp", append(above, "internal/orchestrator", "internal/agent", "internal/config", "internal/tool/custom")...)
 	never("internal/config", append(above, "internal/orchestrator", "internal/agent", "internal/tool")...)
+	// Subagents run through the Runner the app gives them: the package
+	// knows tools and usage, not what runs a child nor the config.
+	never("internal/subagent", append(above, "internal/orchestrator", "internal/agent", "internal/config", "internal/workspace")...)
 	// store keeps sessions; app translates a run's events into its calls.
 	never("internal/store", append(above, "internal/orchestrator", "internal/runlog", "internal/config", "internal/llm", "internal/event")...)
 	never("internal/llm", "internal/config", "internal/provider", "internal/coord", "internal/event", "internal/tool")

@@ -19,15 +19,13 @@ type Subagents struct {
 	// children's team. None: a child runs with the spawning agent's
 	// backend.
 	Agents []Agent
-	// MaxNewAnswers is subagent_orchestrator.max_new_answers (0: 3), each
-	// child agent's answers when it may refine.
-	MaxNewAnswers int
 }
 
 // subagentOrchestratorKeys are the keys of coordination.subagent_orchestrator.
-// massgen acts on enabled, agents and max_new_answers; the others are
-// upstream's knobs of its child processes (a child's own prompt and
-// voting defaults), accepted and kept.
+// massgen acts on enabled and agents; the others are upstream's knobs of
+// its child processes (a child's own answers, prompt and voting defaults),
+// accepted (type-checked where massgen knows the type): a child runs with
+// massgen's defaults (docs/subagents.md).
 var subagentOrchestratorKeys = []string{"enabled", "agents", "max_new_answers", "inherit_spawning_agent_backend",
 	"shared_child_team_types", "coordination", "enable_web_search", "parse_at_references", "final_answer_strategy",
 	"disable_injection", "defer_voting_until_all_answered"}
@@ -76,9 +74,7 @@ func (d *decoder) subagents(s *Subagents, t *pair, key string) {
 			case p.key == "agents" && enabled:
 				s.Agents = d.childAgents(p, pkey)
 			case p.key == "max_new_answers":
-				if v, ok := d.integer(pkey, p, "a positive whole number"); ok && v > 0 {
-					s.MaxNewAnswers = v
-				}
+				d.integer(pkey, p, "a positive whole number")
 			case !slices.Contains(subagentOrchestratorKeys, p.key):
 				d.unknown(p, key, subagentOrchestratorKeys)
 			}

@@ -35,7 +35,7 @@ func TestSubagentKeys(t *testing.T) {
 `, nil)
 	s := cfg.Orchestrator.Subagents
 	if !s.Enabled || s.DefaultTimeout != 200 || s.MinTimeout != 10 || s.MaxTimeout != 900 || s.MaxConcurrent != 2 ||
-		!slices.Equal(s.Types, []string{"critic", "round_evaluator"}) || s.MaxNewAnswers != 2 {
+		!slices.Equal(s.Types, []string{"critic", "round_evaluator"}) {
 		t.Fatalf("decoded %+v", s)
 	}
 	if len(s.Agents) != 2 || s.Agents[0].ID != "subagent_agent_1" || s.Agents[0].Backend.Type != "sim" ||

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"go.uber.org/goleak"
 
@@ -20,14 +22,18 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // fakeRunner answers each child at once, except those whose task says
 // "hang": they wait for their context (cancel_subagent, the run's end).
 type fakeRunner struct {
-	mu    sync.Mutex
-	specs []Spec
+	mu      sync.Mutex
+	specs   []Spec
+	started chan string // told each child's id as it starts, when set
 }
 
 func (f *fakeRunner) Run(ctx context.Context, s Spec) Report {
 	f.mu.Lock()
 	f.specs = append(f.specs, s)
 	f.mu.Unlock()
+	if f.started != nil {
+		f.started <- s.ID
+	}
 	u := llm.Usage{InputTokens: 100, OutputTokens: 10}
 	if strings.Contains(s.Task, "hang") {
 		<-ctx.Done()
@@ -78,11 +84,14 @@ func TestSpawnBlockingBackgroundCancelAndCharges(t *testing.T) {
 		cost += c
 		return true
 	})
-	fr := &fakeRunner{}
+	fr := &fakeRunner{started: make(chan string, 10)}
 	m := New(t.Context(), Settings{}, newParent(t), fr)
 	bg := call(t, m, ctx, "spawn_subagents", `{"tasks":[{"task":"hang around","subagent_id":"bg"}],"background":true}`)
 	if bg["mode"] != "background" || bg["success"] != true {
 		t.Fatalf("background spawn: %v", bg)
+	}
+	if id := <-fr.started; id != "bg" { // at work, spending
+		t.Fatalf("started %s", id)
 	}
 	out := call(t, m, ctx, "spawn_subagents", `{"tasks":[{"task":"bio"},{"task":"songs","subagent_id":"songs"}]}`)
 	if out["success"] != true || out["mode"] != "blocking" {
@@ -146,8 +155,10 @@ func TestSpawnBlockingBackgroundCancelAndCharges(t *testing.T) {
 // Close; what it spent, which the run can no longer take, is returned.
 func TestCloseCancelsBackgroundAndReturnsLeftover(t *testing.T) {
 	ctx := tool.WithCharge(t.Context(), func(llm.Usage, float64) bool { return false }) // the run is over
-	m := New(t.Context(), Settings{}, newParent(t), &fakeRunner{})
+	fr := &fakeRunner{started: make(chan string, 1)}
+	m := New(t.Context(), Settings{}, newParent(t), fr)
 	call(t, m, ctx, "spawn_subagents", `{"tasks":[{"task":"hang"}],"background":true}`)
+	<-fr.started // at work, spending
 	u, c := m.Close()
 	if u.InputTokens != 100 || c != 0.5 {
 		t.Fatalf("leftover %v $%v", u, c)
@@ -221,4 +232,49 @@ func TestTypes(t *testing.T) {
 	if _, _, err := LoadTypes(proj, nil); err == nil || !strings.Contains(err.Error(), "model") {
 		t.Fatalf("an unknown field is an error naming it: %v", err)
 	}
+}
+
+// A child's time: its run is told its timeout; one that answers as its
+// deadline comes is completed_but_timeout, one still at work past the
+// grace is stopped and reported as timeout, with what it spent charged.
+// In a synctest bubble the minutes pass at once.
+func TestTimeouts(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		var spent float64
+		ctx := tool.WithCharge(t.Context(), func(_ llm.Usage, c float64) bool { mu.Lock(); spent += c; mu.Unlock(); return true })
+		var told time.Duration
+		r := RunnerFunc(func(ctx context.Context, s Spec) Report {
+			mu.Lock()
+			told = s.Timeout
+			mu.Unlock()
+			if strings.Contains(s.Task, "late") {
+				return Report{Answer: "best so far", TimedOut: true, CostUSD: 1}
+			}
+			<-ctx.Done() // never answers
+			return Report{CostUSD: 2, Err: ctx.Err()}
+		})
+		m := New(t.Context(), Settings{DefaultTimeout: 5 * time.Second, MinTimeout: 90 * time.Second, MaxTimeout: 120 * time.Second}, newParent(t), r)
+		defer m.Close()
+		start := time.Now()
+		out := call(t, m, ctx, "spawn_subagents", `{"tasks":[{"task":"late","subagent_id":"late"},{"task":"stuck","subagent_id":"stuck"}]}`)
+		res := out["results"].([]any)
+		if s := res[0].(map[string]any)["status"]; s != StatusCompletedButTimeout {
+			t.Errorf("late: %v", s)
+		}
+		if s := res[1].(map[string]any)["status"]; s != StatusTimeout {
+			t.Errorf("stuck: %v", s)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if told != 90*time.Second {
+			t.Errorf("the child was told %s, want the clamped 90s", told)
+		}
+		if took := time.Since(start); took != 90*time.Second+30*time.Second {
+			t.Errorf("stopped after %s, want its 90s and 30s of grace", took)
+		}
+		if spent != 3 {
+			t.Errorf("charged $%v, want $3", spent)
+		}
+	})
 }
