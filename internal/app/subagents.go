@@ -167,18 +167,7 @@ func (c *childRunner) Run(ctx context.Context, s subagent.Spec) subagent.Report 
 	if err := os.MkdirAll(s.Dir, 0o755); err != nil {
 		return subagent.Report{Err: err}
 	}
-	team := c.team
-	if len(team) == 0 {
-		a := c.parent
-		a.ID = "agent"
-		team = []config.Agent{a}
-	}
-	agents := make([]config.Agent, len(team))
-	for i, a := range team {
-		a.Backend.Cwd = "workspace"
-		a.SystemMessage = strings.TrimSpace(s.System + "\n\n" + a.SystemMessage)
-		agents[i] = a
-	}
+	agents := childTeam(c.team, c.parent, s.System)
 	var ro []config.ContextPath
 	for _, p := range s.ReadOnly {
 		ro = append(ro, config.ContextPath{Path: p, Permission: "read"})
@@ -201,4 +190,30 @@ func (c *childRunner) Run(ctx context.Context, s subagent.Spec) subagent.Report 
 		rep.Err = cmp.Or(out.Err, fmt.Errorf("the subagent's run ended %s", out.Status))
 	}
 	return rep
+}
+
+// childTeam is a child's team: team, or the spawning agent's own backend.
+// Each agent works in a workspace of its own; the context paths its
+// backend names are read-only to it, whatever they are to the parent (a
+// child writes only its own workspace, as upstream mounts everything else
+// read-only).
+func childTeam(team []config.Agent, parent config.Agent, system string) []config.Agent {
+	if len(team) == 0 {
+		a := parent
+		a.ID = "agent"
+		team = []config.Agent{a}
+	}
+	agents := make([]config.Agent, len(team))
+	for i, a := range team {
+		a.Backend.Cwd = "workspace"
+		a.SystemMessage = strings.TrimSpace(system + "\n\n" + a.SystemMessage)
+		cps := make([]config.ContextPath, len(a.Backend.ContextPaths))
+		for j, cp := range a.Backend.ContextPaths {
+			cp.Permission = "read"
+			cps[j] = cp
+		}
+		a.Backend.ContextPaths = cps
+		agents[i] = a
+	}
+	return agents
 }

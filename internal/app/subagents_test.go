@@ -18,6 +18,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/massgen/massgen/internal/config"
 	"github.com/massgen/massgen/internal/event"
 	"github.com/massgen/massgen/internal/llmsim"
 	"github.com/massgen/massgen/internal/orchestrator"
@@ -167,6 +168,30 @@ ui: {enable_final_presentation: false}
 	// workspace, whose files are where the result said.
 	if _, err := os.Stat(filepath.Join(out.Workspace, "subagents", "bio")); err != nil {
 		t.Errorf("the children's directories are inside the lead's workspace: %v", err)
+	}
+}
+
+// A child inheriting its parent's backend gets the parent's context paths
+// read-only, a workspace of its own and its type's prompt; the parent's
+// config is left as it was.
+func TestChildTeamIsReadOnly(t *testing.T) {
+	parent := config.Agent{ID: "lead", SystemMessage: "lead's", Backend: config.Backend{Type: "sim", Cwd: "ws",
+		ContextPaths: []config.ContextPath{{Path: "src", Permission: "write"}, {Path: "docs"}}}}
+	got := childTeam(nil, parent, "Be a critic.")
+	if len(got) != 1 || got[0].ID != "agent" || got[0].Backend.Cwd != "workspace" || got[0].SystemMessage != "Be a critic.\n\nlead's" {
+		t.Fatalf("child team %+v", got)
+	}
+	for _, cp := range got[0].Backend.ContextPaths {
+		if cp.Permission != "read" {
+			t.Errorf("%s is %s to the child", cp.Path, cp.Permission)
+		}
+	}
+	if parent.Backend.ContextPaths[0].Permission != "write" {
+		t.Error("the parent's own config changed")
+	}
+	team := []config.Agent{{ID: "c1", Backend: config.Backend{Type: "sim", ContextPaths: []config.ContextPath{{Path: "x", Permission: "write"}}}}}
+	if got := childTeam(team, parent, ""); got[0].ID != "c1" || got[0].Backend.ContextPaths[0].Permission != "read" || team[0].Backend.ContextPaths[0].Permission != "write" {
+		t.Errorf("configured team: %+v (config %+v)", got, team)
 	}
 }
 
