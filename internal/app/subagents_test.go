@@ -171,6 +171,58 @@ ui: {enable_final_presentation: false}
 	}
 }
 
+// What a child spends counts in its parent's budget: a lead whose own
+// model is free (simulated) reaches max_cost_usd through its child alone,
+// and the run stops coordinating for it.
+func TestSubagentSpendStopsTheParentsBudget(t *testing.T) {
+	childURL := childServer(t, nil)
+	work := t.TempDir()
+	yaml := fmt.Sprintf(`agents:
+  - id: lead
+    backend:
+      type: sim
+      model: lead
+      cwd: ws
+      scenario:
+        defaults: {ttft_ms: 0}
+        models:
+          lead:
+            steps:
+              - calls: [{name: write_file, arguments: '{"path": "CONTEXT.md", "content": "A test."}'}]
+              - calls: [{name: spawn_subagents, arguments: '{"tasks": [{"task": "Answer."}], "refine": false}'}]
+              - expect_results: [{name: spawn_subagents, contains: '"status": "completed"'}]
+                answer: "first"
+orchestrator:
+  max_cost_usd: 0.0000001
+  coordination:
+    enable_subagents: true
+    subagent_orchestrator: {enabled: true, agents: [{backend: {type: chatcompletion, base_url: %q, model: gpt-4o-mini, api_key: test}}]}
+`, childURL)
+	var budget []string
+	observe := func(sub *event.Subscription, _ RunInfo) {
+		for {
+			e, ok := sub.Next(nil)
+			if !ok {
+				return
+			}
+			if b, ok := e.(event.BudgetExceeded); ok {
+				budget = append(budget, b.Reason)
+			}
+		}
+	}
+	env := &Env{Getenv: func(string) string { return "" }, Stderr: io.Discard, WorkDir: work}
+	out, err := Execute(t.Context(), env, Request{Question: "q", ConfigYAML: []byte(yaml), NoLogs: true, Timeout: 120, Observe: observe})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Cost["lead"] <= 0.0000001 {
+		t.Fatalf("the lead was charged $%v", out.Cost["lead"])
+	}
+	if len(budget) != 1 || !strings.Contains(budget[0], "max_cost_usd") {
+		t.Fatalf("budget events %q (run %s)", budget, out.Status)
+	}
+}
+
 // A child inheriting its parent's backend gets the parent's context paths
 // read-only, a workspace of its own and its type's prompt; the parent's
 // config is left as it was.
