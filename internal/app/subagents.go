@@ -137,10 +137,10 @@ func withSubagents(ctx context.Context, env *Env, getenv func(string) string, cf
 func subagentNote(s subagent.Settings, types []subagent.Type) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## Subagents\nYou can delegate independent pieces of work to subagents (spawn_subagents, at most %d at once; "+
-		"each has %s). Write CONTEXT.md in your workspace first (the project and its goal). Subagents read your workspace and "+
+		"each has %d seconds). Write CONTEXT.md in your workspace first (the project and its goal). Subagents read your workspace and "+
 		"write only their own, whose path their result gives. Use background: true for long work and carry on meanwhile; "+
 		"list_subagents, continue_subagent, send_message_to_subagent and cancel_subagent manage them.",
-		s.MaxConcurrent, s.DefaultTimeout)
+		s.MaxConcurrent, int(s.DefaultTimeout.Seconds()))
 	if len(types) > 0 {
 		b.WriteString("\nSpecialised types (subagent_type):")
 		for _, t := range types {
