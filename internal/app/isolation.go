@@ -81,6 +81,7 @@ func (rw *runWorkspaces) withIsolation(cfg *config.Config, out []orchestrator.Ag
 	ri := &runIsolation{dir: rw.dir + ".isolate", policy: isolate.Policy(iso.DriftPolicy),
 		sessions: map[string]*isolate.Session{}, presented: map[string]bool{}}
 	rw.iso = ri
+	rw.snaps.annotate = rw.annotate
 	byPaths := map[string]*isolate.Session{}
 	own := []string{filepath.Dir(filepath.Dir(rw.dir)), rw.snaps.store, rw.snaps.temp}
 	skip := func(abs string) bool {
@@ -138,18 +139,13 @@ func (rw *runWorkspaces) isolatedPresent(id string) func(on bool) {
 	}
 }
 
-// annotated wraps the snapshot of an answer: the diff of each copy is
-// written beside it, for the agents shown the answer.
-func (rw *runWorkspaces) annotated(take func(agent, label string) string) func(agent, label string) string {
-	return func(agent, label string) string {
-		dir := take(agent, label)
-		if s := rw.iso.sessions[agent]; s != nil && dir != "" {
-			if err := s.Annotate(context.Background(), dir, rw.dirs[agent]); err != nil {
-				rw.snaps.warn(fmt.Sprintf("agent %s: answer %s: %v", agent, label, err))
-			}
-		}
-		return dir
+// annotate writes the diff of each of agent's copies beside them in its
+// snapshot dir, just taken, before any agent is shown it.
+func (rw *runWorkspaces) annotate(agent, dir string) error {
+	if s := rw.iso.sessions[agent]; s != nil {
+		return s.Annotate(context.Background(), dir, rw.dirs[agent])
 	}
+	return nil
 }
 
 // applyIsolated applies the winner's changes to the real context paths at

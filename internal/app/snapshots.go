@@ -34,6 +34,9 @@ type snapshots struct {
 	now   func() time.Time
 
 	count map[string]int // the loop's alone
+	// annotate, when set, adds to a snapshot just taken, before any view
+	// may show it (write_mode's diffs, isolation.go).
+	annotate func(agent, dir string) error
 
 	mu       sync.Mutex        // guards what the loop shares with the turns, setLogDir and finish
 	latest   map[string]string // agent → its latest snapshot
@@ -93,6 +96,11 @@ func (s *snapshots) take(agent, label string) string {
 		s.warn(fmt.Sprintf("agent %s: the workspace was not snapshotted with answer %s (%v); "+
 			"the other agents keep seeing its previous snapshot", agent, label, err))
 		return ""
+	}
+	if s.annotate != nil {
+		if err := s.annotate(agent, dst); err != nil {
+			s.warn(fmt.Sprintf("agent %s: answer %s: %v", agent, label, err))
+		}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -57,7 +57,7 @@ type runWorkspaces struct {
 	cliAgents []*cli.Agent
 	cliHomes  []string
 	iso       *runIsolation // write_mode's copies (isolation.go)
-	kit       *runKit // memory and skills (kit.go)
+	kit       *runKit       // memory and skills (kit.go)
 }
 
 // closeRunners removes the containers of the agents' commands.
@@ -104,9 +104,6 @@ func (rw *runWorkspaces) setLogDir(dir string) {
 func (rw *runWorkspaces) snapshot() func(agent, label string) string {
 	if rw.snaps == nil {
 		return nil
-	}
-	if rw.iso != nil {
-		return rw.annotated(rw.snaps.take)
 	}
 	return rw.snaps.take
 }
