@@ -26,7 +26,7 @@ import (
 // weatherServer is a go-sdk MCP server over streamable HTTP with three
 // tools: get-forecast (a name Python cannot hold), secret (which the
 // agent's exclude_tools leave out) and fail (a tool error).
-func weatherServer(t *testing.T) string {
+func weatherServer(t testing.TB) string {
 	srv := sdk.NewServer(&sdk.Implementation{Name: "weather", Version: "1"}, nil)
 	srv.AddTool(&sdk.Tool{Name: "get-forecast", Description: "Get the forecast of a city.",
 		InputSchema: map[string]any{"type": "object", "required": []any{"city"}, "properties": map[string]any{
@@ -49,7 +49,7 @@ func weatherServer(t *testing.T) string {
 	return hs.URL
 }
 
-func notesServer(t *testing.T) string {
+func notesServer(t testing.TB) string {
 	srv := sdk.NewServer(&sdk.Implementation{Name: "notes", Version: "1"}, nil)
 	srv.AddTool(&sdk.Tool{Name: "add_note", InputSchema: map[string]any{"type": "object"}},
 		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
@@ -62,7 +62,7 @@ func notesServer(t *testing.T) string {
 
 // setup is agent a's code-based tools over both servers (notes direct),
 // written into a fresh workspace, and the run's hub.
-func setup(t *testing.T) (dir string, a *codegen.Agent, h *codegen.Hub, token string) {
+func setup(t testing.TB) (dir string, a *codegen.Agent, h *codegen.Hub, token string) {
 	servers := []mcp.Server{{Name: "weather", Type: mcp.StreamableHTTP, URL: weatherServer(t)},
 		{Name: "notes", Type: mcp.StreamableHTTP, URL: notesServer(t)}}
 	// Closed before the servers (cleanups run last first): the client
