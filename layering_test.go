@@ -80,6 +80,10 @@ func TestDependenciesPointOneWay(t *testing.T) {
 	// workspace (and its sandbox) is the enforcement point below every
 	// tool: the standard library and x/sys only, no massgen package.
 	never("internal/workspace", append(above, "internal/orchestrator", "internal/agent", "internal/config", "internal/tool", "internal/llm", "internal/coord", "internal/event")...)
+	// write_mode's copies sit beside the Guard: they write the real paths
+	// only through a Writer (the Guard) the app hands them.
+	never("internal/workspace/isolate", append(above, "internal/orchestrator", "internal/agent", "internal/config", "internal/tool", "internal/llm", "internal/coord", "internal/event", "internal/workspace/sandbox")...)
+	never("internal/kit/changedoc", "internal")
 	never("internal/workspace/sandbox", append(above, "internal/orchestrator", "internal/agent", "internal/config", "internal/tool", "internal/llm", "internal/coord", "internal/event")...)
 	never("internal/workspace/sandbox/docker", append(above, "internal/orchestrator", "internal/agent", "internal/config", "internal/tool", "internal/llm", "internal/coord", "internal/event")...)
 	// coord and event: the standard library only (scripts/test checks
