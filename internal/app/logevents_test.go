@@ -33,7 +33,7 @@ func TestMassgenLogCountsAttemptsFromOne(t *testing.T) {
 			t.Errorf("line %d lacks %s: %s", i, want, lines[i])
 		}
 	}
-	if !strings.Contains(lines[2], `msg="a answered agent1.1 (shown as agent1)"`) || !strings.Contains(lines[2], "label=agent1.1") {
+	if !strings.Contains(lines[2], `msg="a answered agent1.1"`) || !strings.Contains(lines[2], "label=agent1.1") {
 		t.Errorf("answer line: %s", lines[2])
 	}
 }

@@ -37,7 +37,7 @@ func TestDisplayEndsWithTheRunFromItsView(t *testing.T) {
 	newDisplay(&Env{Stderr: &stderr}, false).run(sub)
 	want := `massgen: run started: 2 agents: a [sim/m], b [sim/m]
   a working
-  a answered agent1.1 (shown as agent1): Paris
+  a answered agent1.1: Paris
   b voted for a (agent1.1, shown as agent1): right
   winner: a with agent1.1 (plurality; votes a=1)
   final answer by a: single agent: the winning answer is final

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/massgen/massgen/internal/app"
 	"github.com/massgen/massgen/internal/event"
@@ -169,6 +170,20 @@ func printUsage(w io.Writer, res *orchestrator.Result) {
 		parts = append(parts, part)
 	}
 	total := res.TotalUsage()
-	fmt.Fprintf(w, "usage: %d input + %d output tokens, $%.4f in %.1fs (%s)\n",
-		total.InputTokens, total.OutputTokens, res.TotalCost(), res.Duration.Seconds(), strings.Join(parts, ", "))
+	fmt.Fprintf(w, "usage: %d input + %d output tokens, $%.4f in %s (%s)\n",
+		total.InputTokens, total.OutputTokens, res.TotalCost(), runTime(res.Duration), strings.Join(parts, ", "))
+}
+
+// runTime says how long a run took: milliseconds under a second (a run on
+// the simulator takes a few; "0.0s" read as if nothing ran), then seconds
+// to a tenth, then minutes.
+func runTime(d time.Duration) string {
+	switch {
+	case d < time.Second:
+		return fmt.Sprintf("%dms", max(d.Milliseconds(), 1))
+	case d < time.Minute:
+		return fmt.Sprintf("%.1fs", d.Seconds())
+	}
+	sec := int(d.Round(time.Second).Seconds())
+	return fmt.Sprintf("%dm%02ds", sec/60, sec%60)
 }

@@ -23,3 +23,18 @@ func TestUsageLineSaysEachAgentsToolUse(t *testing.T) {
 		t.Errorf("usage line\n got %q\nwant %q", got, want)
 	}
 }
+
+// A run on the simulator takes milliseconds: the usage line says so
+// instead of "in 0.0s".
+func TestRunTimeNeverReadsZero(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		40 * time.Microsecond:   "1ms",
+		45 * time.Millisecond:   "45ms",
+		1500 * time.Millisecond: "1.5s",
+		125 * time.Second:       "2m05s",
+	} {
+		if got := runTime(d); got != want {
+			t.Errorf("runTime(%s) = %q, want %q", d, got, want)
+		}
+	}
+}

@@ -51,10 +51,11 @@ func Describe(e Event) string {
 		}
 		return s
 	case AnswerAccepted:
+		// Not the anonymous label it got: labels are renumbered as answers
+		// come (agent1 is the first author in config order that has one), so
+		// "shown as agent1" on successive answers of different agents only
+		// confused; the "working (sees …)" lines and the votes say who is who.
 		s := e.Agent + " answered " + or(e.Label, "?")
-		if e.AnonLabel != "" {
-			s += " (shown as " + e.AnonLabel + ")"
-		}
 		if e.Content != "" {
 			s += ": " + clip(e.Content, 70)
 		}

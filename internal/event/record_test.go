@@ -128,7 +128,7 @@ func TestDescribeSaysEveryStepAndNoDelta(t *testing.T) {
 		}
 	}
 	want := map[Type]string{
-		TypeAnswerAccepted: "a answered agent1.1 (shown as agent2): answer",
+		TypeAnswerAccepted: "a answered agent1.1: answer",
 		TypeVoteAccepted:   "b voted for c (agent3.1, shown as agent1): best",
 		TypeBudgetExceeded: "budget reached, stopping: max_cost_usd",
 		TypeTurnStarted:    "a working (sees 2 answers: agent1=c (agent3.1), agent2=a (agent1.1))",

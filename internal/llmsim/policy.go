@@ -138,7 +138,7 @@ func buildPlan(req *request, sel selection) *plan {
 		if content == "" {
 			content = defaultAnswer(req, n)
 		} else {
-			content = expand(content, req.model, n)
+			content = expand(content, req, n, "")
 		}
 		if step != nil && step.Fault == faultMalformedToolJSON {
 			p.calls = []toolCall{{req.nameOf("new_answer"), malformedArguments(content)}}
@@ -157,6 +157,9 @@ func buildPlan(req *request, sel selection) *plan {
 				label = req.voteEnum[0]
 			}
 			reason = "simulated vote: " + label + " is complete"
+			if sc.voteReason != "" {
+				reason = expand(sc.voteReason, req, n, label)
+			}
 		}
 		p.calls = []toolCall{{req.nameOf("vote"), mustJSON(struct {
 			AgentID string `json:"agent_id"`
@@ -271,12 +274,16 @@ func defaultOnly(req *request, n int) plan {
 	return p
 }
 
-// expand fills the {model} and {n} placeholders of a scripted answer.
-func expand(t, model string, n int) string {
+// expand fills the placeholders of a scripted text: {model}, {n} (the
+// answer's number), {question} (the start of the task, as the default
+// answers quote it, without a closing period) and {label} (the answer a
+// vote is for).
+func expand(t string, req *request, n int, label string) string {
 	if !strings.Contains(t, "{") {
 		return t
 	}
-	return strings.NewReplacer("{model}", model, "{n}", strconv.Itoa(n)).Replace(t)
+	return strings.NewReplacer("{model}", req.model, "{n}", strconv.Itoa(n), "{label}", label,
+		"{question}", strings.TrimRight(taskExcerpt(req), ".")).Replace(t)
 }
 
 func mustJSON(v any) string {

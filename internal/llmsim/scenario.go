@@ -38,9 +38,13 @@ type ModelScript struct {
 	// run out, the default policy applies. Every model name has its own cursor,
 	// even when the steps come from "*" or Defaults.
 	Steps  []Step `yaml:"steps"`
-	Final  string `yaml:"final"`  // text for requests that offer no tools (final presentation), when no step applies
-	Answer string `yaml:"answer"` // text for new_answer under the default policy (template: {model}, {n} = answer number)
-	Always *Step  `yaml:"always"` // if set, every request gets this step (e.g. a permanent 401); never consumed
+	Final  string `yaml:"final"`  // text for requests that offer no tools (final presentation), when no step applies (template: {answer} presented, {model}, {question})
+	Answer string `yaml:"answer"` // text for new_answer under the default policy (template: {model}, {n} = answer number, {question})
+	// VoteReason is the reason of the default policy's votes (template:
+	// {label}, the answer voted for, {model} and {question}); default
+	// "simulated vote: {label} is complete".
+	VoteReason string `yaml:"vote_reason"`
+	Always     *Step  `yaml:"always"` // if set, every request gets this step (e.g. a permanent 401); never consumed
 	// IgnoreTools makes the model blind to the tools a request offers, as
 	// a chat template without tool support is (SmolLM2's under llama.cpp):
 	// the request is planned and recorded as if it offered none, and
@@ -55,7 +59,7 @@ type ModelScript struct {
 // streamed, with an HTTP status fault it is the error message. A step with no
 // action and no Text is consumed and answered by the default policy.
 type Step struct {
-	Answer     string  `yaml:"answer"` // call new_answer{content: Answer}; {model} and {n} are expanded
+	Answer     string  `yaml:"answer"` // call new_answer{content: Answer}; {model}, {n} and {question} are expanded
 	Vote       string  `yaml:"vote"`   // call vote{agent_id: Vote, reason: Reason}
 	Reason     string  `yaml:"reason"`
 	Text       string  `yaml:"text"`        // plain assistant text, no tool call
@@ -357,6 +361,7 @@ type script struct {
 	steps       []Step
 	final       string
 	answer      string
+	voteReason  string
 	always      *Step
 	quality     *modelQuality // nil: the model has no quality rate
 	ignoreTools bool
@@ -398,6 +403,9 @@ func (sc *Scenario) scriptFor(model string) script {
 		}
 		if s.answer == "" {
 			s.answer = ms.Answer
+		}
+		if s.voteReason == "" {
+			s.voteReason = ms.VoteReason
 		}
 		if s.always == nil {
 			s.always = ms.Always

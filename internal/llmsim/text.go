@@ -39,9 +39,15 @@ func defaultAnswer(req promptSource, n int) string {
 }
 
 // finalText is the text of a request that offers no workflow tool: the
-// scripted Final, else the answer the presenter is asked to present (see
+// scripted Final (a template when it has placeholders), else the answer the presenter is asked to present (see
 // findAnswer), else a paragraph of its own.
 func finalText(req promptSource, final string) string {
+	if strings.Contains(final, "{") {
+		// A template: {answer} is the answer presented (as below), {model}
+		// and {question} as in answers.
+		return strings.NewReplacer("{answer}", findAnswer(req.lastUser()), "{model}", req.modelName(),
+			"{question}", strings.TrimRight(taskExcerpt(req), ".")).Replace(final)
+	}
 	if final != "" {
 		return final
 	}
@@ -105,6 +111,16 @@ func taskExcerpt(req promptSource) string {
 // `<agentN> ... <end of agentN>` (or `</agentN>`) block.
 func findAnswer(msg string) string {
 	if _, rest, ok := strings.Cut(msg, `(YOUR ANSWER): "`); ok {
+		// massgen quotes each answer Go-style (%q): read it back whole, so
+		// a presented answer keeps its quotes and line breaks. A prompt
+		// that quotes raw (an answer's own quotes unescaped) ends its
+		// quoted prefix before the line does, and is read as before.
+		if q, err := strconv.QuotedPrefix(`"` + rest); err == nil {
+			after := rest[len(q)-1:]
+			if a, err := strconv.Unquote(q); err == nil && (after == "" || after[0] == '\n' || after[0] == '\r') {
+				return strings.TrimSpace(a)
+			}
+		}
 		if end := strings.Index(rest, "\"\n"); end >= 0 {
 			rest = rest[:end]
 		} else {

@@ -17,7 +17,9 @@ func (m *model) tallyLines(w int) []string {
 	if s.Winner != "" {
 		title += stDim.Render(" · winner ") + stWinner.Render(s.Winner)
 	} else {
-		title += stDim.Render(fmt.Sprintf(" · epoch %d · %d of %d voted", s.Epoch, len(s.Votes), len(s.Agents)))
+		// Votes count only since the last accepted answer (the machine's
+		// epoch), which a bare "epoch 2" did not explain.
+		title += stDim.Render(fmt.Sprintf(" · %d of %d voted since the last answer", len(s.Votes), len(s.Agents)))
 	}
 	var ids []string
 	name := 0
@@ -92,14 +94,14 @@ func (m *model) tableLines() []string {
 			ag.Restarts, ag.Failures, ag.ToolCalls, thousands(ag.Usage.InputTokens+ag.Usage.OutputTokens), ag.Usage.CostUSD)
 	}
 	tw.Flush()
-	lines := []string{stAccent.Render(fmt.Sprintf("Coordination · attempt %d · epoch %d", s.Attempt, s.Epoch)), ""}
+	lines := []string{stAccent.Render(fmt.Sprintf("Coordination · attempt %d · %s accepted", s.Attempt, plural(s.Epoch, "answer"))), ""}
 	lines = append(lines, strings.Split(strings.TrimRight(b.String(), "\n"), "\n")...)
 	lines = append(lines, "", stAccent.Render("Answers"))
 	if len(s.Answers) == 0 {
 		lines = append(lines, stDim.Render("none yet"))
 	}
 	for _, a := range s.Answers {
-		lines = append(lines, fmt.Sprintf("%-10s %-12s epoch %d  %s", a.Label, a.Agent, a.Epoch, oneLine(a.Content)))
+		lines = append(lines, fmt.Sprintf("%-10s %-12s %s", a.Label, a.Agent, oneLine(a.Content)))
 	}
 	if s.Winner != "" {
 		lines = append(lines, "", fmt.Sprintf("Winner: %s (%s, %s)", s.Winner, s.WinnerLabel, s.How))
