@@ -84,6 +84,11 @@ func TestDependenciesPointOneWay(t *testing.T) {
 	// only through a Writer (the Guard) the app hands them.
 	never("internal/workspace/isolate", append(above, "internal/orchestrator", "internal/agent", "internal/config", "internal/tool", "internal/llm", "internal/coord", "internal/event", "internal/workspace/sandbox")...)
 	never("internal/kit/changedoc", "internal")
+	// Task planning works on a plan and the Files seam (the Guard the app
+	// hands it); plan modes on files and the plan's form: neither reaches
+	// the orchestrator, the config or the app.
+	never("internal/kit/tasks", append(above, "internal/orchestrator", "internal/agent", "internal/config", "internal/workspace")...)
+	never("internal/kit/planmode", append(above, "internal/orchestrator", "internal/agent", "internal/config", "internal/workspace", "internal/tool")...)
 	never("internal/workspace/sandbox", append(above, "internal/orchestrator", "internal/agent", "internal/config", "internal/tool", "internal/llm", "internal/coord", "internal/event")...)
 	never("internal/workspace/sandbox/docker", append(above, "internal/orchestrator", "internal/agent", "internal/config", "internal/tool", "internal/llm", "internal/coord", "internal/event")...)
 	// coord and event: the standard library only (scripts/test checks
