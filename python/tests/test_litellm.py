@@ -57,7 +57,7 @@ def test_streaming_sync(tmp_path: Path) -> None:
     chunks = list(litellm.completion(model="massgen/sim_three_agents", messages=MSGS, stream=True,
                                      stream_options={"include_usage": True}, cwd=str(tmp_path)))
     text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
-    assert text.startswith("[sim model") and "What is 2+2?" in text
+    assert text.startswith("Final answer — the researcher's draft") and "What is 2+2?" in text
     assert len([c for c in chunks if c.choices and c.choices[0].delta.content]) > 1  # really streamed
     _check_usage(chunks[-1].usage)
 

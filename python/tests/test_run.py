@@ -31,8 +31,9 @@ async def test_run_three_sim_agents(tmp_path: Path) -> None:
 def test_run_sync_with_models_and_history(tmp_path: Path) -> None:
     history = [{"role": "user", "content": "My name is Bobbinsky."}, {"role": "assistant", "content": "Hello Bobbinsky."}]
     r = massgen.run_sync("What is my name?", models=["sim/alpha", "sim/beta"], history=history, cwd=tmp_path)
-    assert r["status"] == "completed" and r["winner"] in ("sim_alpha", "sim_beta")
-    assert set(r["usage_by_agent"]) == {"sim_alpha", "sim_beta"}
+    # Upstream's build_config team: agent_a, agent_b, each with a workspace.
+    assert r["status"] == "completed" and r["winner"] in ("agent_a", "agent_b")
+    assert set(r["usage_by_agent"]) == {"agent_a", "agent_b"}
     # Every agent's turn saw the history: the logs keep each turn's context.
     contexts = list(Path(r["log_dir"]).glob("agent_*/*/context.txt"))
     assert contexts and all("Bobbinsky" in c.read_text() for c in contexts)

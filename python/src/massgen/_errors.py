@@ -3,6 +3,7 @@ status that the binary's error reported, and the binary's exit code."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 
@@ -82,13 +83,46 @@ class InterruptedRunError(MassGenError):
 
 _BY_EXIT = {1: ConfigError, 2: ExecutionError, 3: RunTimeoutError, 4: InterruptedRunError}
 
+# The binary's messages name its flags; a Python caller set arguments. Each
+# flag massgen.run sets for an argument is told as that argument.
+_ARGUMENTS = {
+    "--config": "config=",
+    "--models": "models=",
+    "--model": "model=",
+    "--backend": "backend=",
+    "--base-url": "base_url=",
+    "--system-message": "system_message=",
+    "--orchestrator-timeout": "timeout=",
+    "--output-file": "output_file=",
+    "--log-dir": "log_dir=",
+    "--no-logs": "enable_logging=False",
+    "--history-file": "conversation_history=",
+    "--session-id": "session_id=",
+    "--continue": "session_id=",
+    "--debug": "debug=True",
+    "--cwd-context": "context_paths=",
+    "--no-parse-at-references": "parse_at_references=False",
+}
+_FLAG = re.compile(r"--[a-z][a-z-]*")
+
+
+def python_terms(message: str) -> str:
+    """message with the binary's flags told as massgen.run's arguments, and
+    a config read from standard input as config_dict."""
+    message = message.replace("<stdin>", "config_dict")
+    return _FLAG.sub(lambda m: _ARGUMENTS.get(m.group(0), m.group(0)), message)
+
 
 def error_from(finished: dict[str, Any] | None, returncode: int, stderr: str) -> MassGenError:
     """The exception for a run's closing event (None: the binary died first)."""
     if finished is None:
         tail = stderr.strip()[-2000:] or "(no output)"
         cls = _BY_EXIT.get(returncode, MassGenError)
-        return cls(f"massgen exited with code {returncode} before the end of its event stream: {tail}", exit_code=returncode)
+        if returncode == 1 and tail.startswith("massgen: "):
+            # Refused before the run started (the arguments): the binary's
+            # message is the whole story.
+            return cls(python_terms(tail.removeprefix("massgen: ")), exit_code=returncode)
+        return cls(f"massgen exited with code {returncode} before the end of its event stream: {python_terms(tail)}", exit_code=returncode)
     err = finished.get("error") or {}
     if finished.get("v") == 2:
         # The one schema: the error is text and each agent's failure is
@@ -102,7 +136,7 @@ def error_from(finished: dict[str, Any] | None, returncode: int, stderr: str) ->
     code = finished.get("exit_code", returncode)
     cls = _BY_EXIT.get(code, MassGenError)
     return cls(
-        err.get("message") or f"run ended with status {finished.get('status')}",
+        python_terms(err.get("message") or f"run ended with status {finished.get('status')}"),
         agent=err.get("agent"),
         provider=err.get("provider"),
         model=err.get("model"),

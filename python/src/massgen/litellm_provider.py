@@ -32,6 +32,8 @@ from . import _run
 from ._errors import MassGenError
 
 PROVIDER = "massgen"
+# How errors name the call: the provider's optional_params are run()'s.
+_API = "massgen LiteLLM provider"
 
 # optional_params keys passed on to massgen.run; the rest are ignored
 # (sampling parameters mean nothing to a team).
@@ -66,6 +68,10 @@ def _request(model: str, messages: list[Any], optional_params: dict[str, Any]) -
     name = model.split("/", 1)[1] if model.startswith(PROVIDER + "/") else model
     if name.startswith("model:"):
         kw["model"] = name[len("model:"):]
+    if "model" in kw or "models" in kw:
+        # A chat completion touches no files: the team built from model
+        # names gets no workspaces (massgen.run's default gives them).
+        kw["enable_filesystem"] = False
     elif name != "build":
         looks_like_path = name.endswith((".yaml", ".yml", ".json")) or os.sep in name or name.startswith("@")
         kw["config"] = name if looks_like_path else f"@examples/{name}"
@@ -102,8 +108,9 @@ def _fill(model_response: ModelResponse, model: str, result: dict[str, Any], fin
     # Upstream's extra block: who won and where the logs are.
     model_response._hidden_params["massgen_metadata"] = {
         "selected_agent": result["winner"],
-        "vote_results": result["votes"],
-        "log_directory": result["log_dir"],
+        "vote_results": result["vote_results"],
+        "log_directory": result["log_directory"],
+        "session_id": result["session_id"],
         "final_answer_path": result["final_answer_path"],
         "answers": result["answers"],
         "cost": result["cost"],
@@ -132,7 +139,7 @@ async def _chunks(question: str, kw: dict[str, Any]) -> AsyncIterator[GenericStr
     not carry is sent when the final answer is known."""
     sent = ""
     try:
-        async for ev in _run.events(question, **kw):
+        async for ev in _run.events(question, api=_API, **kw):
             t = ev.get("type")
             if t == "final_delta" and ev.get("text"):
                 sent += ev["text"]
@@ -204,18 +211,18 @@ class MassGenLLM(CustomLLM):
 
     async def _run(self, model: str, messages: list[Any], optional_params: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
         question, kw = _request(model, messages, optional_params)
-        answers: list[dict[str, Any]] = []
+        seen = _run.Collector()
         finished: dict[str, Any] | None = None
         try:
-            async for ev in _run.events(question, **kw):
-                if ev.get("type") == "answer":
-                    answers.append({"agent": ev.get("agent"), "label": ev.get("label"), "content": ev.get("text", "")})
-                elif ev.get("type") == "finished":
+            inv, where = _run.prepare(_API, question, kw)
+            async for ev in _run.run_invocation(inv, **where):
+                seen.add(ev)
+                if ev.get("type") == "finished":
                     finished = ev
         except MassGenError as e:
             raise MassGenLiteLLMError(e) from e
         assert finished is not None
-        return _run.result_from(finished, answers, kw.get("config")), finished
+        return _run.result_from(finished, seen, inv.config_used), finished
 
     def completion(self, model: str, messages: list[Any], api_base: str, custom_prompt_dict: dict[str, Any], model_response: ModelResponse,
                    print_verbose: Any, encoding: Any, api_key: Any, logging_obj: Any, optional_params: dict[str, Any],
