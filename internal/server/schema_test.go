@@ -132,7 +132,9 @@ func TestABadSchemaIs400(t *testing.T) {
 // The format reaches the final presentation only: as response_format for
 // a Chat Completions provider, as text.format for OpenAI's Responses
 // API, with the instruction in its prompt; coordination turns carry
-// neither. The simulator's answer is no JSON: 422.
+// neither. The simulator honours response_format on Chat Completions (its
+// presentation is the JSON the schema asks for) but not text.format on the
+// Responses API (its answer is no JSON: 422).
 func TestTheFormatReachesTheFinalPresentationOnly(t *testing.T) {
 	rec, url := startBodySim(t)
 	f := start(t, setup{
@@ -144,14 +146,15 @@ func TestTheFormatReachesTheFinalPresentationOnly(t *testing.T) {
 	})
 	for _, c := range []struct {
 		model, key string
+		status     int // 0: the answer came back, as JSON
 		want       func(map[string]any) bool
 	}{
-		{"massgen/groq", "response_format", func(b map[string]any) bool {
+		{"massgen/groq", "response_format", 0, func(b map[string]any) bool {
 			rf, _ := b["response_format"].(map[string]any)
 			js, _ := rf["json_schema"].(map[string]any)
 			return rf["type"] == "json_schema" && js["name"] == "city" && js["strict"] == true && js["schema"] != nil
 		}},
-		{"massgen/openai", "text", func(b map[string]any) bool {
+		{"massgen/openai", "text", 422, func(b map[string]any) bool {
 			text, _ := b["text"].(map[string]any)
 			format, _ := text["format"].(map[string]any)
 			return format["type"] == "json_schema" && format["name"] == "city" && text["verbosity"] == "low"
@@ -160,9 +163,15 @@ func TestTheFormatReachesTheFinalPresentationOnly(t *testing.T) {
 		rec.start()
 		p := chatWithSchema()
 		p.Model = c.model
-		_, err := f.client.Chat.Completions.New(ctx10(t), p)
-		if statusOf(err) != 422 {
-			t.Errorf("%s: %v", c.model, apiErr(err))
+		resp, err := f.client.Chat.Completions.New(ctx10(t), p)
+		switch {
+		case statusOf(err) != c.status:
+			t.Errorf("%s: status %d, want %d (%v)", c.model, statusOf(err), c.status, err)
+		case err == nil:
+			var city map[string]any
+			if json.Unmarshal([]byte(resp.Choices[0].Message.Content), &city) != nil || city["city"] == nil {
+				t.Errorf("%s: the answer is not the JSON asked for: %q", c.model, resp.Choices[0].Message.Content)
+			}
 		}
 		var finals int
 		for i, b := range decoded(t, rec.stop()) {
