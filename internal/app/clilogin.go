@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/massgen/massgen/internal/agent/cli"
+	"github.com/massgen/massgen/internal/coord"
 	"github.com/massgen/massgen/internal/redact"
 )
 
@@ -34,8 +35,8 @@ func userHome(getenv func(string) string) string { return getenv("HOME") }
 // noCredentials is the error of a CLI agent with neither a key nor a
 // login: it names both ways to give it one.
 func noCredentials(id, typ string, keyEnv []string, v cli.Vendor, home string) error {
-	msg := fmt.Sprintf("agent %s: backend %s needs an API key or its CLI's login: set %s (in the environment or a .env file) "+
-		"or api_key in the config", id, typ, strings.Join(keyEnv, " or "))
+	msg := fmt.Sprintf("%s: backend %s needs an API key or its CLI's login: set %s (in the environment or a .env file) "+
+		"or api_key in the config", coord.AgentRef(id), typ, strings.Join(keyEnv, " or "))
 	if l, ok := v.(cli.Login); ok {
 		var where []string
 		for _, f := range l.LoginFiles() {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/massgen/massgen/internal/config"
+	"github.com/massgen/massgen/internal/coord"
 	"github.com/massgen/massgen/internal/llm"
 	"github.com/massgen/massgen/internal/llmsim"
 	"github.com/massgen/massgen/internal/orchestrator"
@@ -189,8 +190,8 @@ func buildModel(a config.Agent, getenv func(string) string, sims map[string]stri
 	}
 	registerSecrets(lb.APIKey, getenv)
 	if lb.APIKey == "" && len(vars) > 0 && !isLocal(lb.BaseURL) {
-		return nil, nil, "", usageErr("agent %s: backend %s needs an API key: set %s (in the environment or a .env file), or api_key in the config",
-			a.ID, b.Type, strings.Join(vars, " or "))
+		return nil, nil, "", usageErr("%s: backend %s needs an API key: set %s (in the environment or a .env file), or api_key in the config",
+			coord.AgentRef(a.ID), b.Type, strings.Join(vars, " or "))
 	}
 	return p.New(lb), lb.Params, lb.BaseURL, nil
 }

@@ -200,3 +200,13 @@ func answerList(as []Answer) string {
 	}
 	return "[" + strings.Join(s, " ") + "]"
 }
+
+// AgentRef names an agent at the start of a message: "agent critic", or the
+// bare id when it already says agent ("agent" — the one agent of --model —
+// "agent1", "agent_a"), so that no message reads "agent agent: …".
+func AgentRef(id string) string {
+	if strings.HasPrefix(strings.ToLower(id), "agent") {
+		return id
+	}
+	return "agent " + id
+}

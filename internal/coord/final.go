@@ -115,9 +115,9 @@ func (m *Machine) directDone(in Presented) []Command {
 	id := m.win.Winner
 	switch {
 	case in.Err != "":
-		return m.directFailed(RunFailed, fmt.Sprintf("agent %s: %s", id, in.Err), in.Failure)
+		return m.directFailed(RunFailed, fmt.Sprintf("%s: %s", AgentRef(id), in.Err), in.Failure)
 	case in.Text == "" && in.ToolCalls == 0:
-		return m.directFailed(RunFailed, fmt.Sprintf("agent %s: the model returned an empty answer", id), nil)
+		return m.directFailed(RunFailed, fmt.Sprintf("%s: the model returned an empty answer", AgentRef(id)), nil)
 	}
 	f := Final{Agent: id, Text: in.Text, Reason: DirectReason}
 	m.final = &f
