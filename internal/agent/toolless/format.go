@@ -98,10 +98,12 @@ func (o offer) instructions(mode Mode) string {
 	var b strings.Builder
 	b.WriteString("\n\n## How to reply\nYou cannot call tools here. Reply with exactly one action")
 	if mode == JSONSchema {
+		// The fields are described in prose, not by a placeholder in the
+		// object: a small model copies "<your answer>" into its reply.
 		b.WriteString(", as one JSON object and nothing else:\n")
-		b.WriteString(`- {"action": "new_answer", "content": "<your complete answer to the original message>"}` + "\n")
+		b.WriteString(`- to give a new answer: {"action": "new_answer", "content": ...} with your complete answer to the original message in "content"` + "\n")
 		if o.vote {
-			fmt.Fprintf(&b, `- {"action": "vote", "agent_id": "<one of: %s>", "reason": "<why that answer is best>"}`+"\n", strings.Join(o.labels, ", "))
+			fmt.Fprintf(&b, `- to vote for the best existing answer: {"action": "vote", "agent_id": ..., "reason": ...} with "agent_id" one of %s and, in "reason", why it is best`+"\n", strings.Join(o.labels, ", "))
 		}
 	} else {
 		b.WriteString(", in this form and nothing else:\n")
