@@ -44,10 +44,10 @@ type Request struct {
 	SingleAgent string
 	// Personas is --personas: a diversity mode turns persona generation
 	// on with it, "off" turns it off; "" leaves the config's setting.
+	Personas string
 	// EvalCriteria replace the config's checklist criteria
 	// (--eval-criteria FILE.json).
 	EvalCriteria  []coord.Criterion
-	Personas      string
 	Quick         bool
 	Backend       string
 	BaseURL       string
