@@ -239,11 +239,11 @@ func inspect(ctx context.Context, w io.Writer, sess *app.Session) error {
 	fmt.Fprintf(w, "Turn %d (%s): %s\n", t.N, t.Status, cut(t.Question, 100))
 	fmt.Fprintf(w, "Answers (%d):\n", len(t.Answers))
 	for _, a := range t.Answers {
-		fmt.Fprintf(w, "  %-10s %-12s %s\n", a.Label, a.Agent, cut(a.Content, 100))
+		fmt.Fprintln(w, hang(fmt.Sprintf("  %-10s %-12s ", a.Label, a.Agent), cut(a.Content, 300), inspectWidth))
 	}
 	fmt.Fprintf(w, "Votes (%d):\n", len(t.Votes))
 	for _, v := range t.Votes {
-		fmt.Fprintf(w, "  %-12s → %-12s (%s) %s\n", v.Agent, v.Target, v.TargetLabel, cut(v.Reason, 80))
+		fmt.Fprintln(w, hang(fmt.Sprintf("  %-12s → %-12s (%s) ", v.Agent, v.Target, v.TargetLabel), cut(v.Reason, 200), inspectWidth))
 	}
 	if t.Winner != "" {
 		fmt.Fprintf(w, "Winner: %s (%s)\n", t.Winner, t.WinnerLabel)
