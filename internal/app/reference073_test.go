@@ -12,7 +12,6 @@ import (
 	"testing"
 
 	"github.com/massgen/massgen/internal/llmsim"
-	"github.com/massgen/massgen/internal/provider"
 )
 
 // referenceConfigs073 are MassGen v0.1.73's example configs, the version
@@ -52,15 +51,7 @@ func TestV073ConfigsRunAgainstTheSimulator(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	vars := map[string]string{}
-	for _, typ := range provider.Names() {
-		spec, _ := provider.Lookup(typ)
-		base := url
-		if spec.Wire == provider.WireGemini {
-			base = strings.TrimSuffix(url, "/v1")
-		}
-		vars["MASSGEN_"+strings.ToUpper(typ)+"_BASE_URL"] = base
-	}
+	vars := simBaseURLs(url)
 	var files []string
 	_ = filepath.WalkDir(referenceConfigs073, func(p string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() && (strings.HasSuffix(p, ".yaml") || strings.HasSuffix(p, ".yml")) {

@@ -120,15 +120,7 @@ func TestFilesystemConfigsRunWithoutIgnoredKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	vars := map[string]string{}
-	for _, typ := range provider.Names() {
-		spec, _ := provider.Lookup(typ)
-		base := url
-		if spec.Wire == provider.WireGemini {
-			base = strings.TrimSuffix(url, "/v1")
-		}
-		vars["MASSGEN_"+strings.ToUpper(typ)+"_BASE_URL"] = base
-	}
+	vars := simBaseURLs(url)
 	// Docker mode's configs run too where an engine answers (CI starts one).
 	needs := regexp.MustCompile(`(?m)^\s*(type:\s*"?claude_code"?|command_line_execution_mode:\s*"?docker"?)`)
 	if dockertest.Answers() {

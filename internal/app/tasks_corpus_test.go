@@ -11,7 +11,6 @@ import (
 
 	"github.com/massgen/massgen/internal/kit/tasks"
 	"github.com/massgen/massgen/internal/llmsim"
-	"github.com/massgen/massgen/internal/provider"
 )
 
 var (
@@ -40,15 +39,7 @@ func TestUpstreamTaskPlanningConfigsOfferThePlanningTools(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	vars := map[string]string{}
-	for _, typ := range provider.Names() {
-		spec, _ := provider.Lookup(typ)
-		base := url
-		if spec.Wire == provider.WireGemini {
-			base = strings.TrimSuffix(url, "/v1")
-		}
-		vars["MASSGEN_"+strings.ToUpper(typ)+"_BASE_URL"] = base
-	}
+	vars := simBaseURLs(url)
 	ran := 0
 	for _, dir := range []string{referenceConfigs, referenceConfigs073} {
 		if _, err := os.Stat(dir); err != nil {
