@@ -31,17 +31,7 @@ func (r *runner) generateCriteria(ctx context.Context) (crit []coord.Criterion, 
 		return nil, ""
 	}
 	lo, hi := ck.CriteriaBounds()
-	a := &r.o.Agents[0]
-	ctx, cancel := context.WithTimeout(ctx, min(criteriaTimeout, r.o.Timeout))
-	defer cancel()
-	task := agent.Task{Kind: agent.TaskDirect, Question: r.question, System: criteriaSystem, User: criteriaPrompt(r.question, lo, hi)}
-	h := event.Header{Attempt: 1}
-	r.publish(event.TurnStarted{Agent: a.ID, Prompt: task.User, Reason: "writing the evaluation criteria (evaluation_criteria_generator)"})
-	inbox := agent.NewInbox()
-	done := r.follow(r.impl(a).Run(ctx, task, inbox), inbox, a.ID, h, false, nil)
-	cost := r.addUsage(a.ID, done.Usage)
-	r.o.Events.Publish(event.TurnEnded{Header: h, Agent: a.ID,
-		Usage: event.Usage{InputTokens: done.Usage.InputTokens, OutputTokens: done.Usage.OutputTokens, CostUSD: cost}})
+	done := r.preRunCall(ctx, criteriaSystem, criteriaPrompt(r.question, lo, hi), "writing the evaluation criteria (evaluation_criteria_generator)")
 	if done.Failure != nil {
 		return nil, fmt.Sprintf("the criteria generation failed (%s): using the fallback criteria", done.Failure.Message)
 	}
@@ -50,6 +40,24 @@ func (r *runner) generateCriteria(ctx context.Context) (crit []coord.Criterion, 
 		return nil, fmt.Sprintf("the generated criteria were not usable (%v): using the fallback criteria", err)
 	}
 	return crit, ""
+}
+
+// preRunCall is one plain call of the first agent before the run starts
+// (criteria, personas): published as a turn of its own, its tokens and
+// cost counted to that agent, bounded by criteriaTimeout and the run's own.
+func (r *runner) preRunCall(ctx context.Context, system, user, reason string) agent.Done {
+	a := &r.o.Agents[0]
+	ctx, cancel := context.WithTimeout(ctx, min(criteriaTimeout, r.o.Timeout))
+	defer cancel()
+	task := agent.Task{Kind: agent.TaskDirect, Question: r.question, System: system, User: user}
+	h := event.Header{Attempt: 1}
+	r.publish(event.TurnStarted{Agent: a.ID, Prompt: user, Reason: reason})
+	inbox := agent.NewInbox()
+	done := r.follow(r.impl(a).Run(ctx, task, inbox), inbox, a.ID, h, false, nil)
+	cost := r.addUsage(a.ID, done.Usage)
+	r.o.Events.Publish(event.TurnEnded{Header: h, Agent: a.ID,
+		Usage: event.Usage{InputTokens: done.Usage.InputTokens, OutputTokens: done.Usage.OutputTokens, CostUSD: cost}})
+	return done
 }
 
 const criteriaSystem = "You write evaluation criteria that a team of AI agents will use to score their answers to a question before deciding to vote or to improve them. Reply with JSON only."

@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/massgen/massgen/internal/agent"
 	"github.com/massgen/massgen/internal/coord"
-	"github.com/massgen/massgen/internal/event"
 )
 
 // Personas is upstream v0.1.73's persona generator
@@ -48,17 +46,7 @@ func (r *runner) generatePersonas(ctx context.Context) (personas map[string]stri
 	for i, a := range r.o.Agents {
 		ids[i] = a.ID
 	}
-	a := &r.o.Agents[0]
-	ctx, cancel := context.WithTimeout(ctx, min(criteriaTimeout, r.o.Timeout))
-	defer cancel()
-	task := agent.Task{Kind: agent.TaskDirect, Question: r.question, System: personaSystem, User: personaPrompt(p, r.question, r.o.Agents)}
-	h := event.Header{Attempt: 1}
-	r.publish(event.TurnStarted{Agent: a.ID, Prompt: task.User, Reason: "writing the agents' personas (persona_generator)"})
-	inbox := agent.NewInbox()
-	done := r.follow(r.impl(a).Run(ctx, task, inbox), inbox, a.ID, h, false, nil)
-	cost := r.addUsage(a.ID, done.Usage)
-	r.o.Events.Publish(event.TurnEnded{Header: h, Agent: a.ID,
-		Usage: event.Usage{InputTokens: done.Usage.InputTokens, OutputTokens: done.Usage.OutputTokens, CostUSD: cost}})
+	done := r.preRunCall(ctx, personaSystem, personaPrompt(p, r.question, r.o.Agents), "writing the agents' personas (persona_generator)")
 	fallback := fallbackPersonas(p.Mode, ids)
 	if done.Failure != nil {
 		return fallback, fmt.Sprintf("the persona generation failed (%s): using fallback personas", done.Failure.Message)
