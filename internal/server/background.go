@@ -332,8 +332,7 @@ func (s *Server) cancelResponse(w http.ResponseWriter, r *http.Request) {
 		writeError(w, e)
 		return
 	case !ok:
-		writeError(w, &Error{Status: http.StatusNotFound, Param: "response_id", Code: "response_not_found",
-			Message: "Response with id '" + rid + "' not found (massgen keeps the latest responses made with store: true: " + s.keptWhere() + ")."})
+		writeError(w, s.responseNotFound(rid))
 		return
 	}
 	var head struct {

@@ -110,10 +110,7 @@ func (s *Server) keptResponse(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := r.PathValue("id")
-	notFound := func() {
-		writeError(w, &Error{Status: http.StatusNotFound, Param: "response_id", Code: "response_not_found",
-			Message: fmt.Sprintf("Response with id '%s' not found (massgen keeps the latest responses made with store: true: %s).", id, s.keptWhere())})
-	}
+	notFound := func() { writeError(w, s.responseNotFound(id)) }
 	if r.Method == http.MethodDelete {
 		found, e := s.kept.remove(r.Context(), id)
 		switch {
@@ -136,6 +133,12 @@ func (s *Server) keptResponse(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(obj)
 	}
+}
+
+// responseNotFound is the 404 of a response id that is not kept.
+func (s *Server) responseNotFound(id string) *Error {
+	return &Error{Status: http.StatusNotFound, Param: "response_id", Code: "response_not_found",
+		Message: fmt.Sprintf("Response with id '%s' not found (massgen keeps the latest responses made with store: true: %s).", id, s.keptWhere())}
 }
 
 // keptWhere says where responses are kept, for "not found" errors.
