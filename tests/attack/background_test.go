@@ -15,11 +15,14 @@ import (
 
 // massgen serve's background responses: without the key, or under another
 // Host name, nobody may start one, read one (its question is a canary) or
-// cancel one; each refusal leaves the run going and nothing recorded. The
+// cancel one. The attempts are made while the run is in progress (its
+// agents are slow); afterwards the run has completed, not been cancelled,
+// and the log directory holds exactly the one run that was accepted. The
 // same calls with the key work, so the refusals are real.
 func TestBackgroundResponses(t *testing.T) {
 	dir := tempDir(t)
-	writeFiles(t, dir, map[string]string{"c.yaml": "agents:\n  - {id: a, backend: {type: sim, model: sim-a}}\n  - {id: b, backend: {type: sim, model: sim-b}}\n"})
+	slow := "scenario: {defaults: {ttft_ms: 400}}"
+	writeFiles(t, dir, map[string]string{"c.yaml": "agents:\n  - {id: a, backend: {type: sim, model: sim-a, " + slow + "}}\n  - {id: b, backend: {type: sim, model: sim-b, " + slow + "}}\n"})
 	const key = "bg-key-0123456789abcdef"
 	d := startDaemon(t, dir, nil, "serve", "--port", "0", "--config", "c.yaml", "--api-key", key, "--log-dir", "logs")
 	question := "QUESTION" + canary[len(canary)-12:]
@@ -58,6 +61,14 @@ func TestBackgroundResponses(t *testing.T) {
 	if json.Unmarshal([]byte(got), &r); code != 200 || r.Status != "queued" {
 		t.Fatalf("with the key: %d %s", code, tail(got, 300))
 	}
+	// The attempts go at a run in progress.
+	for start := time.Now(); r.Status != "in_progress"; time.Sleep(5 * time.Millisecond) {
+		if time.Since(start) > 30*time.Second || r.Status == "completed" {
+			t.Fatalf("the run never showed in progress (%q)", r.Status)
+		}
+		_, got := call(t, http.MethodGet, "/v1/responses/"+r.ID, "", auth)
+		_ = json.Unmarshal([]byte(got), &r)
+	}
 	for _, a := range []struct {
 		name, method, path string
 		hdr                map[string]string
@@ -92,5 +103,8 @@ func TestBackgroundResponses(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, ".massgen", "sessions.db")); err != nil {
 		t.Errorf("the sessions database: %v", err)
+	}
+	if logs, _ := filepath.Glob(filepath.Join(dir, "logs", "log_*")); len(logs) != 1 {
+		t.Errorf("%d runs logged, want the one accepted: %v", len(logs), logs)
 	}
 }
