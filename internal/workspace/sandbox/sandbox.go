@@ -31,6 +31,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -294,6 +295,7 @@ func (r *Runner) Run(ctx context.Context, command, dir string) (Result, error) {
 		return res, err
 	}
 	var cmd *exec.Cmd
+	var ns *nsWait
 	if r.bwrap != "" {
 		used := r.g.Usage()
 		var filter *os.File
@@ -310,12 +312,29 @@ func (r *Runner) Run(ctx context.Context, command, dir string) (Result, error) {
 			}
 			defer nt.Close()
 		}
-		cmd = exec.CommandContext(ctx, r.bwrap, r.bwrapArgs(cwd, command, filter != nil, r.g.MaxBytes()-used, nt)...)
+		// The sandbox's info (its init's pid) on the descriptor after the
+		// filter's and the relay's: nswait_linux.go.
+		infoFD := 0
+		if n, nerr := newNSWait(); nerr == nil {
+			ns = n
+			defer ns.abandon()
+			infoFD = 3
+			if filter != nil {
+				infoFD++
+			}
+			if nt != nil {
+				infoFD++
+			}
+		}
+		cmd = exec.CommandContext(ctx, r.bwrap, r.bwrapArgs(cwd, command, filter != nil, r.g.MaxBytes()-used, nt, infoFD)...)
 		if filter != nil {
 			cmd.ExtraFiles = []*os.File{filter} // fd 3: --seccomp 3
 		}
 		if nt != nil {
 			cmd.ExtraFiles = append(cmd.ExtraFiles, nt.inside) // the relay's control socket (bwrapArgs)
+		}
+		if ns != nil {
+			cmd.ExtraFiles = append(cmd.ExtraFiles, ns.w) // --info-fd
 		}
 		// bwrap itself gets no environment: its init is pid 1 in the
 		// sandbox, and /proc/1/environ is readable there.
@@ -348,9 +367,17 @@ func (r *Runner) Run(ctx context.Context, command, dir string) (Result, error) {
 	var full atomic.Bool
 	if err == nil {
 		if r.bwrap != "" {
+			if ns != nil {
+				ns.started()
+			}
 			stop := r.watchSize(func() { killGroup(cmd) }, &full)
 			err = cmd.Wait()
 			stop()
+			if ns != nil {
+				// Nothing of the command runs on once Run returns, and
+				// the workspace is measured after its last write.
+				ns.wait(5 * time.Second)
+			}
 		} else {
 			err = cmd.Wait()
 		}
@@ -443,7 +470,8 @@ func systemBinds() []string {
 
 // bwrapArgs builds the sandbox for one command: seccomp says whether the
 // filter is on fd 3, room is how many bytes the workspace has left.
-func (r *Runner) bwrapArgs(cwd, command string, seccomp bool, room int64, nt *Net) []string {
+// info, when not 0, is the descriptor bwrap writes its info to.
+func (r *Runner) bwrapArgs(cwd, command string, seccomp bool, room int64, nt *Net, info int) []string {
 	args := systemBinds()
 	args = append(args,
 		"--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
@@ -470,6 +498,9 @@ func (r *Runner) bwrapArgs(cwd, command string, seccomp bool, room int64, nt *Ne
 	for _, kv := range append(r.env(cwd), r.routeEnv(nt)...) {
 		k, v, _ := strings.Cut(kv, "=")
 		args = append(args, "--setenv", k, v)
+	}
+	if info != 0 {
+		args = append(args, "--info-fd", strconv.Itoa(info))
 	}
 	args = append(args, "--chdir", cwd)
 	args = append(args, limits(r.cfg.MaxProcesses, room)...)
