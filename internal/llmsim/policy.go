@@ -178,7 +178,7 @@ func buildPlan(req *request, sel selection) *plan {
 			if args == "" {
 				args = "{}"
 			}
-			p.calls = append(p.calls, toolCall{c.Name, args})
+			p.calls = append(p.calls, toolCall{req.nameOf(c.Name), args}) // a kit tool under a CLI's prefix too
 		}
 	case "done":
 		p.text = "Done: my action is with the coordinator."

@@ -51,12 +51,13 @@ type toolResult struct {
 func (r *request) offers(name string) bool { return r.offered(name) != "" }
 
 // offered is the name under which the request offers the function name:
-// name itself, or for a workflow tool the prefixed name a coding-agent CLI
-// gives an MCP server's tool ("mcp__massgen__new_answer" in Claude Code,
-// "mcp_massgen_new_answer" in Gemini CLI); "" when it is not offered.
+// name itself, or for a workflow or kit tool (kittools.go) the prefixed
+// name a coding-agent CLI gives an MCP server's tool
+// ("mcp__massgen__new_answer" in Claude Code, "mcp_massgen_new_answer" in
+// Gemini CLI); "" when it is not offered.
 func (r *request) offered(name string) string {
 	for _, n := range r.tools {
-		if n == name || workflowName(n) == name {
+		if n == name || workflowName(n) == name || kitName(n) == name {
 			return n
 		}
 	}
