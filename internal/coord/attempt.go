@@ -16,6 +16,9 @@ func (m *Machine) startTurn(a *agent) []Command {
 	a.turn = m.turns
 	a.firstTurn = len(a.answers) == 0
 	a.round, a.injected = "", 0
+	if m.decomposition() {
+		m.seePeers(a) // the turn is shown every current answer
+	}
 	st := StartTurn{Agent: a.id, Turn: a.turn, Attempt: m.attempt, Epoch: m.epoch, Answers: m.Answers(), Delay: m.backoff(a)}
 	if t, ok := m.roundTimer(a, st.Delay); ok {
 		return []Command{st, t}
@@ -42,6 +45,9 @@ func (m *Machine) release() []Command {
 	var cmds []Command
 	for _, a := range m.agents {
 		if a.status == Idle && (!holding || len(a.answers) == 0) && !m.paused(a) {
+			if m.decomposition() && m.autoStop(a) {
+				continue
+			}
 			cmds = append(cmds, m.startTurn(a)...)
 		}
 	}
@@ -78,6 +84,8 @@ func (m *Machine) propose(in Proposed) []Command {
 		v = m.checklist(a, in.Seen, in.Action)
 	case ActVote:
 		v, cmds = m.vote(a, in.Seen, in.Action)
+	case ActStop:
+		v, cmds = m.stopAction(a, in.Seen, in.Action)
 	default:
 		v, cmds = m.answer(a, in.Action)
 	}
@@ -85,6 +93,9 @@ func (m *Machine) propose(in Proposed) []Command {
 }
 
 func (m *Machine) vote(a *agent, seen int, act Action) (Verdict, []Command) {
+	if m.decomposition() {
+		return Verdict{Outcome: Rejected, Message: "vote is not available in decomposition mode: call stop when your subtask is done, or new_answer to share new work."}, nil
+	}
 	answers := m.Answers()
 	if len(answers) == 0 {
 		return Verdict{Outcome: Rejected, Message: "Cannot vote: no answers exist yet. Use new_answer to give your own answer."}, nil
@@ -117,7 +128,11 @@ func (m *Machine) answer(a *agent, act Action) (Verdict, []Command) {
 	if content == "" {
 		return Verdict{Outcome: Rejected, Message: "new_answer needs non-empty content: put your complete answer in the content argument."}, nil
 	}
-	if m.cfg.MaxAnswers > 0 && len(a.answers) >= m.cfg.MaxAnswers {
+	if m.decomposition() {
+		if why := m.streakCapped(a); why != "" {
+			return Verdict{Outcome: Rejected, Message: why}, nil
+		}
+	} else if m.cfg.MaxAnswers > 0 && len(a.answers) >= m.cfg.MaxAnswers {
 		return Verdict{Outcome: Rejected, Message: fmt.Sprintf("You have reached the maximum of %d new answers. Do not call new_answer again: call vote for the best existing answer.", m.cfg.MaxAnswers)}, nil
 	}
 	if why := m.leadCapped(a); why != "" {
@@ -136,6 +151,7 @@ func (m *Machine) answer(a *agent, act Action) (Verdict, []Command) {
 	}
 	a.answers = append(a.answers, content)
 	a.failures, a.circuitWaits = 0, 0
+	a.streak++
 	m.epoch++
 	label := ""
 	for _, x := range m.Answers() {
@@ -157,6 +173,9 @@ func (m *Machine) answer(a *agent, act Action) (Verdict, []Command) {
 			if m.cfg.RestartPolicy == RestartInject {
 				if m.injectable(o) {
 					o.injected++
+					if m.decomposition() {
+						m.seePeers(o)
+					}
 					cmds = append(cmds, Inject{Agent: o.id, Turn: o.turn, Epoch: m.epoch, Answers: m.Answers()})
 				}
 				continue
@@ -167,7 +186,11 @@ func (m *Machine) answer(a *agent, act Action) (Verdict, []Command) {
 			o.status = Idle
 		}
 	}
-	cmds = append(cmds, m.release()...)
+	more := m.release()
+	if len(more) == 0 && m.decomposition() {
+		more = m.checkConsensus("") // every agent stopped at its cap
+	}
+	cmds = append(cmds, more...)
 	return Verdict{Outcome: Accepted, Label: label, Rev: len(a.answers)}, cmds
 }
 
@@ -266,6 +289,9 @@ func (m *Machine) failureSummary() string {
 // author earliest in config order; with no votes, the first agent in config
 // order that has an answer.
 func (m *Machine) decide(prefix string) Present {
+	if m.decomposition() {
+		return m.decideDecomposition(prefix)
+	}
 	answers := m.Answers()
 	tally := map[string]int{}
 	var votes []Vote

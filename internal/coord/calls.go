@@ -1,6 +1,7 @@
 package coord
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -43,11 +44,13 @@ const EnforcementMessage = "You did not call a workflow tool. Finish your work b
 // for the model; none reports that no workflow tool was called at all.
 func ParseAction(calls []Call, text string) (act Action, reason string, none, ok bool) {
 	votes, answers := 0, 0
+	terminate := ToolVote // the name of the vote or stop call, for messages
 	var first *Call
 	for i := range calls {
 		switch calls[i].Name {
-		case ToolVote:
+		case ToolVote, ToolStop:
 			votes++
+			terminate = calls[i].Name
 		case ToolNewAnswer:
 			answers++
 		default:
@@ -63,7 +66,9 @@ func ParseAction(calls []Call, text string) (act Action, reason string, none, ok
 	case first == nil:
 		return act, EnforcementMessage, true, false
 	case votes > 0 && answers > 0:
-		return act, "You called both vote and new_answer. Choose one: call exactly one of them.", false, false
+		return act, fmt.Sprintf("You called both %s and new_answer. Choose one: call exactly one of them.", terminate), false, false
+	case votes > 1 && terminate == ToolStop:
+		return act, "Multiple stop calls are not allowed. Call stop exactly once.", false, false
 	case votes > 1:
 		return act, "Multiple votes are not allowed. Call vote exactly once.", false, false
 	case answers > 1:
@@ -78,6 +83,9 @@ func ParseAction(calls []Call, text string) (act Action, reason string, none, ok
 	str := func(k string) string { s, _ := args[k].(string); return s }
 	if first.Name == ToolVote {
 		return Action{Kind: ActVote, Label: strings.TrimSpace(str("agent_id")), Reason: str("reason")}, "", false, true
+	}
+	if first.Name == ToolStop {
+		return Action{Kind: ActStop, Label: cmp.Or(strings.TrimSpace(str("status")), StopComplete), Reason: str("summary")}, "", false, true
 	}
 	content := str("content")
 	if strings.TrimSpace(content) == "" {

@@ -179,4 +179,8 @@ type Vote struct {
 	Target string // real id
 	Label  string // as the voter saw it
 	Reason string
+	// Stop is set when this is a stop in decomposition mode (decompose.go):
+	// its status, complete or blocked; Target is the voter itself, Reason
+	// its summary.
+	Stop string `json:",omitempty"`
 }

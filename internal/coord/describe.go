@@ -14,6 +14,7 @@ import (
 
 // DescribeInput is an input as a transcript script line: `start`,
 // `answer AGENT TURN "content"`, `vote AGENT TURN SEEN LABEL "reason"`,
+// `stop AGENT TURN SEEN STATUS "summary"`,
 // `checklist AGENT TURN SEEN "scores"`, `fail AGENT TURN "error" [circuit]`, `timeout`, `budget "reason"`,
 // `presented "text" [calls=N]`, `presentation-failed "error"`,
 // `evaluated submit`, `evaluated restart "reason" "instructions"`,
@@ -26,6 +27,9 @@ func DescribeInput(in Input) string {
 	case Proposed:
 		if in.Action.Kind == ActChecklist {
 			return fmt.Sprintf("checklist %s %d %d %q", in.Agent, in.Turn, in.Seen, in.Action.Content)
+		}
+		if in.Action.Kind == ActStop {
+			return fmt.Sprintf("stop %s %d %d %s %q", in.Agent, in.Turn, in.Seen, in.Action.Label, in.Action.Reason)
 		}
 		if in.Action.Kind == ActVote {
 			return fmt.Sprintf("vote %s %d %d %s %q", in.Agent, in.Turn, in.Seen, in.Action.Label, in.Action.Reason)
@@ -159,6 +163,9 @@ func (m *Machine) DescribeState() string {
 	s := make([]string, len(m.agents))
 	for i, a := range m.agents {
 		s[i] = a.id + ":" + a.status.String()
+		if a.status == Voted && a.vote != nil && a.vote.Stop != "" {
+			s[i] = a.id + ":stopped(" + a.vote.Stop + ")"
+		}
 		if m.phase == phaseCoordinating && m.paused(a) {
 			s[i] += "(paused)"
 		}

@@ -60,6 +60,9 @@ type agent struct {
 	injected     int   // new answers injected into the in-flight turn (midstream.go)
 	lastErr      string
 	lastFailure  *Failure
+	// streak and seenPeers are decomposition mode's answer cap: answers in
+	// a row, and the peers' answers seen when it last restarted (decompose.go).
+	streak, seenPeers int
 }
 
 // Machine is the coordination state of one whole run: its attempts, each

@@ -77,6 +77,11 @@ type Settings struct {
 	DeferBeforeChecklist bool
 	// Checklist turns on checklist-gated voting (checklist.go); nil is off.
 	Checklist *Checklist `json:",omitempty"`
+	// Decomposition is coordination_mode: decomposition (decompose.go):
+	// stop replaces vote, the answer cap is a streak, and Presenter
+	// (presenter_agent; "" or unknown: the last agent) merges the work.
+	Decomposition bool   `json:",omitempty"`
+	Presenter     string `json:",omitempty"`
 	// PerAgent holds the rules of agents that differ from the team's (an
 	// agent's own voting_sensitivity); nil when none do.
 	PerAgent *PerAgent `json:",omitempty"`

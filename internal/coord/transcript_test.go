@@ -32,6 +32,7 @@ var update = flag.Bool("update", false, "rewrite the golden transcripts in testd
 //	start
 //	answer AGENT TURN "content"          (seen epoch is irrelevant for answers)
 //	vote AGENT TURN SEEN LABEL "reason"
+//	stop AGENT TURN SEEN STATUS "summary"   (decomposition mode: mode=decomposition presenter=ID)
 //	checklist AGENT TURN SEEN "scores"   (submit_checklist; scores as JSON)
 //	fail AGENT TURN "error" [circuit] [failure=KIND,STATUS[,retryable]]
 //	                                     (circuit: the failure came from an open breaker;
@@ -182,6 +183,10 @@ func configure(t *testing.T, cfg *Config, kvs []string, line int) {
 				cfg.Checklist = &Checklist{}
 			}
 			cfg.Checklist.Agents = strings.Split(v, ",")
+		case "mode":
+			cfg.Decomposition = v == "decomposition"
+		case "presenter":
+			cfg.Presenter = v
 		case "round":
 			cfg.FirstRoundTimeout, err = time.ParseDuration(v)
 		case "later":
@@ -209,6 +214,8 @@ func parseInput(t *testing.T, f []string, line int) Input {
 		return Start{}
 	case "answer":
 		return Proposed{Agent: arg(1), Turn: TurnID(atoi(t, arg(2))), Action: Action{Kind: ActNewAnswer, Content: arg(3)}}
+	case "stop":
+		return Proposed{Agent: arg(1), Turn: TurnID(atoi(t, arg(2))), Seen: atoi(t, arg(3)), Action: Action{Kind: ActStop, Label: arg(4), Reason: arg(5)}}
 	case "vote":
 		return Proposed{Agent: arg(1), Turn: TurnID(atoi(t, arg(2))), Seen: atoi(t, arg(3)), Action: Action{Kind: ActVote, Label: arg(4), Reason: arg(5)}}
 	case "checklist":

@@ -45,6 +45,7 @@ const (
 	ActNewAnswer ActionKind = iota
 	ActVote
 	ActChecklist
+	ActStop // stop (decomposition mode): Reason is the summary, Label the status
 )
 
 func (k ActionKind) String() string {
@@ -53,6 +54,8 @@ func (k ActionKind) String() string {
 		return "vote"
 	case ActChecklist:
 		return ToolChecklist
+	case ActStop:
+		return ToolStop
 	}
 	return "new_answer"
 }
@@ -69,6 +72,8 @@ func (k *ActionKind) UnmarshalText(b []byte) error {
 		*k = ActNewAnswer
 	case ToolChecklist:
 		*k = ActChecklist
+	case ToolStop:
+		*k = ActStop
 	default:
 		return fmt.Errorf("unknown action %q", b)
 	}
