@@ -127,10 +127,21 @@ type Inbox struct {
 	update   *Update
 	wrapUps  []WrapUp
 	ready    chan struct{} // one token: "something arrived"
+	wrapped  chan struct{} // one token: "a WrapUp arrived" (WrapUpPosted)
 }
 
 // NewInbox returns an empty inbox.
-func NewInbox() *Inbox { return &Inbox{ready: make(chan struct{}, 1)} }
+func NewInbox() *Inbox { return &Inbox{ready: make(chan struct{}, 1), wrapped: make(chan struct{}, 1)} }
+
+// WrapUpPosted receives once a WrapUp has been posted since it last
+// received (TakeWrapUps then has it): an agent whose model is not called
+// by our loop (a CLI) learns of round time at once. nil for a nil inbox.
+func (in *Inbox) WrapUpPosted() <-chan struct{} {
+	if in == nil {
+		return nil
+	}
+	return in.wrapped
+}
 
 // Post delivers m.
 func (in *Inbox) Post(m Message) {
@@ -142,6 +153,10 @@ func (in *Inbox) Post(m Message) {
 		in.update = &m
 	case WrapUp:
 		in.wrapUps = append(in.wrapUps, m)
+		select {
+		case in.wrapped <- struct{}{}:
+		default:
+		}
 	}
 	in.mu.Unlock()
 	select {

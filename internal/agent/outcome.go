@@ -71,6 +71,12 @@ type Rejected struct{ Reason string }
 type Done struct {
 	// Usage is what every request of the task cost, the failed one included.
 	Usage llm.Usage
+	// CostUSD is what the task cost as the agent itself reports it (a
+	// coding-agent CLI that prices its own usage: Claude Code's
+	// total_cost_usd); 0: not reported. It is the agent's cost only when
+	// massgen's model catalogue has no price for its model: a catalogue
+	// price wins (orchestrator.Agent.Cost).
+	CostUSD float64
 	// Steps counts responses that ran tools; Attempts the responses that
 	// were attempts at a workflow action.
 	Steps, Attempts int

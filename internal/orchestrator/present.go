@@ -42,7 +42,7 @@ func (r *runner) startCall(ctx context.Context, id string, task agent.Task, befo
 		if p, ok := res.in.(coord.Presented); ok && p.Err == "" {
 			res.calls = done.ToolCalls
 		}
-		res.cost = r.addUsage(id, res.usage)
+		res.cost = r.addUsage(id, res.usage, done.CostUSD)
 		r.send(inboxMsg{agent: id, call: &res})
 	})
 }

@@ -65,7 +65,7 @@ func (r *runner) startTurn(ctx context.Context, c coord.StartTurn) {
 			// Cancelled while waiting: no request was made.
 			done.Failure = agent.FailureOf(context.Cause(tctx), c.Agent, a.Backend, a.ModelName)
 		}
-		cost := r.addUsage(c.Agent, done.Usage)
+		cost := r.addUsage(c.Agent, done.Usage, done.CostUSD)
 		r.countTools(c.Agent, ToolUse{Rounds: done.Steps})
 		// What its tools charged (subagents) was counted as they did; the
 		// event tells it with the turn's own usage.
@@ -218,9 +218,11 @@ func wait(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-// addUsage records a finished request's usage and returns its cost.
-func (r *runner) addUsage(id string, u llm.Usage) float64 {
-	var c float64
+// addUsage records a finished task's usage and returns its cost: its
+// model's price from the catalogue (Agent.Cost) or, when the model has
+// none, what the agent reported it cost (agent.Done.CostUSD).
+func (r *runner) addUsage(id string, u llm.Usage, reported float64) float64 {
+	c := reported
 	if f := r.byID[id].Cost; f != nil {
 		c = f(u)
 	}

@@ -56,6 +56,7 @@ type Agent struct {
 	url      string
 	tools    *workflowmcp.Server
 	toolsURL string
+	task     *binding // the task in progress, as its tools see it (round.go)
 }
 
 // ToolsServer is the name of the MCP server of an agent's own massgen
@@ -88,8 +89,8 @@ func (a *Agent) Run(ctx context.Context, task agent.Task, inbox *agent.Inbox) it
 		}
 		inv.Workflow = &MCPServer{Name: WorkflowServer, URL: a.url, Headers: map[string]string{"Authorization": "Bearer " + srv.Token()}}
 		loop := func(ctx context.Context, emit func(agent.Outcome)) error {
-			res, err := a.exec(ctx, inv, emit)
-			emit(agent.Done{Usage: res.Usage, State: a.state(res)})
+			res, err := a.playCoordination(ctx, inv, inbox, emit) // round.go
+			emit(agent.Done{Usage: res.Usage, CostUSD: res.CostUSD, State: a.state(res)})
 			return err
 		}
 		if task.Kind == agent.TaskEvaluate {
@@ -102,6 +103,8 @@ func (a *Agent) Run(ctx context.Context, task agent.Task, inbox *agent.Inbox) it
 		defer cancel()
 		var text strings.Builder
 		open := true
+		_, unbind := a.bindTask(ctx)
+		defer unbind()
 		res, err := a.exec(ctx, inv, func(o agent.Outcome) {
 			if t, ok := o.(agent.Text); ok {
 				text.WriteString(t.Text)
@@ -114,7 +117,7 @@ func (a *Agent) Run(ctx context.Context, task agent.Task, inbox *agent.Inbox) it
 		if !open {
 			return
 		}
-		done := agent.Done{Usage: res.Usage, State: a.state(res), Text: strings.TrimSpace(res.Text)}
+		done := agent.Done{Usage: res.Usage, CostUSD: res.CostUSD, State: a.state(res), Text: strings.TrimSpace(res.Text)}
 		if done.Text == "" {
 			done.Text = strings.TrimSpace(text.String())
 		}
@@ -147,7 +150,7 @@ func (a *Agent) toolServer() (*workflowmcp.Server, string, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.tools == nil {
-		srv := workflowmcp.NewTools(a.Tools)
+		srv := workflowmcp.NewTools(a.boundTools()) // round.go
 		url, err := srv.Listen()
 		if err != nil {
 			return nil, "", err

@@ -72,6 +72,10 @@ type Invocation struct {
 	// Options are the backend block's keys (permission_mode,
 	// allowed_tools, max_turns, …) as the config gives them.
 	Options map[string]any
+	// WorkflowOnly is set once the round's hard time limit has passed
+	// (round.go): the CLI may only call the workflow tools, so a vendor
+	// takes its CLI's own tools away where the CLI allows it.
+	WorkflowOnly bool
 	// Sandboxed is set when massgen runs the CLI in its sandbox
 	// (Agent.Wrap): the CLI's own sandbox may then be off, and may have to
 	// be (most cannot nest inside bubblewrap).

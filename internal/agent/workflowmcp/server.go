@@ -339,12 +339,12 @@ func (q *queue) put(o agent.Outcome) {
 	}
 }
 
-// relay passes on what the loop emitted, keeping a Done's usage, steps
-// and state in done; false: the consumer left.
+// relay passes on what the loop emitted, keeping a Done's usage, steps,
+// reported cost and state in done; false: the consumer left.
 func (q *queue) relay(done *agent.Done, yield func(agent.Outcome) bool) bool {
 	for _, o := range q.take() {
 		if d, ok := o.(agent.Done); ok {
-			done.Usage, done.Steps = d.Usage, d.Steps
+			done.Usage, done.Steps, done.CostUSD = d.Usage, d.Steps, d.CostUSD
 			if d.State != nil {
 				done.State = d.State
 			}

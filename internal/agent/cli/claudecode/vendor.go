@@ -99,6 +99,11 @@ func (Vendor) Prepare(inv *cli.Invocation) (cli.Command, error) {
 	}
 	denied = append(denied, o.disallowed...)
 	args = append(args, "--disallowedTools", strings.Join(denied, ","))
+	if inv.WorkflowOnly {
+		// Past the round's hard time limit: none of Claude Code's own
+		// tools, only the workflow server's.
+		args = append(args, "--tools", "")
+	}
 
 	if inv.Model != "" {
 		args = append(args, "--model", inv.Model)
