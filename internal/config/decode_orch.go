@@ -194,6 +194,12 @@ func (d *decoder) orchestrator(p *pair) {
 			if _, ok := d.mapping(key, e, "a map"); ok {
 				d.keep(o, e)
 			}
+		case "checklist_require_gap_report", "gap_report_mode":
+			d.checklistKey(&o.Checklist, e, key)
+		case "coordination_mode", "presenter_agent":
+			d.decomposition(e, key)
+		case "task_decomposer":
+			d.taskDecomposer(e, key)
 		case "skip_final_presentation":
 			// v0.1.73's name for presenting no final answer: the winner's
 			// answer is final (ui.enable_final_presentation: false, which
@@ -298,10 +304,14 @@ func (d *decoder) coordination(e *pair, key string) {
 			o.PlanningMode, _ = d.boolean(tkey, t)
 		case "checklist_criteria_inline":
 			o.ChecklistCriteria = d.criteria(t, tkey)
+		case "checklist_criteria_preset", "improvements":
+			d.checklistKey(&o.Checklist, t, tkey)
 		case "evaluation_criteria_generator":
 			d.criteriaGenerator(t, tkey)
 		case "persona_generator":
 			d.personaGenerator(t, tkey)
+		case "task_decomposer":
+			d.taskDecomposer(t, tkey)
 		case "write_mode", "drift_conflict_policy", "enable_changedoc", "fast_iteration_mode":
 			d.isolation(&o.Isolation, t, tkey)
 		case "planning_mode_instruction":

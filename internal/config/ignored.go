@@ -27,6 +27,8 @@ var implementedKeys = []string{
 	"wait_for_first_answers", "max_cost_usd", "max_total_tokens", "max_consecutive_failures",
 	"fairness_enabled", "fairness_lead_cap_answers", "voting_threshold", "checklist_criteria_inline",
 	"evaluation_criteria_generator", "persona_generator",
+	// decomposition mode (decompose.go)
+	"coordination_mode", "presenter_agent", "task_decomposer", "subtask",
 	"max_midstream_injections_per_round", "defer_peer_updates_until_restart",
 	"allow_midstream_peer_updates_before_checklist_submit",
 	// orchestrator.coordination
@@ -71,6 +73,8 @@ var implementedKeys = []string{
 	"subagent_max_concurrent", "subagent_types", "subagent_orchestrator", "background_subagents",
 	// orchestrator.coordination: task planning (tasks.go)
 	"enable_agent_task_planning", "task_planning_filesystem_mode", "max_tasks_per_plan",
+	// checklist-gated voting's report gate, draft_approach's floors, the criteria preset (checklist.go)
+	"checklist_require_gap_report", "gap_report_mode", "checklist_criteria_preset", "improvements",
 }
 
 var builtinFlags = []string{"enable_web_search", "enable_code_execution", "enable_code_interpreter"}

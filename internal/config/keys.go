@@ -24,7 +24,7 @@ var v1Keys = []string{
 	"models", "model_configs", "num_agents", "max_rounds", "consensus_threshold", "voting_enabled", "enable_voting",
 }
 
-var agentKeys = append([]string{"id", "backend", "system_message", "memory", "append_system_prompt"}, upstreamKeyNames(agentUpstream)...)
+var agentKeys = append([]string{"id", "backend", "system_message", "memory", "append_system_prompt", "subtask"}, upstreamKeyNames(agentUpstream)...)
 
 var orchestratorKeys = append([]string{
 	// typed in Orchestrator
@@ -35,20 +35,21 @@ var orchestratorKeys = append([]string{
 	"fairness_enabled", "fairness_lead_cap_answers", "voting_threshold",
 	"max_midstream_injections_per_round", "defer_peer_updates_until_restart",
 	"allow_midstream_peer_updates_before_checklist_submit",
+	"checklist_require_gap_report", "gap_report_mode",
 	// kept in Orchestrator.Extra
 	"snapshot_storage", "agent_temporary_workspace", "dspy", "debug_final_answer", "session_storage",
 	"max_new_answers_global",
 	// massgen acts on these v0.1.73 keys
-	"skip_final_presentation",
+	"skip_final_presentation", "coordination_mode", "presenter_agent", "task_decomposer",
 	// placeholders of upstream's examples (placeholderKeys)
 	"type", "max_turns", "skills_directory",
 }, upstreamKeyNames(orchestratorUpstream)...)
 
 var coordinationKeys = append([]string{
-	"enable_planning_mode", "planning_mode_instruction", "max_orchestration_restarts",
+	"enable_planning_mode", "planning_mode_instruction", "max_orchestration_restarts", "task_decomposer",
 	"enable_agent_task_planning", "max_tasks_per_plan", "task_planning_filesystem_mode",
 	"enable_memory_filesystem_mode", "use_skills", "massgen_skills", "skills_directory", "use_two_tier_workspace",
-	"checklist_criteria_inline", "evaluation_criteria_generator",
+	"checklist_criteria_inline", "evaluation_criteria_generator", "checklist_criteria_preset", "improvements",
 	"write_mode", "drift_conflict_policy", "enable_changedoc", "fast_iteration_mode",
 	"learning_capture_mode", "disable_final_only_round_capture_fallback", "load_previous_session_skills",
 	"enable_subagents", "subagent_default_timeout", "subagent_min_timeout", "subagent_max_timeout",

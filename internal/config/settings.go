@@ -124,6 +124,7 @@ func (c *Config) Settings() (coord.Settings, error) {
 		s.Presentation = coord.PresentNever
 	}
 	s.Direct = !c.UI.UseOrchestratorForSingleAgent
+	s.Decomposition, s.Presenter = o.Decomposition.On, o.Decomposition.Presenter
 	return s, errors.Join(errs...)
 }
 
@@ -152,8 +153,9 @@ func (c *Config) checklist() *coord.Checklist {
 	if len(gated) == 0 {
 		return nil
 	}
-	ck := &coord.Checklist{Threshold: o.VotingThreshold, Criteria: o.ChecklistCriteria,
-		Generate: o.GenerateCriteria, MinCriteria: o.MinCriteria, MaxCriteria: o.MaxCriteria}
+	ck := &coord.Checklist{Threshold: o.VotingThreshold, Criteria: c.checklistCriteria(),
+		Generate: o.GenerateCriteria, MinCriteria: o.MinCriteria, MaxCriteria: o.MaxCriteria,
+		Report: !o.Checklist.NoReport, Improvements: o.Checklist.Improvements}
 	if len(gated) < len(c.Agents) {
 		ck.Agents = gated
 	}

@@ -183,7 +183,7 @@ orchestrator:
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := &coord.Checklist{Threshold: 2, Agents: []string{"a"}, Criteria: []coord.Criterion{
+	want := &coord.Checklist{Threshold: 2, Agents: []string{"a"}, Report: true, Criteria: []coord.Criterion{
 		{Text: "Cites its sources", Category: "standard"}, {Text: "Explains the trade-offs", Category: "primary"},
 		{Text: "Has a diagram", Category: "stretch"}}}
 	if diff := cmp.Diff(want, s.Checklist); diff != "" {

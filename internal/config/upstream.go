@@ -25,7 +25,7 @@ type upstreamKey struct {
 
 // Feature names shared by several keys.
 const (
-	featChecklist  = "this part of checklist-gated voting (massgen's gate decides on the scores alone)"
+	featChecklist  = "this part of checklist-gated voting"
 	featFairness   = "fairness caps"
 	featMidstream  = "mid-stream peer updates"
 	featSubagents  = "subagents"
@@ -33,7 +33,7 @@ const (
 	featPlanMode   = "plan mode"
 	featCheckpoint = "checkpoints"
 	featNLIP       = "NLIP"
-	featCriteria   = "preset and evolving checklist criteria (checklist_criteria_inline and evaluation_criteria_generator work)"
+	featCriteria   = "evolving checklist criteria (checklist_criteria_inline, checklist_criteria_preset and evaluation_criteria_generator work)"
 	featRoundEval  = "round-evaluator subagents"
 	featDecompose  = "decomposition mode"
 	featMultimodal = "multimodal tools"
@@ -59,14 +59,10 @@ var (
 // this version does not act on yet.
 var orchestratorUpstream = map[string]upstreamKey{
 	"defer_voting_until_all_answered": {kind: paramBool, feature: "deferred voting (defer_voting_until_all_answered)"},
-	"coordination_mode":               {kind: paramString, values: coordinationModes, off: "voting", feature: featDecompose},
-	"presenter_agent":                 {kind: paramString, feature: "choosing the presenter (presenter_agent)"},
 	// winner_present is what massgen does; winner_reuse is
 	// ui.enable_final_presentation: false.
 	"final_answer_strategy": {kind: paramString, values: finalAnswerStrats, off: "winner_present",
 		feature: "final_answer_strategy", hint: "for winner_reuse, set skip_final_presentation: true"},
-	"checklist_require_gap_report": {kind: paramBool, feature: featChecklist},
-	"gap_report_mode":              {kind: paramString, values: gapReportModes, off: "none", feature: featChecklist},
 	// massgen accepts one checklist per answer set, as upstream's default 1 per round.
 	"max_checklist_calls_per_round": {kind: paramInt, feature: featChecklist},
 	"checklist_first_answer":        {kind: paramBool, feature: featChecklist},
@@ -98,7 +94,6 @@ var coordinationUpstream = map[string]upstreamKey{
 	"broadcast_wait_by_default":               {kind: paramBool, feature: featBroadcast},
 	"max_broadcasts_per_agent":                {kind: paramInt, feature: featBroadcast},
 	"compression_target_ratio":                {kind: paramNumber, feature: "context compression"},
-	"checklist_criteria_preset":               {kind: paramString, feature: featCriteria},
 	"evolving_criteria":                       {kind: paramBool, feature: featCriteria},
 	"evolving_criteria_score_threshold":       {kind: paramNumber, feature: featCriteria},
 	"evolving_criteria_max_evolutions":        {kind: paramInt, feature: featCriteria},
@@ -110,7 +105,6 @@ var coordinationUpstream = map[string]upstreamKey{
 	"subagent_runtime_mode":                   {kind: paramString, values: subagentRuntimes, feature: featSubagents},
 	"subagent_runtime_fallback_mode":          {kind: paramString, feature: featSubagents},
 	"subagent_host_launch_prefix":             {kind: paramAny, feature: featSubagents},
-	"task_decomposer":                         {kind: paramMap, feature: featDecompose},
 	"round_evaluator_before_checklist":        {kind: paramBool, feature: featRoundEval},
 	"orchestrator_managed_round_evaluator":    {kind: paramBool, feature: featRoundEval},
 	"round_evaluator_skip_synthesis":          {kind: paramBool, feature: featRoundEval},
@@ -122,7 +116,6 @@ var coordinationUpstream = map[string]upstreamKey{
 	"enable_quality_rethink_on_iteration":     {kind: paramBool, feature: featChecklist},
 	"enable_novelty_on_iteration":             {kind: paramBool, feature: featChecklist},
 	"novelty_injection":                       {kind: paramString, values: noveltyInjections, off: "none", feature: featChecklist},
-	"improvements":                            {kind: paramMap, feature: featChecklist},
 	"resume_from_log":                         {kind: paramMap, feature: "resuming from a log (resume_from_log)"},
 	"checkpoint_enabled":                      {kind: paramBool, feature: featCheckpoint},
 	"checkpoint_mode":                         {kind: paramString, values: []string{"conversation", "task"}, feature: featCheckpoint},
@@ -139,7 +132,6 @@ var coordinationUpstream = map[string]upstreamKey{
 // backend, system_message and memory.
 var agentUpstream = map[string]upstreamKey{
 	"voting_sensitivity": {kind: paramString, values: votingValues, feature: "per-agent voting sensitivity"},
-	"subtask":            {kind: paramString, feature: featDecompose},
 	"main_agent":         {kind: paramBool, feature: featCheckpoint},
 	"subagent_agents":    {kind: paramAny, feature: featSubagents},
 	"enable_nlip":        {kind: paramBool, feature: featNLIP},

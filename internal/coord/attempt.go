@@ -82,6 +82,8 @@ func (m *Machine) propose(in Proposed) []Command {
 	switch in.Action.Kind {
 	case ActChecklist:
 		v = m.checklist(a, in.Seen, in.Action)
+	case ActDraft:
+		v = m.draft(a, in.Seen, in.Action)
 	case ActVote:
 		v, cmds = m.vote(a, in.Seen, in.Action)
 	case ActStop:

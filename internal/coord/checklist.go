@@ -51,6 +51,12 @@ type Checklist struct {
 	// The orchestrator has them written and feeds them as CriteriaSet.
 	Generate                 bool `json:",omitempty"`
 	MinCriteria, MaxCriteria int  `json:",omitempty"`
+	// Report is the diagnostic report gate (checklist_require_gap_report;
+	// checklist_report.go).
+	Report bool `json:",omitempty"`
+	// Improvements are draft_approach's impact floors (nil: upstream's
+	// defaults, one structural or transformative improvement; draft.go).
+	Improvements *Improvements `json:",omitempty"`
 }
 
 // CriteriaBounds are the generator's bounds with their defaults.
@@ -133,6 +139,9 @@ type gate struct {
 	epoch     int
 	terminate bool
 	best      string
+	fails     []string      // the failing criteria, for draft_approach
+	items     []ItemScore   // the best answer's scores
+	history   [][]ItemScore // the agent's earlier accepted checklists, oldest first (plateaus)
 }
 
 // ParseScores reads submit_checklist's scores argument: per answer label,
@@ -221,6 +230,7 @@ func (m *Machine) gateBar(a *agent, core int) (et, cutoff, required int) {
 
 // checklist judges a submit_checklist call of a's turn: its scores of the
 // current answers give the verdict, kept as a's gate for this answer set.
+// A refused submission's message carries upstream's error_code.
 func (m *Machine) checklist(a *agent, seen int, act Action) Verdict {
 	reject := func(format string, args ...any) Verdict {
 		return Verdict{Outcome: Rejected, Message: fmt.Sprintf(format, args...)}
@@ -238,15 +248,28 @@ func (m *Machine) checklist(a *agent, seen int, act Action) Verdict {
 		return reject("You already scored these answers; act on that verdict: %s.", verdictWord(g))
 	}
 	answers := m.Answers()
+	crit := m.cfg.Checklist.CriteriaOf()
+	core := 0
+	for _, c := range crit {
+		if NormalCategory(c.Category) != CatStretch {
+			core++
+		}
+	}
+	_, cutoff, required := m.gateBar(a, core)
+	rep := m.evalReport(act.Report)
 	only := ""
 	if len(answers) == 1 {
 		only = answers[0].Label
 	}
 	scores, err := ParseScores(json.RawMessage(act.Content), only)
 	if err != nil {
-		return reject("submit_checklist: %v", err)
+		code := ErrScoresInvalid
+		if strings.Contains(err.Error(), "only allowed when there is one answer") {
+			code = ErrFlatDisallowed
+		}
+		return invalid(code, required, rep, "%v", err)
 	}
-	crit := m.cfg.Checklist.CriteriaOf()
+	flat := flatScores(act.Content)
 	for label, per := range scores {
 		i := strings.LastIndex(label, ".") // "agent1.2" names agent1's answer too
 		if i > 0 && !slices.ContainsFunc(answers, func(x Answer) bool { return x.Label == label }) {
@@ -259,44 +282,68 @@ func (m *Machine) checklist(a *agent, seen int, act Action) Verdict {
 			}
 		}
 	}
+	var incomplete []string
 	for _, ans := range answers {
 		per, ok := scores[ans.Label]
 		if !ok {
-			return reject("submit_checklist: %s's answer was not scored; score every current answer (%s) on every criterion.", ans.Label, labelList(answers))
+			continue
 		}
+		var missing []string
 		for i := range crit {
 			if _, ok := per[CriterionID(i)]; !ok {
-				return reject("submit_checklist: %s lacks a score for %s; score every criterion (E1…E%d) of every answer.", ans.Label, CriterionID(i), len(crit))
+				missing = append(missing, CriterionID(i))
 			}
 		}
+		if len(missing) > 0 {
+			incomplete = append(incomplete, fmt.Sprintf("%s: missing %s", ans.Label, strings.Join(missing, ", ")))
+		}
+	}
+	if len(incomplete) > 0 {
+		if flat {
+			return invalid(ErrMissingCriteria, required, rep, "Incomplete submission: %s. You must score ALL %d criteria (E1-E%d). Resubmit with scores for every criterion.",
+				strings.Join(incomplete, "; "), len(crit), len(crit))
+		}
+		return invalid(ErrIncompleteAgent, required, rep, "Incomplete per-agent submission: %s. You must score ALL %d criteria for EVERY agent. Resubmit with complete scores.",
+			strings.Join(incomplete, "; "), len(crit))
+	}
+	var unscored []string
+	for _, ans := range answers {
+		if _, ok := scores[ans.Label]; !ok {
+			unscored = append(unscored, ans.Label)
+		}
+	}
+	if len(unscored) > 0 {
+		return invalid(ErrMissingAgentScores, required, rep, "Missing scores for available agents: %s. You must score ALL agents you have context for: %s. Resubmit with per-agent scores covering every agent.",
+			strings.Join(unscored, ", "), labelList(answers))
 	}
 	best, bestSum := "", -1.0
+	perAgent := map[string]map[string]float64{}
 	for _, ans := range answers {
 		sum := 0.0
+		perAgent[ans.Label] = map[string]float64{}
 		for i := range crit {
-			sum += scores[ans.Label][CriterionID(i)]
+			s := scores[ans.Label][CriterionID(i)]
+			sum += s
+			perAgent[ans.Label][CriterionID(i)] = s
 		}
 		if sum > bestSum {
 			best, bestSum = ans.Label, sum
 		}
 	}
-	core := 0
-	for _, c := range crit {
-		if NormalCategory(c.Category) != CatStretch {
-			core++
-		}
-	}
-	_, cutoff, required := m.gateBar(a, core)
-	passed, primaryOK := 0, true
+	passed, trueCount, primaryOK := 0, 0, true
 	var fails, lines []string
+	items := make([]ItemScore, len(crit))
 	for i, c := range crit {
 		id, s := CriterionID(i), scores[best][CriterionID(i)]
 		ok := s >= float64(cutoff)
+		items[i] = ItemScore{ID: id, Score: s, Passed: ok}
 		cat := NormalCategory(c.Category)
 		mark := "passed"
 		if !ok {
 			mark = "not passed"
 			fails = append(fails, id)
+		} else {
+			trueCount++
 		}
 		lines = append(lines, fmt.Sprintf("%s %g/10 %s (%s)", id, s, mark, cat))
 		switch {
@@ -307,15 +354,53 @@ func (m *Machine) checklist(a *agent, seen int, act Action) Verdict {
 			primaryOK = false
 		}
 	}
-	g := &gate{epoch: m.epoch, terminate: primaryOK && passed >= required, best: best}
+	if rep != nil && !rep.Passed {
+		return invalid(ErrReportInvalid, required, rep, "Diagnostic report validation failed. %s Fix the report and resubmit submit_checklist.", strings.Join(rep.Issues, "; "))
+	}
+	var history [][]ItemScore
+	if a.gate != nil {
+		history = append(a.gate.history, a.gate.items)
+	}
+	g := &gate{epoch: m.epoch, terminate: primaryOK && passed >= required, best: best, fails: fails, items: items, history: history}
 	a.gate, a.checked = g, true
+	res := checklistResult{Status: "accepted", Verdict: ToolVote, TrueCount: trueCount, Required: required, Items: items,
+		FailedCriteria: fails, Report: rep, BestAgent: best, PerAgentScores: perAgent}
+	res.Explanation = fmt.Sprintf("%d of %d items passed (required: %d core). Verdict: %s.", trueCount, len(crit), required, ToolVote)
 	next := fmt.Sprintf("Next: call vote for %s.", best)
 	if !g.terminate {
-		next = fmt.Sprintf("Next: call new_answer with an answer that fixes what the failing criteria (%s) name — do not vote now.", strings.Join(fails, ", "))
+		res.Verdict = ToolNewAnswer
+		res.PlateauedCriteria = plateaued(items, history, crit)
+		res.Explanation = fmt.Sprintf("%d of %d items passed (required: %d core). Verdict: %s. Items that need improvement: %s. %s"+
+			"NEXT STEP: Call `draft_approach` to plan what to build for each failing criterion. This is required before implementing. "+
+			"Then implement your plan and call `new_answer`.",
+			trueCount, len(crit), required, ToolNewAnswer, strings.Join(fails, ", "), plateauLine(res.PlateauedCriteria))
+		next = fmt.Sprintf("Next: call draft_approach with a plan for each failing criterion (%s), then new_answer with an answer that fixes them — do not vote now.", strings.Join(fails, ", "))
 	}
-	return Verdict{Outcome: Accepted, Label: best, Message: fmt.Sprintf(
+	if rep != nil && rep.Provided {
+		res.Explanation += " Diagnostic report provided."
+	}
+	return Verdict{Outcome: Accepted, Label: best, Message: res.message(fmt.Sprintf(
 		"Checklist accepted. Verdict: %s. Best answer: %s. %s; %d of %d core criteria passed (%d needed). %s",
-		verdictWord(g), best, strings.Join(lines, "; "), passed, core, required, next)}
+		verdictWord(g), best, strings.Join(lines, "; "), passed, core, required, next))}
+}
+
+// flatScores reports whether scores were given flat ({"E1": 8, …}), as one
+// answer's, rather than per answer label.
+func flatScores(raw string) bool {
+	var s string
+	if json.Unmarshal([]byte(raw), &s) == nil {
+		raw = s
+	}
+	var top map[string]json.RawMessage
+	if json.Unmarshal([]byte(raw), &top) != nil {
+		return false
+	}
+	for k := range top {
+		if strings.HasPrefix(k, "E") || strings.HasPrefix(k, "T") {
+			return true
+		}
+	}
+	return false
 }
 
 func verdictWord(g *gate) string {

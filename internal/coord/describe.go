@@ -15,7 +15,7 @@ import (
 // DescribeInput is an input as a transcript script line: `start`,
 // `answer AGENT TURN "content"`, `vote AGENT TURN SEEN LABEL "reason"`,
 // `stop AGENT TURN SEEN STATUS "summary"`,
-// `checklist AGENT TURN SEEN "scores"`, `fail AGENT TURN "error" [circuit]`, `timeout`, `budget "reason"`,
+// `checklist AGENT TURN SEEN "scores" [report "path" CHARS "problem"]`, `draft AGENT TURN SEEN "arguments"`, `fail AGENT TURN "error" [circuit]`, `timeout`, `budget "reason"`,
 // `presented "text" [calls=N]`, `presentation-failed "error"`,
 // `evaluated submit`, `evaluated restart "reason" "instructions"`,
 // `grace`, `round AGENT TURN soft|hard|cutoff`, `criteria "category: text"…`,
@@ -26,7 +26,14 @@ func DescribeInput(in Input) string {
 		return "start"
 	case Proposed:
 		if in.Action.Kind == ActChecklist {
-			return fmt.Sprintf("checklist %s %d %d %q", in.Agent, in.Turn, in.Seen, in.Action.Content)
+			s := fmt.Sprintf("checklist %s %d %d %q", in.Agent, in.Turn, in.Seen, in.Action.Content)
+			if r := in.Action.Report; r != nil {
+				s += fmt.Sprintf(" report %q %d %q", r.Path, r.Chars, r.Problem)
+			}
+			return s
+		}
+		if in.Action.Kind == ActDraft {
+			return fmt.Sprintf("draft %s %d %d %q", in.Agent, in.Turn, in.Seen, in.Action.Content)
 		}
 		if in.Action.Kind == ActStop {
 			return fmt.Sprintf("stop %s %d %d %s %q", in.Agent, in.Turn, in.Seen, in.Action.Label, in.Action.Reason)

@@ -28,12 +28,15 @@ var update = flag.Bool("update", false, "rewrite the golden transcripts in testd
 //	       round=10m later=5m round_grace=2m   (per-round timeouts: first, later rounds, grace)
 //	       gate=2 gated=a,b                     (checklist_gated: voting_threshold, the gated agents)
 //	       criteria=primary,standard,stretch    (the criteria's categories, E1…)
+//	       report=true                          (the diagnostic report gate)
 //	       injections=2 defer=true defer_before_checklist=true   (mid-stream peer updates)
 //	start
 //	answer AGENT TURN "content"          (seen epoch is irrelevant for answers)
 //	vote AGENT TURN SEEN LABEL "reason"
 //	stop AGENT TURN SEEN STATUS "summary"   (decomposition mode: mode=decomposition presenter=ID)
 //	checklist AGENT TURN SEEN "scores"   (submit_checklist; scores as JSON)
+//	          [report "path" CHARS "problem"]   (what the tool found of the diagnostic report)
+//	draft AGENT TURN SEEN "arguments"    (draft_approach; its arguments as JSON)
 //	fail AGENT TURN "error" [circuit] [failure=KIND,STATUS[,retryable]]
 //	                                     (circuit: the failure came from an open breaker;
 //	                                     failure=: the Failure as data, e.g. bad_request,404)
@@ -178,6 +181,11 @@ func configure(t *testing.T, cfg *Config, kvs []string, line int) {
 			for i, c := range strings.Split(v, ",") {
 				cfg.Checklist.Criteria = append(cfg.Checklist.Criteria, Criterion{Text: fmt.Sprintf("criterion %d", i+1), Category: c})
 			}
+		case "report":
+			if cfg.Checklist == nil {
+				cfg.Checklist = &Checklist{}
+			}
+			cfg.Checklist.Report = v == "true"
 		case "gated":
 			if cfg.Checklist == nil {
 				cfg.Checklist = &Checklist{}
@@ -219,7 +227,13 @@ func parseInput(t *testing.T, f []string, line int) Input {
 	case "vote":
 		return Proposed{Agent: arg(1), Turn: TurnID(atoi(t, arg(2))), Seen: atoi(t, arg(3)), Action: Action{Kind: ActVote, Label: arg(4), Reason: arg(5)}}
 	case "checklist":
-		return Proposed{Agent: arg(1), Turn: TurnID(atoi(t, arg(2))), Seen: atoi(t, arg(3)), Action: Action{Kind: ActChecklist, Content: arg(4)}}
+		act := Action{Kind: ActChecklist, Content: arg(4)}
+		if len(f) > 5 && f[5] == "report" {
+			act.Report = &ReportFacts{Path: arg(6), Chars: atoi(t, arg(7)), Problem: arg(8)}
+		}
+		return Proposed{Agent: arg(1), Turn: TurnID(atoi(t, arg(2))), Seen: atoi(t, arg(3)), Action: act}
+	case "draft":
+		return Proposed{Agent: arg(1), Turn: TurnID(atoi(t, arg(2))), Seen: atoi(t, arg(3)), Action: Action{Kind: ActDraft, Content: arg(4)}}
 	case "fail":
 		in := TurnFailed{Agent: arg(1), Turn: TurnID(atoi(t, arg(2))), Err: arg(3)}
 		for _, opt := range f[4:] {

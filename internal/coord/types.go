@@ -35,6 +35,10 @@ type Action struct {
 	Content string // new_answer content
 	Label   string // vote target as the agent named it
 	Reason  string // vote reason
+	// Report is what the submit_checklist tool found at the diagnostic
+	// report's path (checklist_report.go); nil when the agent has no
+	// workspace to write one in.
+	Report *ReportFacts `json:",omitempty"`
 }
 
 // ActionKind is new_answer or vote, or a submit_checklist call (whose
@@ -45,7 +49,8 @@ const (
 	ActNewAnswer ActionKind = iota
 	ActVote
 	ActChecklist
-	ActStop // stop (decomposition mode): Reason is the summary, Label the status
+	ActStop  // stop (decomposition mode): Reason is the summary, Label the status
+	ActDraft // draft_approach: Content is its arguments, as JSON (draft.go)
 )
 
 func (k ActionKind) String() string {
@@ -54,6 +59,8 @@ func (k ActionKind) String() string {
 		return "vote"
 	case ActChecklist:
 		return ToolChecklist
+	case ActDraft:
+		return ToolDraft
 	case ActStop:
 		return ToolStop
 	}
@@ -72,6 +79,8 @@ func (k *ActionKind) UnmarshalText(b []byte) error {
 		*k = ActNewAnswer
 	case ToolChecklist:
 		*k = ActChecklist
+	case ToolDraft:
+		*k = ActDraft
 	case ToolStop:
 		*k = ActStop
 	default:
