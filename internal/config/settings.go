@@ -124,7 +124,6 @@ func (c *Config) Settings() (coord.Settings, error) {
 		s.Presentation = coord.PresentNever
 	}
 	s.Direct = !c.UI.UseOrchestratorForSingleAgent
-	s.Decomposition, s.Presenter = o.Decomposition.On, o.Decomposition.Presenter
 	return s, errors.Join(errs...)
 }
 
