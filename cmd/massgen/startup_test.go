@@ -1,9 +1,13 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -29,7 +33,7 @@ var built struct {
 }
 
 // binary builds the massgen command once per test binary.
-func binary(b *testing.B) string {
+func binary(b testing.TB) string {
 	b.Helper()
 	built.once.Do(func() {
 		built.dir, built.err = os.MkdirTemp("", "massgen-startup-")
@@ -106,4 +110,57 @@ func BenchmarkStartUp(b *testing.B) {
 			b.ReportMetric(mg.Seconds()/max(base.Seconds(), 1e-9), "x-true")
 		})
 	}
+}
+
+// What massgen's own packages may do at init, in allocations and bytes: a
+// few tables and small maps. Anything more (a regular expression compiled
+// at package level, a registry built eagerly) is paid by every process,
+// massgen --version included, and belongs in a sync.OnceValue.
+const (
+	ownInitAllocs = 200
+	ownInitBytes  = 64 << 10
+)
+
+// TestOwnPackagesInitLittle runs massgen --version with
+// GODEBUG=inittrace=1 and holds each github.com/massgen/massgen package's
+// init to ownInitAllocs allocations and ownInitBytes bytes. Allocation
+// counts do not depend on the machine's load, so this is not a timed
+// test; BenchmarkStartUp gives the time.
+func TestOwnPackagesInitLittle(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the command")
+	}
+	cmd := exec.Command(binary(t), "--version")
+	cmd.Env = append(os.Environ(), "GODEBUG=inittrace=1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if out, err := cmd.Output(); err != nil {
+		t.Fatalf("massgen --version: %v\n%s%s", err, out, stderr.Bytes())
+	}
+	seen := 0
+	sc := bufio.NewScanner(&stderr)
+	for sc.Scan() {
+		// init github.com/massgen/massgen/internal/config @3.1 ms, 0.27 ms clock, 95000 bytes, 1000 allocs
+		f := strings.Fields(sc.Text())
+		if len(f) != 11 || f[0] != "init" || !strings.HasPrefix(f[1], "github.com/massgen/massgen/") {
+			continue
+		}
+		seen++
+		nbytes, err1 := strconv.Atoi(f[7])
+		allocs, err2 := strconv.Atoi(f[9])
+		if err1 != nil || err2 != nil {
+			t.Fatalf("cannot read the init trace line %q", sc.Text())
+		}
+		if allocs > ownInitAllocs || nbytes > ownInitBytes {
+			t.Errorf("%s: init makes %d allocations, %d bytes (at most %d, %d): compile or build it on first use", f[1], allocs, nbytes, ownInitAllocs, ownInitBytes)
+		}
+	}
+	if seen < 10 {
+		t.Fatalf("the init trace names %d of massgen's packages; it is not the format this test reads:\n%s", seen, firstLines(stderr.String(), 5))
+	}
+}
+
+func firstLines(s string, n int) string {
+	lines := strings.SplitN(s, "\n", n+1)
+	return fmt.Sprint(strings.Join(lines[:min(n, len(lines))], "\n"))
 }

@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/massgen/massgen/internal/provider"
@@ -78,7 +79,7 @@ func UserDotEnv(env *Env) (string, error) {
 	return filepath.Join(home, ".config", "massgen", ".env"), nil
 }
 
-var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var envName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 
 // ParseKeyValue reads one KEY=VALUE (as --key and --from-stdin give them).
 // Errors never contain the value.
@@ -86,9 +87,9 @@ func ParseKeyValue(s string) (key, value string, err error) {
 	s = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(s), "export "))
 	key, value, ok := strings.Cut(s, "=")
 	key = strings.TrimSpace(key)
-	if !ok || !envName.MatchString(key) {
+	if !ok || !envName().MatchString(key) {
 		name := key
-		if !envName.MatchString(name) {
+		if !envName().MatchString(name) {
 			name = "the line" // it may be a pasted key: do not repeat it
 		}
 		return "", "", usageErr("%s is not KEY=VALUE (e.g. OPENAI_API_KEY=sk-…)", name)
@@ -186,7 +187,7 @@ func lineKey(line string) string {
 	l = strings.TrimSpace(strings.TrimPrefix(l, "export "))
 	k, _, ok := strings.Cut(l, "=")
 	k = strings.TrimSpace(k)
-	if !ok || !envName.MatchString(k) {
+	if !ok || !envName().MatchString(k) {
 		return ""
 	}
 	return k

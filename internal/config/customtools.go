@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/massgen/massgen/internal/coord"
 )
@@ -37,7 +38,7 @@ type CustomTool struct {
 var (
 	customToolKeys     = []string{"type", "name", "category", "description", "path", "function", "preset_args", "timeout"}
 	commandToolKeys    = []string{"type", "name", "category", "description", "command", "args", "env", "cwd", "parameters", "timeout"}
-	customToolNameRule = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+	customToolNameRule = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`) })
 )
 
 // customTools reads `custom_tools:`, a list of entries.
@@ -64,7 +65,7 @@ func (d *decoder) customTools(p *pair, key string) []CustomTool {
 
 func (d *decoder) checkCustomToolName(t CustomTool, earlier []CustomTool, key string, at pos) {
 	switch {
-	case !customToolNameRule.MatchString(t.ToolName()):
+	case !customToolNameRule().MatchString(t.ToolName()):
 		d.fail(at, join(key, "name"), fmt.Sprintf("invalid custom tool name '%s'", t.Name),
 			"use letters, digits, '_' and '-' only, at most 64 characters with the custom_tool__ prefix, as the providers require")
 	case t.Category == "builtin" && slices.Contains([]string{coord.ToolNewAnswer, coord.ToolVote, coord.ToolSubmit, coord.ToolRestart}, t.Name):

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // MCPServer is one entry of a backend's `mcp_servers:`, which is a list of
@@ -42,7 +43,7 @@ var mcpTypes = []string{"stdio", "streamable-http", "sse"}
 var (
 	mcpServerKeys = []string{"name", "type", "command", "args", "env", "cwd", "url", "headers", "timeout",
 		"init_timeout", "http_read_timeout", "allowed_tools", "exclude_tools", "security", "description"}
-	mcpNameRule = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+	mcpNameRule = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]+$`) })
 )
 
 // mcpServers reads `mcp_servers:` in its list or map form.
@@ -115,7 +116,7 @@ func (d *decoder) mcpServer(n *node, key, name string) (MCPServer, bool) {
 		}
 	}
 	switch {
-	case !mcpNameRule.MatchString(name):
+	case !mcpNameRule().MatchString(name):
 		bad("name", fmt.Sprintf("invalid MCP server name '%s'", name), "use letters, digits, '_' and '-' only")
 	case strings.Contains(name, "__"):
 		bad("name", fmt.Sprintf("MCP server name '%s' contains '__'", name),

@@ -62,7 +62,7 @@ func (j *Judge) Name() string {
 	return "judge:config=" + j.Config
 }
 
-var grade = regexp.MustCompile(`(?i)GRADE\s*:\s*\**\s*([CPI])\b`)
+var grade = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)GRADE\s*:\s*\**\s*([CPI])\b`) })
 
 // JudgePrompt fills a judge prompt template in.
 func JudgePrompt(template string, it dataset.Item, answer string) string {
@@ -97,7 +97,7 @@ func (j *Judge) Score(ctx context.Context, it dataset.Item, answer string) (Scor
 	if out.Status != orchestrator.Completed || out.Final == "" {
 		return Score{}, fmt.Errorf("judge: the run ended %s: %v", out.Status, cmpErr(out.Err))
 	}
-	m := grade.FindAllStringSubmatch(out.Final, -1)
+	m := grade().FindAllStringSubmatch(out.Final, -1)
 	if len(m) == 0 {
 		return Score{Explanation: lastLine(out.Final)}, errors.New("judge: the reply has no GRADE: C, P or I")
 	}

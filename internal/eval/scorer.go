@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 
 	"github.com/massgen/massgen/internal/eval/dataset"
@@ -93,7 +94,7 @@ func (s simpleScorer) Score(_ context.Context, it dataset.Item, answer string) (
 		if len(it.Choices) > 0 {
 			return scoreChoice(it, answer), nil
 		}
-		if _, _, ok := lastNumber(it.Target[0]); ok && number.FindString(it.Target[0]) == strings.TrimSpace(it.Target[0]) {
+		if _, _, ok := lastNumber(it.Target[0]); ok && number().FindString(it.Target[0]) == strings.TrimSpace(it.Target[0]) {
 			return numeric{tol: 1e-9}.Score(context.Background(), it, answer)
 		}
 	}
@@ -101,14 +102,14 @@ func (s simpleScorer) Score(_ context.Context, it dataset.Item, answer string) (
 }
 
 // answerMarker finds MassGen's and inspect-ai's "ANSWER: …" convention.
-var answerMarker = regexp.MustCompile(`(?im)^\W*(?:final\s+)?answer\s*[:：]\s*(.+)$`)
+var answerMarker = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?im)^\W*(?:final\s+)?answer\s*[:：]\s*(.+)$`) })
 
 // candidates are the parts of an answer that may hold the answer proper:
 // the text after the last "ANSWER:" marker, the last non-empty line, the
 // whole answer.
 func candidates(answer string) []string {
 	var out []string
-	if m := answerMarker.FindAllStringSubmatch(answer, -1); len(m) > 0 {
+	if m := answerMarker().FindAllStringSubmatch(answer, -1); len(m) > 0 {
 		out = append(out, m[len(m)-1][1])
 	}
 	lines := strings.Split(strings.TrimSpace(answer), "\n")
@@ -153,13 +154,15 @@ func scoreMatch(it dataset.Item, answer string) Score {
 
 // choiceLetter reads the letter a multiple-choice answer picks: "ANSWER: B",
 // "(B)", "B)", "B." or "B" alone, or the text of a choice.
-var choiceLetter = regexp.MustCompile(`(?i)^\W*(?:answer\s*(?:is)?\s*[:：]?\s*)?\(?([A-Z])\)?(?:[.):\s]|$)`)
+var choiceLetter = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)^\W*(?:answer\s*(?:is)?\s*[:：]?\s*)?\(?([A-Z])\)?(?:[.):\s]|$)`)
+})
 
 func scoreChoice(it dataset.Item, answer string) Score {
 	for _, c := range candidates(answer) {
 		c = strings.TrimSpace(c)
 		letter := ""
-		if m := choiceLetter.FindStringSubmatch(c); m != nil {
+		if m := choiceLetter().FindStringSubmatch(c); m != nil {
 			if k := dataset.ChoiceIndex(it.Choices, m[1]); k >= 0 {
 				letter = dataset.Letter(k)
 			}
@@ -195,11 +198,13 @@ func (n numeric) Name() string {
 	return "numeric:" + n.spec
 }
 
-var number = regexp.MustCompile(`[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?|[-+]?\.\d+`)
+var number = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?|[-+]?\.\d+`)
+})
 
 // lastNumber is the last number in s (thousands separators allowed).
 func lastNumber(s string) (float64, string, bool) {
-	m := number.FindAllString(s, -1)
+	m := number().FindAllString(s, -1)
 	if len(m) == 0 {
 		return 0, "", false
 	}

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Values of Record.Wire: the wire format a request came in.
@@ -98,14 +99,14 @@ func (r *request) scored() bool {
 
 // criterionLine is a criterion as massgen's checklist prompt lists it:
 // "E2 [PRIMARY]: … ___/10".
-var criterionLine = regexp.MustCompile(`(?m)^(E\d+)\b[^\n]*___/10`)
+var criterionLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^(E\d+)\b[^\n]*___/10`) })
 
 // checklistScores are the default policy's scores: every answer passes
 // every criterion the prompt lists.
 func (r *request) checklistScores() string {
 	ids := []string{}
 	for _, m := range r.messages {
-		for _, g := range criterionLine.FindAllStringSubmatch(m.Content, -1) {
+		for _, g := range criterionLine().FindAllStringSubmatch(m.Content, -1) {
 			if !slices.Contains(ids, g[1]) {
 				ids = append(ids, g[1])
 			}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/massgen/massgen/internal/agent"
@@ -54,7 +55,7 @@ func (r *runner) preRunCall(ctx context.Context, system, user, reason string) ag
 	r.publish(event.TurnStarted{Agent: a.ID, Prompt: user, Reason: reason})
 	inbox := agent.NewInbox()
 	done := r.follow(r.impl(a).Run(ctx, task, inbox), inbox, a.ID, h, false, nil)
-	cost := r.addUsage(a.ID, done.Usage, done.CostUSD)
+	cost := r.addUsage(a.ID, done.Usage)
 	r.o.Events.Publish(event.TurnEnded{Header: h, Agent: a.ID,
 		Usage: event.Usage{InputTokens: done.Usage.InputTokens, OutputTokens: done.Usage.OutputTokens, CostUSD: cost}})
 	return done
@@ -75,7 +76,7 @@ Reply with one JSON object and nothing else:
 {"aspiration": "...", "criteria": [{"text": "...", "category": "primary|standard|stretch", "anti_patterns": ["..."], "score_anchors": {"3": "...", "5": "...", "7": "...", "9": "..."}}]}`, question, lo, hi)
 }
 
-var fenced = regexp.MustCompile("(?s)```(?:json)?\\s*(\\{.*?\\})\\s*```")
+var fenced = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("(?s)```(?:json)?\\s*(\\{.*?\\})\\s*```") })
 
 // ParseCriteria reads generated criteria from a model's reply: the JSON
 // object itself, a fenced block, or the object that starts at
@@ -89,7 +90,7 @@ func ParseCriteria(text string, lo, hi int) ([]coord.Criterion, error) {
 		} `json:"criteria"`
 	}
 	candidates := []string{strings.TrimSpace(text)}
-	if m := fenced.FindStringSubmatch(text); m != nil {
+	if m := fenced().FindStringSubmatch(text); m != nil {
 		candidates = append(candidates, m[1])
 	}
 	if i := strings.Index(text, `{"criteria"`); i >= 0 {

@@ -149,7 +149,7 @@ func personaPrompt(p *Personas, question string, agents []Agent) string {
 // found.
 func ParsePersonas(text string, ids []string) (map[string]string, error) {
 	candidates := []string{strings.TrimSpace(text)}
-	if m := fenced.FindStringSubmatch(text); m != nil {
+	if m := fenced().FindStringSubmatch(text); m != nil {
 		candidates = append(candidates, m[1])
 	}
 	if i := strings.Index(text, `{"personas"`); i >= 0 {

@@ -125,7 +125,7 @@ func LookupModel(model string, getenv func(string) string) (ModelInfo, bool, err
 	best := ""
 	for id, info := range cat {
 		rest, ok := strings.CutPrefix(m, id)
-		if ok && len(id) > len(best) && (snapshot.MatchString(rest) || info.Family && strings.HasPrefix(rest, "-")) {
+		if ok && len(id) > len(best) && (snapshot().MatchString(rest) || info.Family && strings.HasPrefix(rest, "-")) {
 			best = id
 		}
 	}
@@ -137,7 +137,7 @@ func LookupModel(model string, getenv func(string) string) (ModelInfo, bool, err
 
 // snapshot matches what providers append to a model id for a dated or
 // pinned version of it: -2024-08-06, -20250929, -0613, -001, -latest.
-var snapshot = regexp.MustCompile(`^-(\d{4}-\d{2}-\d{2}|\d{3,8}|latest)$`)
+var snapshot = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^-(\d{4}-\d{2}-\d{2}|\d{3,8}|latest)$`) })
 
 // SuggestModel returns the catalogue model closest to a name that is not in
 // the catalogue, for "did you mean" hints, or "".

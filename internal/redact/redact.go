@@ -98,25 +98,30 @@ type shape struct {
 // tokenChars are the characters of a key or token.
 const tokenChars = `A-Za-z0-9_\-`
 
-var shapes = []shape{
-	// Carriers first: the header or assignment names what follows as a
-	// secret, whatever its shape.
-	{re: regexp.MustCompile(`(?i)(\bauthorization["']?\s*[:=]\s*["']?)((?:bearer|basic|token)\s+)?[^\s"',;]{4,}`), keep: 2},
-	{re: regexp.MustCompile(`(?i)(\bbearer\s+)[A-Za-z0-9._~+/=\-]{8,}`), keep: 1},
-	{re: regexp.MustCompile(`(?i)(\b(?:x-api-key|api-key|x-goog-api-key)["']?\s*[:=]\s*["']?)[^\s"',;&]{8,}`), keep: 1},
-	{re: regexp.MustCompile(`(?i)(\b(?:api[_-]?key|access[_-]?token|secret[_-]?key|client[_-]?secret|auth[_-]?token)["']?\s*[:=]\s*["']?)[^\s"',;&]{8,}`), keep: 1, needDigit: true},
-	// Vendor shapes, the most specific first.
-	{re: regexp.MustCompile(`\b(sk-ant-)[` + tokenChars + `]{8,}`), keep: 1},
-	{re: regexp.MustCompile(`\b(sk-or-)[` + tokenChars + `]{8,}`), keep: 1},
-	{re: regexp.MustCompile(`\b(sk-proj-)[` + tokenChars + `]{8,}`), keep: 1},
-	{re: regexp.MustCompile(`\b(sk-)[` + tokenChars + `]{16,}`), keep: 1},
-	{re: regexp.MustCompile(`\b(AIza)[0-9A-Za-z_\-]{20,}`), keep: 1},
-	{re: regexp.MustCompile(`\b(xai-)[A-Za-z0-9]{16,}`), keep: 1},
-	{re: regexp.MustCompile(`\b(gsk_)[A-Za-z0-9]{16,}`), keep: 1},
-	{re: regexp.MustCompile(`\b((?:AKIA|ASIA))[0-9A-Z]{16}\b`), keep: 1},
-	{re: regexp.MustCompile(`\b(gh[pousr]_)[A-Za-z0-9]{20,}`), keep: 1},
-	{re: regexp.MustCompile(`\b(github_pat_)[A-Za-z0-9_]{20,}`), keep: 1},
-}
+// shapes are compiled on first use, not at package init: every massgen
+// process links this package, and most (massgen --version, config
+// validate) never mask anything (start-up, DESIGN.md §3a "Weight").
+var shapes = sync.OnceValue(func() []shape {
+	return []shape{
+		// Carriers first: the header or assignment names what follows as a
+		// secret, whatever its shape.
+		{re: regexp.MustCompile(`(?i)(\bauthorization["']?\s*[:=]\s*["']?)((?:bearer|basic|token)\s+)?[^\s"',;]{4,}`), keep: 2},
+		{re: regexp.MustCompile(`(?i)(\bbearer\s+)[A-Za-z0-9._~+/=\-]{8,}`), keep: 1},
+		{re: regexp.MustCompile(`(?i)(\b(?:x-api-key|api-key|x-goog-api-key)["']?\s*[:=]\s*["']?)[^\s"',;&]{8,}`), keep: 1},
+		{re: regexp.MustCompile(`(?i)(\b(?:api[_-]?key|access[_-]?token|secret[_-]?key|client[_-]?secret|auth[_-]?token)["']?\s*[:=]\s*["']?)[^\s"',;&]{8,}`), keep: 1, needDigit: true},
+		// Vendor shapes, the most specific first.
+		{re: regexp.MustCompile(`\b(sk-ant-)[` + tokenChars + `]{8,}`), keep: 1},
+		{re: regexp.MustCompile(`\b(sk-or-)[` + tokenChars + `]{8,}`), keep: 1},
+		{re: regexp.MustCompile(`\b(sk-proj-)[` + tokenChars + `]{8,}`), keep: 1},
+		{re: regexp.MustCompile(`\b(sk-)[` + tokenChars + `]{16,}`), keep: 1},
+		{re: regexp.MustCompile(`\b(AIza)[0-9A-Za-z_\-]{20,}`), keep: 1},
+		{re: regexp.MustCompile(`\b(xai-)[A-Za-z0-9]{16,}`), keep: 1},
+		{re: regexp.MustCompile(`\b(gsk_)[A-Za-z0-9]{16,}`), keep: 1},
+		{re: regexp.MustCompile(`\b((?:AKIA|ASIA))[0-9A-Z]{16}\b`), keep: 1},
+		{re: regexp.MustCompile(`\b(gh[pousr]_)[A-Za-z0-9]{20,}`), keep: 1},
+		{re: regexp.MustCompile(`\b(github_pat_)[A-Za-z0-9_]{20,}`), keep: 1},
+	}
+})
 
 // Registered returns s with every registered secret masked, as String
 // does, and nothing else: for text that is not massgen's own (a command's
@@ -143,7 +148,7 @@ func String(s string) string {
 		return s
 	}
 	s = Registered(s)
-	for _, sh := range shapes {
+	for _, sh := range shapes() {
 		s = sh.re.ReplaceAllStringFunc(s, func(m string) string {
 			if strings.Contains(m, Mark) {
 				return m // already masked (a registered key after its carrier)

@@ -204,7 +204,7 @@ type Task struct {
 	ContextFiles           []string `json:"context_files,omitempty"`
 }
 
-var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
+var idPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`) })
 
 // prepare checks the tasks of one spawn and makes each child, not yet
 // started. Nothing is made when any task is refused.
@@ -242,7 +242,7 @@ func (m *Manager) prepare(tasks []Task, shared []string, refine bool) ([]*child,
 				}
 			}
 		}
-		if !idPattern.MatchString(id) || strings.Contains(id, "..") {
+		if !idPattern().MatchString(id) || strings.Contains(id, "..") {
 			return nil, fmt.Errorf("Task at index %d: subagent_id %q is not a valid name (letters, digits, '_', '-', '.'; at most 64)", i, id)
 		}
 		if m.children[id] != nil || taken[id] {

@@ -70,13 +70,15 @@ const (
 // traceparent is a W3C traceparent of version 00 (the only one defined;
 // later versions start with the same fields, which is what a parent
 // needs).
-var traceparent = regexp.MustCompile(`^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}(-.*)?$`)
+var traceparent = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}(-.*)?$`)
+})
 
 // ValidParent reports whether tp is a traceparent a run can continue:
 // well formed, not version ff, nothing after the flags in version 00 (a
 // later version may add fields), and with non-zero trace and span ids.
 func ValidParent(tp string) bool {
-	return traceparent.MatchString(tp) && !strings.HasPrefix(tp, "ff-") && (len(tp) == 55 || !strings.HasPrefix(tp, "00-")) &&
+	return traceparent().MatchString(tp) && !strings.HasPrefix(tp, "ff-") && (len(tp) == 55 || !strings.HasPrefix(tp, "00-")) &&
 		tp[3:35] != strings.Repeat("0", 32) && tp[36:52] != strings.Repeat("0", 16)
 }
 

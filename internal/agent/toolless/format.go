@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/massgen/massgen/internal/coord"
 	"github.com/massgen/massgen/internal/llm"
@@ -142,8 +143,10 @@ func render(mode Mode, c llm.ToolCall) string {
 }
 
 var (
-	markerRe = regexp.MustCompile(`(?im)^[\s*#>_` + "`" + `]*(ANSWER|VOTE|REASON)[\s*_]*:[\s*_]*`)
-	labelRe  = regexp.MustCompile(`[A-Za-z][A-Za-z0-9_-]*`)
+	markerRe = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?im)^[\s*#>_` + "`" + `]*(ANSWER|VOTE|REASON)[\s*_]*:[\s*_]*`)
+	})
+	labelRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[A-Za-z][A-Za-z0-9_-]*`) })
 )
 
 // parse reads an action from a reply: a JSON object ({"action": …}) or the
@@ -155,7 +158,7 @@ func parse(text string, o offer) (name string, args map[string]any, ok bool) {
 	if name, args, ok := parseJSON(text); ok {
 		return name, args, true
 	}
-	locs := markerRe.FindAllStringSubmatchIndex(text, -1)
+	locs := markerRe().FindAllStringSubmatchIndex(text, -1)
 	field := func(kind string) (string, bool) {
 		for i, l := range locs {
 			if !strings.EqualFold(text[l[2]:l[3]], kind) {
@@ -223,5 +226,5 @@ func matchLabel(v string, labels []string) string {
 	if best != "" {
 		return best
 	}
-	return labelRe.FindString(line)
+	return labelRe().FindString(line)
 }

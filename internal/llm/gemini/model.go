@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 
 	"google.golang.org/genai"
 
@@ -49,7 +50,7 @@ type model struct {
 }
 
 // versionSuffix matches an API version at the end of a base URL path.
-var versionSuffix = regexp.MustCompile(`^v\d+((alpha|beta)\d*)?$`)
+var versionSuffix = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^v\d+((alpha|beta)\d*)?$`) })
 
 // New returns a Model that talks to the Gemini API at o.BaseURL.
 func New(o Options) llm.Model {
@@ -80,7 +81,7 @@ func splitVersion(base string) (root, version string) {
 		return base, defaultAPIVersion
 	}
 	dir, last, ok := cutLast(u.Path, "/")
-	if !ok || !versionSuffix.MatchString(last) {
+	if !ok || !versionSuffix().MatchString(last) {
 		return base, defaultAPIVersion
 	}
 	u.Path = dir

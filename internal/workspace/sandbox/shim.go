@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -25,7 +26,9 @@ import (
 // nothing else of the home.
 
 // shimLine is the line of a shim that names its tool.
-var shimLine = regexp.MustCompile(`(?m)^exec "(/[^"]*/libexec/([a-z]+env))" exec "\$program"`)
+var shimLine = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?m)^exec "(/[^"]*/libexec/([a-z]+env))" exec "\$program"`)
+})
 
 // shimTimeout bounds resolving a shim (pyenv is a shell script: fast, but
 // never waited on for long).
@@ -76,7 +79,7 @@ func shimTool(path string) (tool, name string, ok bool) {
 	if !bytes.HasPrefix(head, []byte("#!")) {
 		return "", "", false
 	}
-	m := shimLine.FindSubmatch(head)
+	m := shimLine().FindSubmatch(head)
 	if m == nil {
 		return "", "", false
 	}

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/massgen/massgen/internal/agent"
@@ -266,7 +267,7 @@ func (d *decoder) End() cli.Result {
 // statusRe finds the HTTP status in Codex's provider errors ("unexpected
 // status 401 Unauthorized: …", "exceeded retry limit, last status: 429 Too
 // Many Requests").
-var statusRe = regexp.MustCompile(`\bstatus:? (\d{3})\b`)
+var statusRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\bstatus:? (\d{3})\b`) })
 
 // providerError is an error Codex reported: with an HTTP status in it, the
 // provider's refusal (an *llm.Error, so an auth or quota failure is
@@ -276,7 +277,7 @@ func providerError(msg string) *llm.Error {
 		msg = "codex reported an error without a message"
 	}
 	status := 0
-	if m := statusRe.FindStringSubmatch(msg); m != nil {
+	if m := statusRe().FindStringSubmatch(msg); m != nil {
 		status, _ = strconv.Atoi(m[1])
 	} else {
 		// Codex's own words for refusals whose status it does not print.

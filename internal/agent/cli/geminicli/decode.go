@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/massgen/massgen/internal/agent"
@@ -185,7 +186,7 @@ var googleStatuses = map[string]int{
 	"UNAVAILABLE": 503, "DEADLINE_EXCEEDED": 504,
 }
 
-var statusName = regexp.MustCompile(`\(Status: ([A-Z_]+)\)`)
+var statusName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\(Status: ([A-Z_]+)\)`) })
 
 // apiError reads the provider's error the CLI quotes ("[API Error: …]":
 // the API's JSON body, or its message and status name) as an *llm.Error
@@ -211,7 +212,7 @@ func (d *decoder) apiError(msg string) error {
 		}
 	}
 	if status == 0 {
-		if m := statusName.FindStringSubmatch(msg); m != nil {
+		if m := statusName().FindStringSubmatch(msg); m != nil {
 			status = googleStatuses[m[1]]
 		}
 	}

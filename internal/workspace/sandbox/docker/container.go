@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 
@@ -27,7 +28,7 @@ import (
 func (b *dockerBox) container(ctx context.Context) (string, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	mounts := append(dockerMounts(b.g.Mounts()), b.binds...)
+	mounts := slices.Concat(dockerMounts(b.g.Mounts()), b.binds, b.extra)
 	sig := fmt.Sprint(mounts)
 	if b.id != "" && b.made == sig {
 		return b.id, nil
@@ -88,6 +89,10 @@ func (b *dockerBox) container(ctx context.Context) (string, error) {
 		b.removeLocked()
 		return "", err
 	}
+	if err := b.startEndpointsLocked(ctx); err != nil {
+		b.removeLocked()
+		return "", err
+	}
 	return b.id, nil
 }
 
@@ -134,6 +139,7 @@ func (b *dockerBox) removeLocked() {
 		return
 	}
 	b.hold.Close()
+	b.stopEndpoints(false)
 	b.removeID(b.id)
 	b.id, b.made, b.hold = "", "", nil
 }
@@ -155,6 +161,7 @@ func (b *dockerBox) Close() {
 		<-p.done
 	}
 	b.mu.Unlock()
+	b.stopEndpoints(true)
 	b.cli.Close()
 }
 
@@ -190,11 +197,11 @@ func dockerMounts(ms []workspace.Mount) []mount.Mount {
 	return out
 }
 
-var unsafeName = regexp.MustCompile(`[^a-zA-Z0-9_.-]+`)
+var unsafeName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^a-zA-Z0-9_.-]+`) })
 
 // containerName is an agent id as the engine accepts it in a name.
 func containerName(agent string) string {
-	s := strings.Trim(unsafeName.ReplaceAllString(agent, "-"), "-._")
+	s := strings.Trim(unsafeName().ReplaceAllString(agent, "-"), "-._")
 	if s == "" {
 		s = "agent"
 	}
