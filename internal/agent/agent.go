@@ -77,6 +77,11 @@ type Task struct {
 	// Checklist offers submit_checklist (checklist-gated voting) in a
 	// coordination turn; its calls are judged like workflow actions.
 	Checklist bool
+	// Decomposition is a turn of decomposition mode: new_answer and stop
+	// are offered instead of vote; Subtasks are every agent's subtask by
+	// real id, for the updates shown mid-turn (decompose.go).
+	Decomposition bool
+	Subtasks      map[string]string
 	// State is what the agent kept from its previous task of this run
 	// (Done.State), as opaque data: an agent that must remember between
 	// turns (a CLI's session id, a remote agent's conversation) keeps it

@@ -116,9 +116,10 @@ func (a *LLM) play(ctx context.Context, task Task, inbox *Inbox, p *pump) Done {
 				p.send(Propose{Seen: seen, Action: act})
 				return inbox.Verdict(ctx)
 			},
-			Updates:   inbox,
-			OnReject:  func(reason string) { p.send(Rejected{reason}) },
-			Checklist: task.Checklist,
+			Updates:       inbox,
+			OnReject:      func(reason string) { p.send(Rejected{reason}) },
+			Checklist:     task.Checklist,
+			Decomposition: task.Decomposition, Subtasks: task.Subtasks,
 		}
 		res := t.Run(ctx)
 		return Done{Usage: res.Usage, Steps: res.Steps, Attempts: res.Attempts, Failure: a.failure(res.Err)}

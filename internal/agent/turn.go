@@ -55,6 +55,9 @@ type llmTurn struct {
 	Updates *Inbox
 	// OnReject is told about every rejected attempt (for events and logs).
 	OnReject func(reason string)
+	// Decomposition and Subtasks are Task's (decomposition mode).
+	Decomposition bool
+	Subtasks      map[string]string
 	// Checklist offers submit_checklist once answers exist: a tool step
 	// judged by the coordinator (checklist-gated voting).
 	Checklist bool
@@ -139,6 +142,9 @@ func (p *play) loop(ctx context.Context) error {
 			own = nil
 		}
 		wf := workflowTools(p.answers, p.judge)
+		if t.Decomposition {
+			wf = tool.DecompositionTools(p.judge)
+		}
 		if t.Checklist && len(p.answers) > 0 {
 			wf = append(wf, tool.ChecklistTool(p.judgeChecklist))
 		}
@@ -205,7 +211,7 @@ func (p *play) loop(ctx context.Context) error {
 func (p *play) deliverUpdates() {
 	if u, ok := p.t.Updates.TakeUpdate(); ok {
 		p.answers, p.seen = u.Answers, u.Epoch
-		p.req.Messages = append(p.req.Messages, llm.Message{Role: llm.RoleUser, Content: UpdateMessage(p.answers)})
+		p.req.Messages = append(p.req.Messages, llm.Message{Role: llm.RoleUser, Content: p.updateMessage()})
 	}
 }
 
@@ -227,12 +233,12 @@ func (p *play) deliverWrapUps() {
 func (p *play) attempt(ctx context.Context, r response, s sorted, tools *tool.Set) (reason string, done bool) {
 	if len(s.workflow) == 0 {
 		if len(r.calls) == 0 {
-			return coord.EnforcementMessage, false
+			return p.enforcement(), false
 		}
 		// Every call was to a tool that does not exist: each has its error
 		// result already; the first one also says what to do instead.
-		s.results[0].Content += " " + coord.EnforcementMessage
-		return fmt.Sprintf("Tool %q is not available here. %s", r.calls[0].Name, coord.EnforcementMessage), false
+		s.results[0].Content += " " + p.enforcement()
+		return fmt.Sprintf("Tool %q is not available here. %s", r.calls[0].Name, p.enforcement()), false
 	}
 	calls := make([]coord.Call, len(s.workflow))
 	for i, ix := range s.workflow {

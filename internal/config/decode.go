@@ -333,6 +333,10 @@ func (d *decoder) agent(n *node, path string) {
 				d.ignore(p.val.pos, key, "voting_sensitivity: "+p.val.s, fmt.Sprintf(
 					"voting_sensitivity '%s' is accepted, but this version does not support it yet: this agent votes by the '%s' rules", p.val.s, level), "")
 			}
+		case p.key == "subtask":
+			if v, ok := d.str(key, p); ok {
+				a.Subtask = strings.TrimSpace(v)
+			}
 		case upstream:
 			if d.upstreamValue(p, key, s) {
 				d.extra(&a.Extra, p.key, p.val)

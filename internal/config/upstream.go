@@ -35,7 +35,6 @@ const (
 	featNLIP       = "NLIP"
 	featCriteria   = "evolving checklist criteria (checklist_criteria_inline, checklist_criteria_preset and evaluation_criteria_generator work)"
 	featRoundEval  = "round-evaluator subagents"
-	featDecompose  = "decomposition mode"
 	featMultimodal = "multimodal tools"
 	featPreCollab  = "pre-collaboration runs"
 )

@@ -79,7 +79,7 @@ func TestV073VotingSensitivitiesLoad(t *testing.T) {
 // nothing draws no warning.
 func TestV073CoordinationKeys(t *testing.T) {
 	warn := []struct{ src, key, feature string }{
-		{"orchestrator:\n  coordination_mode: decomposition\n", "orchestrator.coordination_mode", "decomposition mode"},
+		{"orchestrator:\n  defer_voting_until_all_answered: true\n", "orchestrator.defer_voting_until_all_answered", "deferred voting"},
 		{"orchestrator:\n  coordination:\n    subagent_runtime_mode: inherited\n", "orchestrator.coordination.subagent_runtime_mode", "subagents"},
 		{"ui:\n  theme: dark\n", "ui.theme", "themes"},
 		{"display:\n  type: textual_terminal\n", "display", "upstream MassGen does not read it"},

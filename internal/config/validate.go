@@ -21,6 +21,7 @@ func (c *Config) Validate() Diagnostics {
 	v := &validator{c: c}
 	v.agents()
 	v.orchestrator()
+	v.decomposition()
 	v.enum(c.srcKey("DisplayType", "ui.display_type"), c.UI.DisplayType, "display type", displayTypeValues)
 	return v.diags
 }

@@ -27,6 +27,10 @@ import (
 // ToolStop is decomposition mode's terminate action.
 const ToolStop = "stop"
 
+// StopEnforcementMessage is EnforcementMessage in decomposition mode.
+const StopEnforcementMessage = "You did not call a workflow tool. Finish your work by actually calling exactly one tool: " +
+	"`new_answer` to share your work on your subtask, or `stop` when your subtask is done."
+
 // Stop statuses (the stop tool's status argument).
 const (
 	StopComplete = "complete"

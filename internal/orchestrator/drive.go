@@ -26,6 +26,7 @@ func (r *runner) drive(ctx context.Context) *Result {
 			r.publish(event.ActionRejected{Agent: r.o.Agents[0].ID, Reason: note})
 		}
 	}
+	r.assignSubtasks(ctx)
 	cmds := r.step(coord.Start{})
 	for {
 		if fin := r.exec(ctx, coord.Coalesce(cmds)); fin != nil {

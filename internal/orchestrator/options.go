@@ -69,6 +69,9 @@ type Options struct {
 	// Personas, when set, has a persona written for each agent before the
 	// run (persona_generator; personas.go).
 	Personas *Personas
+	// Subtasks are decomposition mode's (Settings.Decomposition) given
+	// and generated subtasks (decompose.go).
+	Subtasks *Subtasks
 	// FinalInstruction, when set, is added to the final presentation's
 	// (or direct answer's) prompt: the shape of answer the client asked
 	// for (massgen serve's response_format).

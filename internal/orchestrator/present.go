@@ -53,6 +53,9 @@ func (r *runner) startPresentation(ctx context.Context, p coord.Present) {
 	prepare := r.beforeTurn(a)
 	system := agent.PresentationSystem(a.SystemMessage)
 	user := agent.HistoryBlock(r.o.History) + agent.PresentationUser(r.question, p.Winner, voteSummary(p.Winner, p.Tally, p.How, p.Votes), p.Answers)
+	if r.o.Decomposition {
+		system, user = r.decompositionPresentation(a, p)
+	}
 	user = withFinalInstruction(user, r.o.FinalInstruction)
 	r.publish(event.FinalStarted{Agent: p.Winner, Prompt: system + "\n\n" + user, Mode: "presentation"})
 	task := agent.Task{Kind: agent.TaskPresent, Question: r.question, System: system, User: user,

@@ -88,6 +88,7 @@ type runner struct {
 	lastTask  map[string]chan struct{}            // each agent's latest task, closed when it ends (taskOrder)
 	budgetHit bool
 	personas  map[string]string // persona_generator's, by agent id, written before the run (personas.go)
+	subtasks  map[string]string // decomposition mode's, by agent id, fixed before the run (decompose.go)
 
 	mu     sync.Mutex // guards usage, cost, tools and states: tasks add to them as they go
 	usage  map[string]*llm.Usage

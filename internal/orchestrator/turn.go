@@ -20,7 +20,7 @@ func (r *runner) startTurn(ctx context.Context, c coord.StartTurn) {
 	lt := &liveTurn{agent: c.Agent, cancel: cancel, inbox: agent.NewInbox()}
 	r.live[c.Turn] = lt
 	prepare := r.beforeRound(a, true)
-	user := agent.HistoryBlock(r.o.History) + agent.UserMessage(r.question, r.feedback, c.Answers)
+	user := agent.HistoryBlock(r.o.History) + r.coordinationUser(c)
 	started := event.TurnStarted{Agent: c.Agent, Prompt: user, Shown: r.answerRefs(c.Answers)}
 	if c.Delay > 0 {
 		started.Reason = fmt.Sprintf("retry after %s (backoff after failed turns)", c.Delay)
@@ -33,6 +33,7 @@ func (r *runner) startTurn(ctx context.Context, c coord.StartTurn) {
 		User:    user,
 		Answers: c.Answers, Epoch: c.Epoch,
 	}
+	r.decompositionTurn(&task, a)
 	if ck := r.m.Settings().Checklist; ck.Gates(c.Agent) {
 		task.System += agent.ChecklistSection(ck.CriteriaOf())
 		task.Checklist = true

@@ -108,6 +108,9 @@ func (w workflowTool) Call(_ context.Context, args json.RawMessage) Result {
 	if act.Kind == coord.ActVote {
 		return Result{Content: "Vote recorded for " + act.Label + "."}
 	}
+	if act.Kind == coord.ActStop {
+		return Result{Content: "Stop recorded (" + act.Label + ")."}
+	}
 	return Result{Content: "Answer recorded as " + cmp.Or(v.Label, "a new answer") + "."}
 }
 

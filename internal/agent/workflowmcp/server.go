@@ -200,7 +200,7 @@ func (s *Server) Run(ctx context.Context, task agent.Task, inbox *agent.Inbox, l
 		for i, a := range task.Answers {
 			labels[i] = a.Label
 		}
-		defer s.bind(func() { s.setTools(labels, task.Checklist) }, func(act coord.Action) coord.Verdict {
+		defer s.bind(func() { s.setTaskTools(task, labels) }, func(act coord.Action) coord.Verdict {
 			select {
 			case proposals <- agent.Propose{Seen: task.Epoch, Action: act}:
 			case <-ctx.Done():
