@@ -55,7 +55,7 @@ func (r *runner) preRunCall(ctx context.Context, system, user, reason string) ag
 	r.publish(event.TurnStarted{Agent: a.ID, Prompt: user, Reason: reason})
 	inbox := agent.NewInbox()
 	done := r.follow(r.impl(a).Run(ctx, task, inbox), inbox, a.ID, h, false, nil)
-	cost := r.addUsage(a.ID, done.Usage)
+	cost := r.addUsage(a.ID, done.Usage, done.CostUSD)
 	r.o.Events.Publish(event.TurnEnded{Header: h, Agent: a.ID,
 		Usage: event.Usage{InputTokens: done.Usage.InputTokens, OutputTokens: done.Usage.OutputTokens, CostUSD: cost}})
 	return done

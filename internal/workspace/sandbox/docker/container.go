@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"os"
 	"regexp"
-	"slices"
 	"strings"
 	"sync"
 
@@ -28,7 +27,7 @@ import (
 func (b *dockerBox) container(ctx context.Context) (string, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	mounts := slices.Concat(dockerMounts(b.g.Mounts()), b.binds, b.extra)
+	mounts := append(dockerMounts(b.g.Mounts()), b.binds...)
 	sig := fmt.Sprint(mounts)
 	if b.id != "" && b.made == sig {
 		return b.id, nil
@@ -89,10 +88,6 @@ func (b *dockerBox) container(ctx context.Context) (string, error) {
 		b.removeLocked()
 		return "", err
 	}
-	if err := b.startEndpointsLocked(ctx); err != nil {
-		b.removeLocked()
-		return "", err
-	}
 	return b.id, nil
 }
 
@@ -139,7 +134,6 @@ func (b *dockerBox) removeLocked() {
 		return
 	}
 	b.hold.Close()
-	b.stopEndpoints(false)
 	b.removeID(b.id)
 	b.id, b.made, b.hold = "", "", nil
 }
@@ -161,7 +155,6 @@ func (b *dockerBox) Close() {
 		<-p.done
 	}
 	b.mu.Unlock()
-	b.stopEndpoints(true)
 	b.cli.Close()
 }
 
