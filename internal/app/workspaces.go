@@ -83,8 +83,9 @@ func dockerConfig(agent string, d config.Docker, workDir string) (sandbox.Docker
 	home, _ := os.UserHomeDir()
 	env, warnings := dockerFileEnv(agent, d, workDir, home)
 	return sandbox.Docker{Image: d.Image, Memory: d.Memory, CPUs: d.CPUs, Network: d.Network, Sudo: d.Sudo,
-		Credentials: sandbox.Credentials{Files: d.CredentialFiles, EnvVars: d.CredentialEnv, Env: env},
-		Packages:    sandbox.Packages{System: d.System, Python: d.Python, NPM: d.NPM}}, warnings
+		Credentials: sandbox.Credentials{Files: d.CredentialFiles, EnvVars: d.CredentialEnv, Env: env, PassAllEnv: d.PassAllEnv,
+			Mounts: sandboxMounts(d.Mounts)},
+		Packages: sandbox.Packages{System: d.System, Python: d.Python, NPM: d.NPM}}, warnings
 }
 
 // setLogDir tells the watches where to keep the originals of context paths.

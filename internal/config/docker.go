@@ -34,6 +34,11 @@ type Docker struct {
 	EnvFile string
 	// EnvFromFile is command_line_docker_credentials.env_vars_from_file.
 	EnvFromFile []string
+	// PassAllEnv is command_line_docker_credentials.pass_all_env: massgen's
+	// whole environment goes in.
+	PassAllEnv bool
+	// Mounts are command_line_docker_credentials.additional_mounts.
+	Mounts []DockerMount
 	// Packages installed in each new container
 	// (command_line_docker_packages: system, python, npm).
 	System, Python, NPM []string
@@ -51,14 +56,6 @@ var DockerCredentialFiles = map[string]string{
 	"claude_config": ".claude",
 	"codex_config":  ".codex",
 	"gemini_config": ".gemini",
-}
-
-// credentialUpstream are v0.1.73's other command_line_docker_credentials
-// keys, which this version does not act on yet (env_file and
-// env_vars_from_file it does: dockerKey).
-var credentialUpstream = map[string]upstreamKey{
-	"pass_all_env":      {kind: paramBool, feature: "passing the whole environment into the container (pass_all_env)", hint: "list the variables in env_vars"},
-	"additional_mounts": {kind: paramMap, feature: "additional Docker mounts"},
 }
 
 var (
@@ -120,8 +117,10 @@ func (d *decoder) dockerKey(p *pair, key string) {
 					}
 					e.val.s = s // what dockerOf reads from the backend's Extra
 				}
-			case "pass_all_env", "additional_mounts":
-				d.upstreamValue(e, join(key, e.key), credentialUpstream[e.key])
+			case "pass_all_env":
+				d.passAllEnv(e, join(key, e.key)) // dockermounts.go
+			case "additional_mounts":
+				d.additionalMounts(e, join(key, e.key))
 			default:
 				d.unknown(e, key, credentialKeys)
 			}
@@ -204,6 +203,8 @@ func dockerOf(extra map[string]any) Docker {
 		dk.CredentialEnv = stringsOf(c["env_vars"])
 		dk.EnvFile, _ = c["env_file"].(string)
 		dk.EnvFromFile = stringsOf(c["env_vars_from_file"])
+		dk.PassAllEnv, _ = c["pass_all_env"].(bool)
+		dk.Mounts = dockerMountsOf(c["additional_mounts"])
 	}
 	if p, ok := extra["command_line_docker_packages"].(map[string]any); ok {
 		if pre, ok := p["preinstall"].(map[string]any); ok && len(p) == 1 {

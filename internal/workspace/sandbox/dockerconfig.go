@@ -52,6 +52,18 @@ type Credentials struct {
 	// .env files (command_line_docker_credentials.env_file). They reach the
 	// container through the Engine API's Env, never a command line.
 	Env []string
+	// PassAllEnv passes massgen's whole environment in (pass_all_env).
+	PassAllEnv bool
+	// Mounts are bound besides the agent's view (additional_mounts),
+	// unless they would undo it (docker/mounts.go).
+	Mounts []Mount
+}
+
+// Mount is one additional_mounts entry: Host bound at Bind in the
+// container, read-only unless Write.
+type Mount struct {
+	Host, Bind string
+	Write      bool
 }
 
 // Packages are installed by the image's package managers, as root.

@@ -124,6 +124,9 @@ func newDockerBox(g *workspace.Guard, cfg sandbox.Config) (*dockerBox, []string,
 		return nil, nil, fmt.Errorf("command_line_execution_mode: docker: the engine at %s cannot inspect image %s: %v", cli.DaemonHost(), d.Image, err)
 	}
 	b.env = []string{"HOME=" + home, "TMPDIR=/tmp", "LANG=C.UTF-8"}
+	if d.Credentials.PassAllEnv {
+		b.env = append(b.env, allEnv()...) // mounts.go
+	}
 	b.env = append(b.env, d.Credentials.Env...)
 	for _, name := range d.Credentials.EnvVars {
 		if v, ok := os.LookupEnv(name); ok {
@@ -142,6 +145,8 @@ func newDockerBox(g *workspace.Guard, cfg sandbox.Config) (*dockerBox, []string,
 		}
 		b.binds = append(b.binds, mount.Mount{Type: mount.TypeBind, Source: src, Target: filepath.Join(home, rel), ReadOnly: true})
 	}
+	extraBinds, warned := additionalMounts(g, d.Credentials.Mounts) // mounts.go
+	b.binds, warnings = append(b.binds, extraBinds...), append(warnings, warned...)
 	if !d.Sudo {
 		b.user = fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid())
 		if rootless(ctx, cli) {
