@@ -45,6 +45,9 @@ type Request struct {
 	// Personas is --personas: a diversity mode turns persona generation
 	// on with it, "off" turns it off; "" leaves the config's setting.
 	Personas string
+	// CoordinationMode is --coordination-mode: "decomposition" or "voting"
+	// over the config's coordination_mode; "" leaves it.
+	CoordinationMode string
 	// EvalCriteria replace the config's checklist criteria
 	// (--eval-criteria FILE.json).
 	EvalCriteria  []coord.Criterion
@@ -236,6 +239,7 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 	if rq.MaxTokens > 0 {
 		settings.MaxTokens = rq.MaxTokens
 	}
+	subtasks := withDecomposition(cfg, rq.CoordinationMode, &settings)
 	if rq.FinalFormat != nil {
 		// Only the final presentation is asked for the format: a winning
 		// answer that stands as it is was never told of it.
@@ -352,6 +356,7 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 		SeedVotes:        rq.SeedVotes,
 		Snapshot:         wss.snapshot(),
 		Personas:         personas(cfg.Orchestrator.Personas, rq.Personas),
+		Subtasks:         subtasks,
 	}
 	if logs != nil {
 		// The machine's steps go to coordination_replay.jsonl as it takes

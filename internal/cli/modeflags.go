@@ -42,7 +42,7 @@ func (m *modeFlags) register(fl *pflag.FlagSet) {
 	m.fl = fl
 	fl.StringVar(&m.singleAgent, "single-agent", "", "run only this agent of the team (the first with no `ID`: --single-agent or --single-agent=ID)")
 	fl.Lookup("single-agent").NoOptDefVal = firstAgent
-	fl.StringVar(&m.coordination, "coordination-mode", "", "parallel: what massgen does (agents answer and vote); decomposition is not available yet")
+	fl.StringVar(&m.coordination, "coordination-mode", "", "parallel (agents answer and vote) or decomposition (each agent owns a subtask; they stop when done and a presenter merges the work); overrides the config's coordination_mode")
 	fl.BoolVar(&m.quick, "quick", false, "each agent answers once, then votes; the winning answer is final (no presentation)")
 	fl.StringVar(&m.evalCriteria, "eval-criteria", "", "a JSON file of evaluation criteria ([{\"text\", \"category\"}] or {\"criteria\": [...]}) for checklist-gated voting, instead of the config's")
 	fl.StringVar(&m.personas, "personas", "", "perspective, implementation or methodology: before the run each agent gets a persona of that kind written for the task (persona_generator); off: none, whatever the config says")
@@ -56,9 +56,6 @@ func (m *modeFlags) register(fl *pflag.FlagSet) {
 	fl.IntVar(&m.planOpts.Steps, "plan-steps", 0, "a target task count for --plan")
 	fl.IntVar(&m.planOpts.Chunks, "plan-chunks", 0, "a target chunk count for --plan and --spec (default 1)")
 	fl.StringVar(&m.broadcast, "broadcast", "", "false: what massgen does; human and agents are not available yet")
-	for _, n := range []string{"coordination-mode"} {
-		_ = fl.MarkHidden(n)
-	}
 }
 
 // apply puts the mode flags into rq, or says why one cannot be honoured.
@@ -76,11 +73,14 @@ func (m *modeFlags) apply(rq *app.Request, args []string) ([]string, error) {
 		return args, err
 	}
 	switch strings.ToLower(m.coordination) {
-	case "", "parallel", "voting":
+	case "":
+	case "parallel", "voting":
+		rq.CoordinationMode = "voting"
 	case "decomposition":
-		return args, usageErr("--coordination-mode decomposition (subtasks, one per agent) is not available yet: " +
-			"massgen runs parallel coordination (every agent answers the whole question, then they vote); " +
-			"to split the work, ask for one part per run, or give each agent a system_message naming its part")
+		if p := strings.ToLower(m.personas); p != "" && p != "off" {
+			return args, usageErr("--personas requires parallel coordination mode, not decomposition")
+		}
+		rq.CoordinationMode = "decomposition"
 	default:
 		return args, usageErr("--coordination-mode takes parallel or decomposition, not %q", m.coordination)
 	}

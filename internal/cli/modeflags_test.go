@@ -96,7 +96,7 @@ func TestModeAndPlanFlagsSayWhatToUseInstead(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--coordination-mode", "decomposition"}, "--coordination-mode decomposition (subtasks, one per agent) is not available yet"},
+		{[]string{"--coordination-mode", "decomposition", "--personas", "perspective"}, "--personas requires parallel coordination mode, not decomposition"},
 		{[]string{"--coordination-mode", "voting-ish"}, "--coordination-mode takes parallel or decomposition"},
 		{[]string{"--personas", "loud"}, "--personas takes off, perspective, implementation or methodology"},
 		{[]string{"--plan", "--spec"}, "one mode each: give one"},

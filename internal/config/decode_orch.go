@@ -196,6 +196,10 @@ func (d *decoder) orchestrator(p *pair) {
 			}
 		case "checklist_require_gap_report", "gap_report_mode":
 			d.checklistKey(&o.Checklist, e, key)
+		case "coordination_mode", "presenter_agent":
+			d.decomposition(e, key)
+		case "task_decomposer":
+			d.taskDecomposer(e, key)
 		case "skip_final_presentation":
 			// v0.1.73's name for presenting no final answer: the winner's
 			// answer is final (ui.enable_final_presentation: false, which
@@ -306,6 +310,8 @@ func (d *decoder) coordination(e *pair, key string) {
 			d.criteriaGenerator(t, tkey)
 		case "persona_generator":
 			d.personaGenerator(t, tkey)
+		case "task_decomposer":
+			d.taskDecomposer(t, tkey)
 		case "write_mode", "drift_conflict_policy", "enable_changedoc", "fast_iteration_mode":
 			d.isolation(&o.Isolation, t, tkey)
 		case "planning_mode_instruction":

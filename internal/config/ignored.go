@@ -27,6 +27,8 @@ var implementedKeys = []string{
 	"wait_for_first_answers", "max_cost_usd", "max_total_tokens", "max_consecutive_failures",
 	"fairness_enabled", "fairness_lead_cap_answers", "voting_threshold", "checklist_criteria_inline",
 	"evaluation_criteria_generator", "persona_generator",
+	// decomposition mode (decompose.go)
+	"coordination_mode", "presenter_agent", "task_decomposer", "subtask",
 	"max_midstream_injections_per_round", "defer_peer_updates_until_restart",
 	"allow_midstream_peer_updates_before_checklist_submit",
 	// orchestrator.coordination

@@ -24,7 +24,7 @@ var v1Keys = []string{
 	"models", "model_configs", "num_agents", "max_rounds", "consensus_threshold", "voting_enabled", "enable_voting",
 }
 
-var agentKeys = append([]string{"id", "backend", "system_message", "memory", "append_system_prompt"}, upstreamKeyNames(agentUpstream)...)
+var agentKeys = append([]string{"id", "backend", "system_message", "memory", "append_system_prompt", "subtask"}, upstreamKeyNames(agentUpstream)...)
 
 var orchestratorKeys = append([]string{
 	// typed in Orchestrator
@@ -40,13 +40,13 @@ var orchestratorKeys = append([]string{
 	"snapshot_storage", "agent_temporary_workspace", "dspy", "debug_final_answer", "session_storage",
 	"max_new_answers_global",
 	// massgen acts on these v0.1.73 keys
-	"skip_final_presentation",
+	"skip_final_presentation", "coordination_mode", "presenter_agent", "task_decomposer",
 	// placeholders of upstream's examples (placeholderKeys)
 	"type", "max_turns", "skills_directory",
 }, upstreamKeyNames(orchestratorUpstream)...)
 
 var coordinationKeys = append([]string{
-	"enable_planning_mode", "planning_mode_instruction", "max_orchestration_restarts",
+	"enable_planning_mode", "planning_mode_instruction", "max_orchestration_restarts", "task_decomposer",
 	"enable_agent_task_planning", "max_tasks_per_plan", "task_planning_filesystem_mode",
 	"enable_memory_filesystem_mode", "use_skills", "massgen_skills", "skills_directory", "use_two_tier_workspace",
 	"checklist_criteria_inline", "evaluation_criteria_generator", "checklist_criteria_preset", "improvements",

@@ -124,6 +124,7 @@ func (c *Config) Settings() (coord.Settings, error) {
 		s.Presentation = coord.PresentNever
 	}
 	s.Direct = !c.UI.UseOrchestratorForSingleAgent
+	s.Decomposition, s.Presenter = o.Decomposition.On, o.Decomposition.Presenter
 	return s, errors.Join(errs...)
 }
 

@@ -46,6 +46,8 @@ type Agent struct {
 	// orchestrator's: checklist_gated gates this agent's votes (or, set to
 	// another value, exempts it from the orchestrator's checklist_gated).
 	VotingSensitivity string
+	// Subtask is the agent's subtask in decomposition mode.
+	Subtask string
 	// Extra holds known agent keys not interpreted here (memory).
 	Extra map[string]any
 }
@@ -175,6 +177,8 @@ type Orchestrator struct {
 	Checklist ChecklistKeys
 	// Personas is coordination.persona_generator when enabled (nil: off).
 	Personas *PersonaGenerator
+	// Decomposition is coordination_mode: decomposition and its keys (decompose.go).
+	Decomposition Decomposition
 	// GenerateCriteria, MinCriteria and MaxCriteria are
 	// coordination.evaluation_criteria_generator's enabled, min_criteria and
 	// max_criteria (0: 4 and 10).

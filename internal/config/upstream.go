@@ -58,8 +58,6 @@ var (
 // this version does not act on yet.
 var orchestratorUpstream = map[string]upstreamKey{
 	"defer_voting_until_all_answered": {kind: paramBool, feature: "deferred voting (defer_voting_until_all_answered)"},
-	"coordination_mode":               {kind: paramString, values: coordinationModes, off: "voting", feature: featDecompose},
-	"presenter_agent":                 {kind: paramString, feature: "choosing the presenter (presenter_agent)"},
 	// winner_present is what massgen does; winner_reuse is
 	// ui.enable_final_presentation: false.
 	"final_answer_strategy": {kind: paramString, values: finalAnswerStrats, off: "winner_present",
@@ -106,7 +104,6 @@ var coordinationUpstream = map[string]upstreamKey{
 	"subagent_runtime_mode":                   {kind: paramString, values: subagentRuntimes, feature: featSubagents},
 	"subagent_runtime_fallback_mode":          {kind: paramString, feature: featSubagents},
 	"subagent_host_launch_prefix":             {kind: paramAny, feature: featSubagents},
-	"task_decomposer":                         {kind: paramMap, feature: featDecompose},
 	"round_evaluator_before_checklist":        {kind: paramBool, feature: featRoundEval},
 	"orchestrator_managed_round_evaluator":    {kind: paramBool, feature: featRoundEval},
 	"round_evaluator_skip_synthesis":          {kind: paramBool, feature: featRoundEval},
@@ -134,7 +131,6 @@ var coordinationUpstream = map[string]upstreamKey{
 // backend, system_message and memory.
 var agentUpstream = map[string]upstreamKey{
 	"voting_sensitivity": {kind: paramString, values: votingValues, feature: "per-agent voting sensitivity"},
-	"subtask":            {kind: paramString, feature: featDecompose},
 	"main_agent":         {kind: paramBool, feature: featCheckpoint},
 	"subagent_agents":    {kind: paramAny, feature: featSubagents},
 	"enable_nlip":        {kind: paramBool, feature: featNLIP},

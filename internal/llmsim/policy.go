@@ -165,6 +165,8 @@ func buildPlan(req *request, sel selection) *plan {
 			AgentID string `json:"agent_id"`
 			Reason  string `json:"reason"`
 		}{label, reason})}}
+	case "stop":
+		p.calls = []toolCall{stopCall(req)}
 	case "submit":
 		p.calls = []toolCall{{req.nameOf("submit"), `{"confirmed":true}`}}
 	case "restart":
@@ -238,6 +240,8 @@ func actionOf(step *Step, req *request) string {
 		return "checklist" // a checklist-gated agent scores first
 	case req.offers("vote"):
 		return "vote"
+	case req.offers("stop") && req.showsWork():
+		return "stop" // decomposition mode: work shared, done (stop.go)
 	case req.offers("new_answer"):
 		return "answer"
 	case req.offers("submit"):
@@ -264,6 +268,8 @@ func defaultOnly(req *request, n int) plan {
 		p.calls = []toolCall{{req.nameOf("new_answer"), mustJSON(struct {
 			Content string `json:"content"`
 		}{defaultAnswer(req, n)})}}
+	case "stop":
+		p.calls = []toolCall{stopCall(req)}
 	case "submit":
 		p.calls = []toolCall{{req.nameOf("submit"), `{"confirmed":true}`}}
 	case "checklist":

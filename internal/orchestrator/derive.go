@@ -60,7 +60,7 @@ func derive(in coord.Input, cmds []coord.Command, m *coord.Machine, pos map[stri
 			at(post, event.AnswerAccepted{Agent: in.Agent, Content: strings.TrimSpace(in.Action.Content),
 				Label: current(in.Agent).Answer, AnonLabel: v.Label, Answers: refs(m.Answers())})
 		case v.Outcome == coord.Accepted:
-			at(post, event.VoteAccepted{Agent: in.Agent, Target: v.Target, TargetLabel: v.Label, TargetAnswer: current(v.Target).Answer, Reason: in.Action.Reason})
+			at(post, event.VoteAccepted{Agent: in.Agent, Target: v.Target, TargetLabel: v.Label, TargetAnswer: current(v.Target).Answer, Reason: voteReason(in.Action)})
 		case v.Outcome == coord.Stale && in.Action.Kind == coord.ActVote && len(cmds) > 1:
 			at(post, event.ActionRejected{Agent: in.Agent, Reason: "stale vote: " + v.Message})
 		}

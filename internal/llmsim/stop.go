@@ -1,0 +1,24 @@
+package llmsim
+
+import "strings"
+
+// Decomposition mode (massgen's coordination_mode: decomposition) offers
+// new_answer and stop instead of vote. The default policy shares work
+// once, then stops: a turn whose prompt shows no shared work yet answers,
+// a later one calls stop, so a simulated decomposed team ends.
+
+// showsWork reports whether the request shows work already shared by the
+// team (the decomposition prompt's CURRENT WORK block with an entry).
+func (r *request) showsWork() bool {
+	for _, m := range r.messages {
+		if strings.Contains(m.Content, "<CURRENT WORK from the agents>") && !strings.Contains(m.Content, "(no work shared yet)") {
+			return true
+		}
+	}
+	return false
+}
+
+// stopCall is the default policy's stop.
+func stopCall(req *request) toolCall {
+	return toolCall{req.nameOf("stop"), `{"summary":"simulated stop: my subtask is done","status":"complete"}`}
+}
