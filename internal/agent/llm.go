@@ -27,6 +27,10 @@ type LLM struct {
 	// PresentTools in the final presentation (nil: the presentation is
 	// text, and may call only the client's tools).
 	Tools, PresentTools *tool.Set
+	// CompressionRatio is compression_target_ratio: the share of a turn's
+	// own messages kept as they are when a context overflow compacts the
+	// rest (compact.go); 0 means DefaultCompressionRatio.
+	CompressionRatio float64
 }
 
 // Run plays task. The tool loop reports through callbacks, some from the
@@ -116,10 +120,11 @@ func (a *LLM) play(ctx context.Context, task Task, inbox *Inbox, p *pump) Done {
 				p.send(Propose{Seen: seen, Action: act})
 				return inbox.Verdict(ctx)
 			},
-			Updates:       inbox,
-			OnReject:      func(reason string) { p.send(Rejected{reason}) },
-			Checklist:     task.Checklist,
-			Decomposition: task.Decomposition, Subtasks: task.Subtasks,
+			Updates:          inbox,
+			OnReject:         func(reason string) { p.send(Rejected{reason}) },
+			Checklist:        task.Checklist,
+			CompressionRatio: a.CompressionRatio,
+			Decomposition:    task.Decomposition, Subtasks: task.Subtasks,
 		}
 		res := t.Run(ctx)
 		return Done{Usage: res.Usage, Steps: res.Steps, Attempts: res.Attempts, Failure: a.failure(res.Err)}

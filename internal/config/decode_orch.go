@@ -316,6 +316,13 @@ func (d *decoder) coordination(e *pair, key string) {
 			d.isolation(&o.Isolation, t, tkey)
 		case "planning_mode_instruction":
 			o.PlanningInstruction, _ = d.str(tkey, t)
+		case "compression_target_ratio":
+			if v, ok := d.number(tkey, t, "a fraction between 0 and 1"); ok && (v <= 0 || v >= 1) {
+				d.fail(t.val.pos, tkey, fmt.Sprintf("compression_target_ratio must be between 0 and 1, got %v", v),
+					"e.g. 0.2 (the default): a fifth of a turn's messages survive a context overflow as they are")
+			} else if ok {
+				o.CompressionRatio = v
+			}
 		case "enable_agent_task_planning", "task_planning_filesystem_mode", "max_tasks_per_plan":
 			d.taskPlanning(&o.Tasks, t, tkey)
 		case "enable_subagents", "subagent_default_timeout", "subagent_min_timeout", "subagent_max_timeout",

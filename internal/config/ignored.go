@@ -62,6 +62,9 @@ var implementedKeys = []string{
 	// is what upstream's wrappers are for; it runs the tool calls of one
 	// response concurrently (false is warned about in decode_backend.go).
 	"skip_final_presentation", "skip_agent_selector",
+	// orchestrator.coordination: how much of a turn survives a context
+	// overflow's compaction (internal/agent/compact.go)
+	"compression_target_ratio",
 	"use_mcpwrapped_for_tool_filtering", "use_no_roots_wrapper", "concurrent_tool_execution",
 	// orchestrator.coordination: isolated writes, changedocs, fast iteration (isolation.go)
 	"write_mode", "drift_conflict_policy", "enable_changedoc", "fast_iteration_mode",

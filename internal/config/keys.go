@@ -46,6 +46,7 @@ var orchestratorKeys = append([]string{
 }, upstreamKeyNames(orchestratorUpstream)...)
 
 var coordinationKeys = append([]string{
+	"compression_target_ratio",
 	"enable_planning_mode", "planning_mode_instruction", "max_orchestration_restarts", "task_decomposer",
 	"enable_agent_task_planning", "max_tasks_per_plan", "task_planning_filesystem_mode",
 	"enable_memory_filesystem_mode", "use_skills", "massgen_skills", "skills_directory", "use_two_tier_workspace",

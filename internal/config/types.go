@@ -207,6 +207,10 @@ type Orchestrator struct {
 	// (coordination.planning_mode_instruction) replaces the default note.
 	PlanningMode        bool
 	PlanningInstruction string
+	// CompressionRatio is coordination.compression_target_ratio: the share
+	// of a turn's own messages kept as they are when a context overflow
+	// has the rest summarised (0: agent.DefaultCompressionRatio, 0.20).
+	CompressionRatio float64
 	// Kit is v0.1.73's working kit of the agents: filesystem memory and
 	// skills (internal/kit).
 	Kit Kit

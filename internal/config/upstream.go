@@ -92,7 +92,6 @@ var coordinationUpstream = map[string]upstreamKey{
 	"broadcast_timeout":                       {kind: paramNumber, feature: featBroadcast},
 	"broadcast_wait_by_default":               {kind: paramBool, feature: featBroadcast},
 	"max_broadcasts_per_agent":                {kind: paramInt, feature: featBroadcast},
-	"compression_target_ratio":                {kind: paramNumber, feature: "context compression"},
 	"evolving_criteria":                       {kind: paramBool, feature: featCriteria},
 	"evolving_criteria_score_threshold":       {kind: paramNumber, feature: featCriteria},
 	"evolving_criteria_max_evolutions":        {kind: paramInt, feature: featCriteria},

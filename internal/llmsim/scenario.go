@@ -50,6 +50,10 @@ type ModelScript struct {
 	// the request is planned and recorded as if it offered none, and
 	// GET /props?model=… says supports_tool_calls: false.
 	IgnoreTools *bool `yaml:"ignore_tools"`
+	// ContextWindow is the model's window in prompt tokens: a request whose
+	// prompt is larger is refused with the provider's context-overflow
+	// 400 (StepContextOverflow) and consumes no step. 0/absent: no limit.
+	ContextWindow *int `yaml:"context_window"`
 }
 
 // Step is one scripted response. At most one action (Answer, Vote, Submit,
@@ -365,6 +369,7 @@ type script struct {
 	always      *Step
 	quality     *modelQuality // nil: the model has no quality rate
 	ignoreTools bool
+	window      int
 }
 
 // scriptFor merges the model's entry, the "*" entry and Defaults, field by
@@ -384,8 +389,11 @@ func (sc *Scenario) scriptFor(model string) script {
 		chain = append(chain, &ms)
 	}
 	chain = append(chain, &sc.Defaults)
-	var ttftSet, tpsSet, ignoreSet bool
+	var ttftSet, tpsSet, ignoreSet, windowSet bool
 	for _, ms := range chain {
+		if !windowSet && ms.ContextWindow != nil {
+			s.window, windowSet = *ms.ContextWindow, true
+		}
 		if !ignoreSet && ms.IgnoreTools != nil {
 			s.ignoreTools, ignoreSet = *ms.IgnoreTools, true
 		}

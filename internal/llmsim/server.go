@@ -237,8 +237,18 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request, wf *wireFormat) 
 		wf.fail(w, http.StatusBadRequest, err.Error(), "", 0, 0)
 		return
 	}
-	if s.sc.scriptFor(req.model).ignoreTools {
+	sc := s.sc.scriptFor(req.model)
+	if sc.ignoreTools {
 		req.tools, req.nTools, req.voteEnum = nil, 0, nil
+	}
+	if sc.window > 0 && req.prompt > sc.window {
+		// Refused before any step is chosen, as a provider refuses it
+		// before the model runs.
+		id := s.log.add(Record{Wire: wf.name, Model: req.model, Stream: req.stream, Step: StepContextOverflow, Start: start,
+			End: time.Now(), Outcome: OutcomeRejected, PromptTokens: req.prompt,
+			Problem: fmt.Sprintf("the prompt (%d tokens) does not fit the context window (%d)", req.prompt, sc.window)})
+		failOverflow(wf, w, req.model, req.prompt, sc.window, id)
+		return
 	}
 
 	// Step selection and the log entry share the lock, so record IDs follow
