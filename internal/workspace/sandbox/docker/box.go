@@ -65,6 +65,7 @@ type dockerBox struct {
 	g     *workspace.Guard
 	env   []string // KEY=VALUE for every command
 	binds []mount.Mount
+	ep    *endpoints // the container's endpoints (endpoints.go), or nil
 	user  string
 
 	mu    sync.Mutex
@@ -136,6 +137,12 @@ func newDockerBox(g *workspace.Guard, cfg sandbox.Config) (*dockerBox, []string,
 		}
 	}
 	b.env = append(b.env, cfg.Env...)
+	more, err := b.setEndpoints(ctx, cfg)
+	if err != nil {
+		cli.Close()
+		return nil, nil, err
+	}
+	warnings = append(warnings, more...)
 	userHome, _ := os.UserHomeDir()
 	for _, rel := range d.Credentials.Files {
 		src := filepath.Join(userHome, rel)

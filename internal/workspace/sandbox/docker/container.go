@@ -88,6 +88,10 @@ func (b *dockerBox) container(ctx context.Context) (string, error) {
 		b.removeLocked()
 		return "", err
 	}
+	if err := b.startEndpointsLocked(ctx); err != nil {
+		b.removeLocked()
+		return "", err
+	}
 	return b.id, nil
 }
 
@@ -134,6 +138,7 @@ func (b *dockerBox) removeLocked() {
 		return
 	}
 	b.hold.Close()
+	b.stopEndpoints(false)
 	b.removeID(b.id)
 	b.id, b.made, b.hold = "", "", nil
 }
@@ -155,6 +160,7 @@ func (b *dockerBox) Close() {
 		<-p.done
 	}
 	b.mu.Unlock()
+	b.stopEndpoints(true)
 	b.cli.Close()
 }
 
