@@ -31,9 +31,10 @@ func sortCalls(calls []llm.ToolCall, tools *tool.Set) sorted {
 	for i, c := range calls {
 		_, known := tools.Lookup(c.Name)
 		switch {
-		case c.Name == coord.ToolNewAnswer || c.Name == coord.ToolVote:
+		case c.Name == coord.ToolNewAnswer || c.Name == coord.ToolVote || c.Name == coord.ToolStop && known:
 			// Judged even when not offered (a vote before any answer
-			// exists), so that the model hears the coordinator's reason.
+			// exists), so that the model hears the coordinator's reason;
+			// stop where it is offered (decomposition mode).
 			s.workflow = append(s.workflow, i)
 		case known:
 			s.run = append(s.run, i)

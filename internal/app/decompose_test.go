@@ -149,4 +149,22 @@ func TestDecompositionEndToEndOnTheSimulator(t *testing.T) {
 	if d := l.Check(nil); d != nil {
 		t.Errorf("the replay diverges at step %d", d.Step)
 	}
+	// A stop ends its turn: no agent calls stop again once it was
+	// counted (nor after coordination ended), and stop is never run as a
+	// tool of its own.
+	stops := map[string]int{}
+	for _, s := range l.Steps {
+		if p, ok := s.In.(coord.Proposed); ok && p.Action.Kind == coord.ActStop {
+			stops[p.Agent]++
+			if v := s.Out[0].(coord.Reply).Verdict; v.Outcome != coord.Accepted {
+				t.Errorf("%s's stop at turn %d: %s %s", p.Agent, p.Turn, v.Outcome, v.Message)
+			}
+		}
+	}
+	if stops["a"] == 0 || stops["b"] == 0 || stops["c"] == 0 {
+		t.Errorf("stops %v", stops)
+	}
+	if strings.Contains(j, `"type":"tool_called","attempt":1,"epoch":`) && strings.Contains(j, `"text":"stop","args"`) {
+		t.Error("stop was run as a tool")
+	}
 }
