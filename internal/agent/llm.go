@@ -27,10 +27,9 @@ type LLM struct {
 	// PresentTools in the final presentation (nil: the presentation is
 	// text, and may call only the client's tools).
 	Tools, PresentTools *tool.Set
-	// CompressionRatio is compression_target_ratio: the share of a turn's
-	// own messages kept as they are when a context overflow compacts the
-	// rest (compact.go); 0 means DefaultCompressionRatio.
-	CompressionRatio float64
+	// Checklist serves submit_checklist and draft_approach (checklist-gated
+	// voting): the report is read, and the plan laid, through it.
+	Checklist tool.ChecklistKit
 }
 
 // Run plays task. The tool loop reports through callbacks, some from the
@@ -120,12 +119,12 @@ func (a *LLM) play(ctx context.Context, task Task, inbox *Inbox, p *pump) Done {
 				p.send(Propose{Seen: seen, Action: act})
 				return inbox.Verdict(ctx)
 			},
-			Updates:          inbox,
-			OnReject:         func(reason string) { p.send(Rejected{reason}) },
-			Checklist:        task.Checklist,
-			CompressionRatio: a.CompressionRatio,
-			Decomposition:    task.Decomposition, Subtasks: task.Subtasks,
+			Updates:       inbox,
+			OnReject:      func(reason string) { p.send(Rejected{reason}) },
+			Checklist:     task.Checklist,
+			Decomposition: task.Decomposition, Subtasks: task.Subtasks,
 		}
+		t.Kit = a.Checklist
 		res := t.Run(ctx)
 		return Done{Usage: res.Usage, Steps: res.Steps, Attempts: res.Attempts, Failure: a.failure(res.Err)}
 	case TaskPresent, TaskDirect:

@@ -165,8 +165,9 @@ func ChecklistSection(criteria []coord.Criterion) string {
 		"version you can, check it, and submit it with new_answer. From then on, before you vote or give a new answer:\n" +
 		"1. Compare all current answers: what each one has that the others lack. Gather concrete evidence.\n" +
 		"2. Score every answer (by its label) on every criterion below, 0-10 with a short reason, and call submit_checklist.\n" +
-		"3. Obey its verdict. Vote: call vote for the answer it names. Iterate: say what a great answer would look like, then " +
-		"call new_answer with an answer that fixes the failing criteria (existing answers are material, not a base to patch).\n" +
+		"3. Obey its verdict. Vote: call vote for the answer it names. Iterate: say what a great answer would look like, call " +
+		"draft_approach with your plan for each failing criterion, then build it and call new_answer with an answer that fixes the " +
+		"failing criteria (existing answers are material, not a base to patch).\n" +
 		"A vote or new_answer that goes against the verdict is refused. Criteria:\n")
 	for i, c := range criteria {
 		tag := ""

@@ -216,6 +216,7 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 	if agents, err = wss.withTaskPlanning(cfg, agents, rq.WorkspaceFiles); err != nil {
 		return nil, err
 	}
+	agents = wss.withChecklistFiles(agents)
 	agents = withPlanning(cfg.Orchestrator, agents)
 	agents, subs, subWarnings, err := withSubagents(ctx, env, getenv, cfg, agents, wss)
 	if err != nil {
@@ -356,7 +357,6 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 		SeedVotes:        rq.SeedVotes,
 		Snapshot:         wss.snapshot(),
 		Personas:         personas(cfg.Orchestrator.Personas, rq.Personas),
-		CompressionRatio: cfg.Orchestrator.CompressionRatio,
 		Subtasks:         subtasks,
 	}
 	if logs != nil {

@@ -62,6 +62,7 @@ func (rw *runWorkspaces) withTaskPlanning(cfg *config.Config, agents []orchestra
 			o.Files, o.Initial = g, files[tasks.File]
 		}
 		pl := tasks.New(o)
+		a.Checklist.Plan = draftPlanner{pl} // draft_approach lays its tasks here (checklist.go)
 		set, err := a.Tools.With(pl.Tools()...)
 		if err != nil {
 			return nil, usageErr("agent %s: %v", a.ID, err)

@@ -30,8 +30,8 @@ type Improvements struct {
 	Transformative, Structural, NonIncremental int `json:",omitempty"`
 }
 
-// floors are ck's impact floors with upstream's defaults.
-func (c *Checklist) floors() Improvements {
+// Floors are the impact floors with upstream's defaults.
+func (c *Checklist) Floors() Improvements {
 	if c.Improvements == nil {
 		return Improvements{NonIncremental: 1}
 	}
@@ -178,7 +178,7 @@ func (m *Machine) draft(a *agent, seen int, act Action) Verdict {
 		}
 		kept[id] = p
 	}
-	fl := m.cfg.Checklist.floors()
+	fl := m.cfg.Checklist.Floors()
 	var tr, st int
 	for _, id := range g.fails {
 		for _, e := range entries[id] {

@@ -186,6 +186,8 @@ func buildPlan(req *request, sel selection) *plan {
 		p.text = "Done: my action is with the coordinator."
 	case "checklist":
 		p.calls = []toolCall{{req.nameOf("submit_checklist"), req.checklistScores()}}
+	case "report":
+		p.calls = []toolCall{req.reportCall()}
 	case "fault":
 		status, name, _ := parseFault(step.Fault)
 		switch {
@@ -236,6 +238,8 @@ func actionOf(step *Step, req *request) string {
 	// then), otherwise answer; post-evaluation submits; no workflow tool
 	// means a presentation (or a plain chat) and gets text.
 	switch {
+	case req.offers("submit_checklist") && req.offers("vote") && !req.scored() && req.wantsReport() && !req.reported():
+		return "report" // ... after writing its diagnostic report (report.go)
 	case req.offers("submit_checklist") && req.offers("vote") && !req.scored():
 		return "checklist" // a checklist-gated agent scores first
 	case req.offers("vote"):
@@ -274,6 +278,8 @@ func defaultOnly(req *request, n int) plan {
 		p.calls = []toolCall{{req.nameOf("submit"), `{"confirmed":true}`}}
 	case "checklist":
 		p.calls = []toolCall{{req.nameOf("submit_checklist"), req.checklistScores()}}
+	case "report":
+		p.calls = []toolCall{req.reportCall()}
 	default:
 		p.text = finalText(req, "")
 	}

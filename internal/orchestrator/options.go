@@ -52,6 +52,10 @@ type Agent struct {
 	// the final presentation: write_mode lays the agent's fresh copies of
 	// the context paths for the round.
 	BeforeRound func()
+	// Checklist is what checklist-gated voting's tools need of the agent
+	// (its Guard for the diagnostic report, its task plan for
+	// draft_approach); the zero value has neither.
+	Checklist tool.ChecklistKit
 }
 
 // Options configure a run. The rules are coord.Settings, whose zero values
@@ -76,10 +80,6 @@ type Options struct {
 	// (or direct answer's) prompt: the shape of answer the client asked
 	// for (massgen serve's response_format).
 	FinalInstruction string
-	// CompressionRatio is the share of a turn's own messages an LLM agent
-	// keeps as they are when a context overflow compacts the rest
-	// (agent.LLM.CompressionRatio; 0: the default).
-	CompressionRatio float64
 	Events           *event.Broker // where events go; nil means none are kept
 	Now              func() time.Time
 	// Trace, when set, is called with every input the run feeds its

@@ -35,7 +35,7 @@ func (r *runner) startTurn(ctx context.Context, c coord.StartTurn) {
 	}
 	r.decompositionTurn(&task, a)
 	if ck := r.m.Settings().Checklist; ck.Gates(c.Agent) {
-		task.System += agent.ChecklistSection(ck.CriteriaOf())
+		task.System += agent.ChecklistSection(ck.CriteriaOf()) + agent.ChecklistExtras(ck, a.Checklist.Files != nil)
 		task.Checklist = true
 	}
 	h := event.Header{Attempt: attempt, Epoch: c.Epoch}
@@ -200,7 +200,7 @@ func (r *runner) impl(a *Agent) agent.Agent {
 		return a.Impl
 	}
 	return &agent.LLM{ID: a.ID, Backend: a.Backend, ModelName: a.ModelName, Model: a.Model, Params: a.Params,
-		FinalParams: a.FinalParams, Tools: a.Tools, PresentTools: a.PresentTools, CompressionRatio: r.o.CompressionRatio}
+		FinalParams: a.FinalParams, Tools: a.Tools, PresentTools: a.PresentTools, Checklist: a.Checklist}
 }
 
 // wait sleeps for d (a retry backoff) unless ctx ends first; it reports
