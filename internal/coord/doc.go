@@ -13,7 +13,8 @@
 // post-evaluation and restarts, the budget stop, the run deadline and the
 // presentation grace — and the rules MassGen v0.1.73 added on top of them:
 // fairness (fairness.go), per-round timeouts (rounds.go), checklist-gated
-// voting (checklist.go) and the caps on mid-stream updates (midstream.go),
+// voting (checklist.go), the caps on mid-stream updates (midstream.go) and
+// decomposition mode (decompose.go),
 // each written as upstream documents its intent where upstream's code
 // falls short of it; and the one vocabulary they are written in
 // (Settings, RunStatus).
