@@ -30,6 +30,10 @@ type LLM struct {
 	// Checklist serves submit_checklist and draft_approach (checklist-gated
 	// voting): the report is read, and the plan laid, through it.
 	Checklist tool.ChecklistKit
+	// CompressionRatio is compression_target_ratio: the share of a turn's
+	// own messages kept as they are when a context overflow compacts the
+	// rest (compact.go); 0 means DefaultCompressionRatio.
+	CompressionRatio float64
 }
 
 // Run plays task. The tool loop reports through callbacks, some from the
@@ -119,10 +123,11 @@ func (a *LLM) play(ctx context.Context, task Task, inbox *Inbox, p *pump) Done {
 				p.send(Propose{Seen: seen, Action: act})
 				return inbox.Verdict(ctx)
 			},
-			Updates:       inbox,
-			OnReject:      func(reason string) { p.send(Rejected{reason}) },
-			Checklist:     task.Checklist,
-			Decomposition: task.Decomposition, Subtasks: task.Subtasks,
+			Updates:          inbox,
+			OnReject:         func(reason string) { p.send(Rejected{reason}) },
+			Checklist:        task.Checklist,
+			CompressionRatio: a.CompressionRatio,
+			Decomposition:    task.Decomposition, Subtasks: task.Subtasks,
 		}
 		t.Kit = a.Checklist
 		res := t.Run(ctx)

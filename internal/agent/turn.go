@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -63,6 +64,10 @@ type llmTurn struct {
 	// voting), served through Kit.
 	Checklist bool
 	Kit       tool.ChecklistKit
+	// CompressionRatio is the share of the turn's own messages kept as they
+	// are when a context overflow compacts the rest (compact.go); 0 means
+	// DefaultCompressionRatio.
+	CompressionRatio float64
 }
 
 // Result is how a turn ended.
@@ -135,6 +140,7 @@ func (p *play) judgeChecklist(act coord.Action) coord.Verdict {
 func (p *play) loop(ctx context.Context) error {
 	t := p.t
 	lastReason := ""
+	compactions := 0
 	for {
 		p.deliverUpdates()
 		p.deliverWrapUps()
@@ -157,10 +163,19 @@ func (p *play) loop(ctx context.Context) error {
 		p.req.Tools = tools.Defs()
 		r, err := collect(ctx, t.Model, &p.req, t.Emit)
 		p.res.Usage.Add(r.usage)
+		if window, over := llm.ContextOverflow(err); over {
+			if compactions < maxCompactions && p.compact(ctx, window, compactions) {
+				compactions++
+				continue
+			}
+			p.res.Attempts++
+			return fmt.Errorf("%w (the turn's prompt does not fit the model's context window, even with its older messages compacted)", err)
+		}
 		if err != nil {
 			p.res.Attempts++
 			return err
 		}
+		compactions = 0
 		p.req.Messages = append(p.req.Messages, llm.Message{Role: llm.RoleAssistant, Content: r.text, ToolCalls: r.calls})
 
 		s := sortCalls(r.calls, tools)
@@ -205,6 +220,31 @@ func (p *play) loop(ctx context.Context) error {
 			return &protocolError{fmt.Sprintf("no valid workflow action after %d attempts (last problem: %s)", MaxAttempts, lastReason)}
 		}
 	}
+}
+
+// compact replaces the older part of the conversation by a summary after
+// a context overflow (compact.go): the first time keeping the newest
+// CompressionRatio of it, the second time none. The newest answer set
+// must stay in view whole: if it was among the messages summarised, it is
+// shown again.
+func (p *play) compact(ctx context.Context, window, before int) bool {
+	keep := cmp.Or(p.t.CompressionRatio, DefaultCompressionRatio)
+	if before > 0 {
+		keep = 0
+	}
+	c, ok := compact(ctx, p.t.Model, &p.req, keep, window, p.t.Emit)
+	p.res.Usage.Add(c.usage)
+	if !ok {
+		return false
+	}
+	latest := UpdateMessage(p.answers)
+	shown := func(msgs []llm.Message) bool {
+		return slices.ContainsFunc(msgs, func(m llm.Message) bool { return m.Role == llm.RoleUser && m.Content == latest })
+	}
+	if shown(c.removed) && !shown(p.req.Messages[compactHead:]) {
+		p.req.Messages = append(p.req.Messages, llm.Message{Role: llm.RoleUser, Content: latest})
+	}
+	return true
 }
 
 // deliverUpdates shows the model any answer set that arrived since its

@@ -357,6 +357,7 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 		SeedVotes:        rq.SeedVotes,
 		Snapshot:         wss.snapshot(),
 		Personas:         personas(cfg.Orchestrator.Personas, rq.Personas),
+		CompressionRatio: cfg.Orchestrator.CompressionRatio,
 		Subtasks:         subtasks,
 	}
 	if logs != nil {

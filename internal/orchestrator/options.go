@@ -80,6 +80,10 @@ type Options struct {
 	// (or direct answer's) prompt: the shape of answer the client asked
 	// for (massgen serve's response_format).
 	FinalInstruction string
+	// CompressionRatio is the share of a turn's own messages an LLM agent
+	// keeps as they are when a context overflow compacts the rest
+	// (agent.LLM.CompressionRatio; 0: the default).
+	CompressionRatio float64
 	Events           *event.Broker // where events go; nil means none are kept
 	Now              func() time.Time
 	// Trace, when set, is called with every input the run feeds its

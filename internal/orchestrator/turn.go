@@ -200,7 +200,7 @@ func (r *runner) impl(a *Agent) agent.Agent {
 		return a.Impl
 	}
 	return &agent.LLM{ID: a.ID, Backend: a.Backend, ModelName: a.ModelName, Model: a.Model, Params: a.Params,
-		FinalParams: a.FinalParams, Tools: a.Tools, PresentTools: a.PresentTools, Checklist: a.Checklist}
+		FinalParams: a.FinalParams, Tools: a.Tools, PresentTools: a.PresentTools, CompressionRatio: r.o.CompressionRatio, Checklist: a.Checklist}
 }
 
 // wait sleeps for d (a retry backoff) unless ctx ends first; it reports
