@@ -1,0 +1,121 @@
+package orchestrator
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/massgen/massgen/internal/coord"
+	"github.com/massgen/massgen/internal/event"
+)
+
+// The task decomposer on the simulator: the config's subtask (a's) is
+// kept, the first agent's call before the run writes b's, and c, which
+// the reply leaves out, gets upstream's fallback — the run says so. Each
+// agent's turn carries its own subtask and sees the others'; the
+// presenter (b, presenter_agent) is shown every agent's subtask, stop
+// summary and work.
+func TestSubtasksFromConfigDecomposerAndFallback(t *testing.T) {
+	srv, agents := simTeam(t, `
+models:
+  sim-a:
+    steps:
+      - text: 'Here: {"subtasks": {"a": "IGNORED", "b": {"subtask": "SUB-B: the evaluator", "criteria": []}, "zed": "nobody"}}'
+`, "a", "b", "c")
+	res, rec := run(t, agents, Options{Settings: coord.Settings{Decomposition: true, Presenter: "b"},
+		Subtasks: &Subtasks{Given: map[string]string{"a": "SUB-A: the parser"}, Decompose: true}})
+	if res.Status != Completed || res.Winner != "b" {
+		t.Fatalf("status = %s, winner %s (%v)", res.Status, res.Winner, res.Err)
+	}
+	settled(t, srv)
+	prompt := requestsOf(srv, "sim-a")[0].Messages
+	if p := prompt[len(prompt)-1].Content; !strings.Contains(p, "Create a decomposition plan for 3 agents") ||
+		!strings.Contains(p, "[already assigned: SUB-A: the parser]") || strings.Contains(p, `"a": {"subtask"`) {
+		t.Errorf("the decomposer's prompt: %.600s", p)
+	}
+	mine := map[string]string{"a": "SUB-A: the parser", "b": "SUB-B: the evaluator", "c": "Own part 3 of 3 of this task"}
+	for id, sub := range mine {
+		reqs := requestsOf(srv, "sim-"+id)
+		if id == "a" {
+			reqs = reqs[1:] // after the decomposer's call
+		}
+		first := reqs[0].Messages
+		if u := first[len(first)-1].Content; !strings.HasPrefix(u, "[YOUR ASSIGNED SUBTASK: "+sub) {
+			t.Errorf("%s's first turn: %.200s", id, u)
+		}
+		sys := first[0].Content
+		for other, s := range mine {
+			if other != id && !strings.Contains(sys, s) {
+				t.Errorf("%s's system prompt does not show %s's subtask %q", id, other, s)
+			}
+		}
+		if !strings.Contains(sys, "**YOUR ASSIGNED SUBTASK:**\n"+sub) || strings.Contains(sys, "`vote`") {
+			t.Errorf("%s's system prompt:\n%.400s", id, sys)
+		}
+	}
+	var note string
+	for _, e := range rec.of(event.TypeActionRejected) {
+		note += e.Reason
+	}
+	if !strings.Contains(note, "the task decomposition left out c: fallback subtasks for them") {
+		t.Errorf("notes: %q", note)
+	}
+	pres := requestsOf(srv, "sim-b")
+	last := pres[len(pres)-1].Messages
+	if p := last[len(last)-1].Content; !strings.Contains(p, "AGENT WORK SUMMARIES:") || !strings.Contains(p, "**a** (subtask: SUB-A: the parser)\nStop summary: simulated stop: my subtask is done (complete)\nWork: ") ||
+		!strings.Contains(p, "**c** (subtask: Own part 3 of 3") {
+		t.Errorf("the presenter's prompt:\n%s", p)
+	}
+}
+
+// A decomposer call that fails to give JSON leaves every agent without a
+// subtask its fallback; with task_decomposer off, nothing is asked.
+func TestDecomposerFallbackAndOff(t *testing.T) {
+	srv, agents := simTeam(t, `
+models:
+  sim-a:
+    steps:
+      - text: 'I would rather not.'
+`, "a", "b")
+	res, _ := run(t, agents, Options{Settings: coord.Settings{Decomposition: true, Presentation: coord.PresentNever}, Subtasks: &Subtasks{Decompose: true}})
+	if res.Status != Completed {
+		t.Fatalf("status = %s (%v)", res.Status, res.Err)
+	}
+	settled(t, srv)
+	b := requestsOf(srv, "sim-b")[0].Messages
+	if u := b[len(b)-1].Content; !strings.HasPrefix(u, "[YOUR ASSIGNED SUBTASK: Own part 2 of 2 of this task") {
+		t.Errorf("b's fallback subtask: %.200s", u)
+	}
+	srv, agents = simTeam(t, "", "a", "b")
+	res, _ = run(t, agents, Options{Settings: coord.Settings{Decomposition: true, Presentation: coord.PresentNever}, Subtasks: &Subtasks{Given: map[string]string{"b": "SUB-B"}}})
+	if res.Status != Completed {
+		t.Fatalf("status = %s (%v)", res.Status, res.Err)
+	}
+	settled(t, srv)
+	a := requestsOf(srv, "sim-a")[0].Messages
+	if u := a[len(a)-1].Content; strings.Contains(u, "decomposition plan") || strings.Contains(u, "YOUR ASSIGNED SUBTASK") {
+		t.Errorf("with the decomposer off, a's first request: %.200s", u)
+	}
+}
+
+func TestParseSubtasks(t *testing.T) {
+	ids := []string{"a", "b"}
+	for _, tc := range []struct {
+		text string
+		want map[string]string
+	}{
+		{`{"subtasks": {"a": "x", "b": {"subtask": " y "}}}`, map[string]string{"a": "x", "b": "y"}},
+		{"Plan:\n```json\n{\"a\": \"x\"}\n```\ndone", map[string]string{"a": "x"}},
+		{`{"subtasks": {"zed": "x"}}`, nil},
+		{`no json`, nil},
+	} {
+		got, err := ParseSubtasks(tc.text, ids)
+		if (err != nil) != (tc.want == nil) || len(got) != len(tc.want) {
+			t.Errorf("%q: %v, %v", tc.text, got, err)
+		}
+		for k, v := range tc.want {
+			if got[k] != v {
+				t.Errorf("%q: %s = %q, want %q", tc.text, k, got[k], v)
+			}
+		}
+	}
+}
