@@ -30,8 +30,9 @@ type codeTools struct {
 
 // newCodeTools prepares agent ca's code-based tools, or returns nil when
 // it has none: enable_code_based_tools off, no MCP servers to wrap, or no
-// command it could run them with (wrappers reachable from docker mode's
-// container are not built: its tools stay function calls, with a warning).
+// command it could run them with. In docker mode the wrappers run in the
+// agent's container and reach the hub through the container's relay
+// (sandbox/docker's endpoints), as under bubblewrap through the sandbox's.
 func (rw *runWorkspaces) newCodeTools(ca config.Agent, workDir, ws string) (*codeTools, error) {
 	ct := ca.Backend.CodeTools()
 	if !ct.Enabled || ca.Backend.CLI != nil {
@@ -54,10 +55,6 @@ func (rw *runWorkspaces) newCodeTools(ca config.Agent, workDir, ws string) (*cod
 		return nil, nil
 	case cl == nil:
 		rw.warnings = append(rw.warnings, fmt.Sprintf("agent %s: enable_code_based_tools needs enable_mcp_command_line (the wrappers run as commands); "+
-			"its MCP tools stay function calls", ca.ID))
-		return nil, nil
-	case cl.Mode == "docker":
-		rw.warnings = append(rw.warnings, fmt.Sprintf("agent %s: code-based tools do not reach massgen from docker mode's container yet; "+
 			"its MCP tools stay function calls", ca.ID))
 		return nil, nil
 	}
@@ -100,7 +97,7 @@ func (c *codeTools) contextPaths() []workspace.ContextPath {
 }
 
 // sandbox gives the agent's commands the hub: its one way out of a
-// sandbox without network, and where the wrappers find it.
+// sandbox or a container without network, and where the wrappers find it.
 func (c *codeTools) sandbox(cfg *sandbox.Config) {
 	if c == nil {
 		return
