@@ -79,8 +79,9 @@ type Config struct {
 	// command gets a Net of its own (net.go) whose only ways out they are.
 	// RouteEnv turns their routes, in Endpoints' order, into KEY=VALUE
 	// pairs for the command's environment. With Network, or unsandboxed,
-	// the routes are the endpoints themselves; in docker mode there are
-	// none (RouteEnv gets nil).
+	// the routes are the endpoints themselves; in docker mode they go
+	// through the container's relay (a TunnelNet), or are the endpoints
+	// themselves with network mode host.
 	Endpoints []Endpoint
 	RouteEnv  func([]Route) []string
 }
