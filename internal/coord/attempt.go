@@ -82,6 +82,7 @@ func (m *Machine) propose(in Proposed) []Command {
 	switch in.Action.Kind {
 	case ActChecklist:
 		v = m.checklist(a, in.Seen, in.Action)
+		v.Message = m.stopWords(v.Message)
 	case ActDraft:
 		v = m.draft(a, in.Seen, in.Action)
 	case ActVote:
@@ -140,7 +141,7 @@ func (m *Machine) answer(a *agent, act Action) (Verdict, []Command) {
 	if why := m.leadCapped(a); why != "" {
 		return Verdict{Outcome: Rejected, Message: why}, nil
 	}
-	if why := m.gated(a, ActNewAnswer); why != "" {
+	if why := m.gatedIn(a, ActNewAnswer); why != "" {
 		return Verdict{Outcome: Rejected, Message: why}, nil
 	}
 	for _, other := range m.Answers() {

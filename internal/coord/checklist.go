@@ -248,6 +248,9 @@ func (m *Machine) checklist(a *agent, seen int, act Action) Verdict {
 		return reject("You already scored these answers; act on that verdict: %s.", verdictWord(g))
 	}
 	answers := m.Answers()
+	if m.decomposition() {
+		answers = m.ownWork(a) // one's own subtask's work, flat scores (decompose.go)
+	}
 	crit := m.cfg.Checklist.CriteriaOf()
 	core := 0
 	for _, c := range crit {

@@ -2,6 +2,7 @@ package coord
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 )
 
@@ -123,8 +124,8 @@ func (m *Machine) stopAction(a *agent, seen int, act Action) (Verdict, []Command
 	default:
 		return Verdict{Outcome: Rejected, Message: fmt.Sprintf("Invalid status %q: call stop with status \"complete\" or \"blocked\".", act.Label)}, nil
 	}
-	if why := m.gated(a, ActVote); why != "" {
-		return Verdict{Outcome: Rejected, Message: strings.ReplaceAll(why, "call vote", "call stop")}, nil
+	if why := m.gatedIn(a, ActVote); why != "" {
+		return Verdict{Outcome: Rejected, Message: why}, nil
 	}
 	m.recordStop(a, act.Reason, status)
 	v := Verdict{Outcome: Accepted, Label: a.vote.Label, Target: a.id}
@@ -180,4 +181,45 @@ func (m *Machine) decideDecomposition(prefix string) Present {
 		p.Answer.Content = strings.Join(parts, "\n\n")
 	}
 	return p
+}
+
+// Checklist-gated voting in decomposition mode: the terminate action is
+// stop, and an agent scores only its own current work, flat
+// ({"E1": 8, …}), as upstream's decomposition checklist does.
+
+// ownWork is the answer set a's checklist scores in decomposition mode:
+// its own current answer only.
+func (m *Machine) ownWork(a *agent) []Answer {
+	for _, x := range m.Answers() {
+		if x.Agent == a.id {
+			return []Answer{x}
+		}
+	}
+	return nil
+}
+
+var (
+	voteVerdict = regexp.MustCompile(`Verdict: vote( for agent\d+)?\.`)
+	voteNext    = regexp.MustCompile(`(call|is to) vote( \(?for agent\d+\)?)?`)
+)
+
+// stopWords says the checklist's and the gate's words in decomposition
+// mode, where the terminate action is stop, not vote.
+func (m *Machine) stopWords(s string) string {
+	if !m.decomposition() || s == "" {
+		return s
+	}
+	s = voteVerdict.ReplaceAllString(s, "Verdict: stop.")
+	s = voteNext.ReplaceAllString(s, "$1 stop")
+	s = strings.ReplaceAll(s, `"verdict":"vote"`, `"verdict":"stop"`)
+	s = strings.ReplaceAll(s, "do not vote now", "do not stop now")
+	s = strings.ReplaceAll(s, "not vote.", "not stop.")
+	s = strings.ReplaceAll(s, "before you vote", "before you stop")
+	s = strings.ReplaceAll(s, "score every current answer on every criterion", "score your own current work on every criterion")
+	return strings.ReplaceAll(s, "Checklist-gated voting", "Checklist gate")
+}
+
+// gatedIn is gated in the words of the run's mode.
+func (m *Machine) gatedIn(a *agent, kind ActionKind) string {
+	return m.stopWords(m.gated(a, kind))
 }

@@ -240,3 +240,12 @@ func voteReason(act coord.Action) string {
 	}
 	return act.Reason
 }
+
+// checklistSection is the checklist-gated agent's prompt section: in
+// decomposition mode it scores its own work, flat, and stops.
+func (r *runner) checklistSection(ck *coord.Checklist) string {
+	if r.o.Decomposition {
+		return agent.DecompositionChecklistSection(ck.CriteriaOf())
+	}
+	return agent.ChecklistSection(ck.CriteriaOf())
+}

@@ -35,7 +35,7 @@ func (r *runner) startTurn(ctx context.Context, c coord.StartTurn) {
 	}
 	r.decompositionTurn(&task, a)
 	if ck := r.m.Settings().Checklist; ck.Gates(c.Agent) {
-		task.System += agent.ChecklistSection(ck.CriteriaOf()) + agent.ChecklistExtras(ck, a.Checklist.Files != nil)
+		task.System += r.checklistSection(ck) + agent.ChecklistExtras(ck, a.Checklist.Files != nil)
 		task.Checklist = true
 	}
 	h := event.Header{Attempt: attempt, Epoch: c.Epoch}
