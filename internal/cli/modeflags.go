@@ -10,6 +10,7 @@ import (
 
 	"github.com/massgen/massgen/internal/app"
 	"github.com/massgen/massgen/internal/config"
+	"github.com/massgen/massgen/internal/coord"
 	"github.com/massgen/massgen/internal/kit/planmode"
 )
 
@@ -23,6 +24,7 @@ type modeFlags struct {
 	quick        bool
 	personas     string
 	evalCriteria string // --eval-criteria FILE.json
+	preset       string // --checklist-criteria-preset NAME (criteriapreset.go)
 	fl           *pflag.FlagSet
 	// plan and spec modes (planmode.go)
 	plan, planAndExecute, spec bool
@@ -44,6 +46,7 @@ func (m *modeFlags) register(fl *pflag.FlagSet) {
 	fl.Lookup("single-agent").NoOptDefVal = firstAgent
 	fl.StringVar(&m.coordination, "coordination-mode", "", "parallel (agents answer and vote) or decomposition (each agent owns a subtask; they stop when done and a presenter merges the work); overrides the config's coordination_mode")
 	fl.BoolVar(&m.quick, "quick", false, "each agent answers once, then votes; the winning answer is final (no presentation)")
+	fl.StringVar(&m.preset, "checklist-criteria-preset", "", "one of upstream's criteria sets for checklist-gated voting ("+strings.Join(coord.PresetNames(), ", ")+"), instead of the config's; --eval-criteria wins")
 	fl.StringVar(&m.evalCriteria, "eval-criteria", "", "a JSON file of evaluation criteria ([{\"text\", \"category\"}] or {\"criteria\": [...]}) for checklist-gated voting, instead of the config's")
 	fl.StringVar(&m.personas, "personas", "", "perspective, implementation or methodology: before the run each agent gets a persona of that kind written for the task (persona_generator); off: none, whatever the config says")
 	fl.BoolVar(&m.plan, "plan", false, "plan mode: the agents write project_plan.json instead of doing the work; the winner's is frozen in .massgen/plans/")
@@ -105,6 +108,9 @@ func (m *modeFlags) apply(rq *app.Request, args []string) ([]string, error) {
 		rq.SingleAgent = cmp.Or(id, app.FirstAgent)
 	}
 	rq.Quick = m.quick
+	if err := m.applyPreset(rq); err != nil {
+		return args, err
+	}
 	if m.evalCriteria != "" {
 		data, err := os.ReadFile(m.evalCriteria)
 		if err != nil {

@@ -80,8 +80,6 @@ var laterFlags = func() []laterFlag {
 		{name: "save-streaming-buffers", note: true, do: "each agent's streamed output is always kept in agent_outputs/ in the log directory"},
 		{name: "logfire", do: "Logfire tracing is not available: massgen.log and coordination_events.jsonl in the log directory record the run"},
 		{name: "no-session-registry", note: true, do: "sessions live in .massgen/sessions.db; --no-logs writes neither logs nor sessions"},
-		{name: "checklist-criteria-preset", value: true, do: "upstream's criteria presets are not shipped: write the criteria " +
-			"in a JSON file for --eval-criteria FILE.json, or in the config's coordination.checklist_criteria_inline"},
 		{name: "skip-agent-selector", note: true, do: "massgen has no agent selector"},
 		{name: "schema-backend", value: true, do: "the schema printer is not available yet: docs/configuration.md lists the keys"},
 		{name: "with-examples", do: "the schema printer is not available yet: docs/configuration.md lists the keys"},
