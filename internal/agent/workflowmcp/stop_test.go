@@ -1,0 +1,107 @@
+package workflowmcp_test
+
+import (
+	"context"
+	"iter"
+	"net/http"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/massgen/massgen/internal/agent"
+	"github.com/massgen/massgen/internal/agent/workflowmcp"
+	"github.com/massgen/massgen/internal/coord"
+	"github.com/massgen/massgen/internal/event"
+	"github.com/massgen/massgen/internal/llm/chatcompat"
+	"github.com/massgen/massgen/internal/llmsim/simtest"
+	"github.com/massgen/massgen/internal/orchestrator"
+)
+
+// decomposer is an agent with its own tool loop in decomposition mode: it
+// shares its part with new_answer, and once its part is among the work
+// shown, calls stop.
+type decomposer struct {
+	srv     *workflowmcp.Server
+	url     string
+	mu      sync.Mutex
+	offered [][]string
+	results []string
+}
+
+func (d *decomposer) Run(ctx context.Context, task agent.Task, inbox *agent.Inbox) iter.Seq[agent.Outcome] {
+	if task.Kind != agent.TaskCoordinate {
+		return func(yield func(agent.Outcome) bool) {
+			if yield(agent.Text{Text: "merged"}) {
+				yield(agent.Done{Text: "merged"})
+			}
+		}
+	}
+	return d.srv.Run(ctx, task, inbox, func(ctx context.Context, emit func(agent.Outcome)) error {
+		client := mcp.NewClient(&mcp.Implementation{Name: "fake-cli", Version: "1"}, nil)
+		sess, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: d.url,
+			HTTPClient: &http.Client{Transport: tokenTransport{d.srv.Token()}}, DisableStandaloneSSE: true}, nil)
+		if err != nil {
+			return err
+		}
+		defer sess.Close()
+		list, err := sess.ListTools(ctx, nil)
+		if err != nil {
+			return err
+		}
+		var names []string
+		for _, t := range list.Tools {
+			names = append(names, t.Name)
+		}
+		call := &mcp.CallToolParams{Name: "new_answer", Arguments: map[string]any{"content": "the parser, in parse.py"}}
+		if slices.ContainsFunc(task.Answers, func(a coord.Answer) bool { return a.Content == "the parser, in parse.py" }) {
+			call = &mcp.CallToolParams{Name: "stop", Arguments: map[string]any{"summary": "parser done", "status": "complete"}}
+		}
+		res, err := sess.CallTool(ctx, call)
+		if err != nil {
+			return err
+		}
+		d.mu.Lock()
+		d.offered = append(d.offered, names)
+		d.results = append(d.results, res.Content[0].(*mcp.TextContent).Text)
+		d.mu.Unlock()
+		return nil
+	})
+}
+
+// A CLI agent gets decomposition mode's tools over MCP: new_answer and
+// stop, never vote; its stop is counted, and the run ends with the last
+// agent presenting.
+func TestACLIAgentStopsOverMCP(t *testing.T) {
+	srv := workflowmcp.New()
+	url, err := srv.Listen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	d := &decomposer{srv: srv, url: url}
+	_, simURL := simtest.Start(t, "")
+	team := []orchestrator.Agent{{ID: "cli", Backend: "external", Impl: d}, {ID: "b", Backend: "sim", ModelName: "sim-b", Simulated: true,
+		Model: chatcompat.New(chatcompat.Options{Provider: "sim", BaseURL: simURL, APIKey: "sim", Model: "sim-b", Stream: true})}}
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	b := event.NewBroker()
+	res := orchestrator.Run(ctx, "Build a calculator", orchestrator.Options{Agents: team, Events: b,
+		Settings: coord.Settings{Decomposition: true}, Subtasks: &orchestrator.Subtasks{Given: map[string]string{"cli": "the parser", "b": "the evaluator"}}})
+	b.Close()
+	if res.Status != orchestrator.Completed || res.Winner != "b" {
+		t.Fatalf("status %s, winner %q (%v)", res.Status, res.Winner, res.Err)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, names := range d.offered {
+		if !slices.Contains(names, "new_answer") || !slices.Contains(names, "stop") || slices.Contains(names, "vote") {
+			t.Errorf("tools offered: %v, want new_answer and stop", names)
+		}
+	}
+	if !slices.Contains(d.results, "Stop recorded (complete).") {
+		t.Errorf("results the agent read: %q", d.results)
+	}
+}
