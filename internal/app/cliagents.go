@@ -51,6 +51,10 @@ type cliMember struct {
 	// (command_line_allow_network); otherwise it reaches only its
 	// endpoints (clinetwork.go).
 	network bool
+	// docker: command_line_execution_mode: docker (clidocker.go), with
+	// its container's network mode.
+	docker    bool
+	dockerNet string
 }
 
 // cliInstallDir is where `massgen setup cli` installs the CLIs' programs
@@ -134,8 +138,10 @@ func newCLIMember(a config.Agent, getenv func(string) string) (*cliMember, []str
 		}
 	}
 	if cl := b.CommandLine; cl != nil && cl.Mode == "docker" {
-		warnings = append(warnings, fmt.Sprintf("agent %s: command_line_execution_mode: docker does not apply to a %s agent: "+
-			"its CLI and the commands it runs are sandboxed with bubblewrap on this machine", a.ID, b.Type))
+		m.docker, m.dockerNet = true, cl.Docker.Network
+		if w := cliDockerWarning(a.ID, v, path); w != "" {
+			warnings = append(warnings, w)
+		}
 	}
 	return m, warnings, nil
 }
@@ -171,7 +177,9 @@ func (rw *runWorkspaces) withCLIAgents(members map[string]*cliMember, agents []o
 		}
 		a := &cli.Agent{ID: id, Vendor: m.vendor, Path: m.path, Model: m.model, BaseURL: m.baseURL, APIKey: m.apiKey,
 			Workdir: g.Workspace(), Home: home, MCPServers: m.mcp, Options: m.options, Tools: m.tools}
-		switch {
+		switch c := rw.cliContainer(id, m); {
+		case c != nil:
+			rw.warnings = append(rw.warnings, dockerCLI(a, m, c)...)
 		case noSandbox == nil:
 			rw.warnings = append(rw.warnings, sandboxCLI(a, m, bwrap, g)...)
 		case m.unsandboxed:

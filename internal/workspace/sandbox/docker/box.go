@@ -65,7 +65,8 @@ type dockerBox struct {
 	g     *workspace.Guard
 	env   []string // KEY=VALUE for every command
 	binds []mount.Mount
-	ep    *endpoints // the container's endpoints (endpoints.go), or nil
+	ep    *endpoints    // the container's endpoints (endpoints.go), or nil
+	extra []mount.Mount // a program's (Program)
 	user  string
 
 	mu    sync.Mutex

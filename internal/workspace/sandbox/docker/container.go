@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 
@@ -27,7 +28,7 @@ import (
 func (b *dockerBox) container(ctx context.Context) (string, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	mounts := append(dockerMounts(b.g.Mounts()), b.binds...)
+	mounts := slices.Concat(dockerMounts(b.g.Mounts()), b.binds, b.extra)
 	sig := fmt.Sprint(mounts)
 	if b.id != "" && b.made == sig {
 		return b.id, nil

@@ -1,0 +1,326 @@
+package clidocker_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/massgen/massgen/internal/agent"
+	"github.com/massgen/massgen/internal/agent/cli"
+	"github.com/massgen/massgen/internal/agent/cli/clidocker"
+	"github.com/massgen/massgen/internal/agent/cli/clitest"
+	"github.com/massgen/massgen/internal/agent/cli/codex"
+	"github.com/massgen/massgen/internal/coord"
+	"github.com/massgen/massgen/internal/llmsim"
+	"github.com/massgen/massgen/internal/llmsim/simtest"
+	"github.com/massgen/massgen/internal/workspace"
+	"github.com/massgen/massgen/internal/workspace/sandbox"
+	_ "github.com/massgen/massgen/internal/workspace/sandbox/docker"
+	"github.com/massgen/massgen/internal/workspace/sandbox/dockertest"
+	"github.com/massgen/massgen/internal/workspace/wstest"
+)
+
+// These tests run the real Codex CLI (tests/cli-agents) in a real Docker
+// container (dockertest's busybox image) against the in-process
+// simulator; they skip without an engine or the CLI, and fail in CI.
+
+// userHome is the user's home of the whole test binary (HOME): docker
+// mode shares credentials from it and keeps a cache under it that lives
+// as long as the process.
+var userHome string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "clidocker-home-")
+	if err != nil {
+		panic(err)
+	}
+	userHome = dir
+	os.Setenv("HOME", dir)
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// fixture is a Codex agent in docker mode, and what it must not touch.
+type fixture struct {
+	a       *cli.Agent
+	r       *sandbox.Runner
+	dir     string // the test's directory: ws, home, outside
+	outside string // a host directory the container does not see
+	cred    string // the user's shared credential file (claude_config)
+	canary  string // its content
+}
+
+func setup(t *testing.T, base, model, outside string) *fixture {
+	t.Helper()
+	image := dockertest.Image(t)
+	f := &fixture{dir: t.TempDir(), outside: outside}
+	// The user's home: a Claude login shared by claude_config, and a
+	// Codex login (codex_config) that must not replace massgen's
+	// CODEX_HOME.
+	user := userHome
+	var b [8]byte
+	rand.Read(b[:])
+	f.canary = "massgen-canary-" + hex.EncodeToString(b[:])
+	f.cred = filepath.Join(user, ".claude", ".credentials.json")
+	for p, body := range map[string]string{f.cred: `{"token":"` + f.canary + `"}`, filepath.Join(user, ".codex", "auth.json"): `{"k":"` + f.canary + `"}`} {
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ws, home := filepath.Join(f.dir, "ws"), filepath.Join(f.dir, "home")
+	for _, d := range []string{ws, home} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	g, err := workspace.New(workspace.Policy{Agent: "cx", Workspace: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.r, err = sandbox.New(g, sandbox.Config{Mode: "docker", Docker: sandbox.Docker{Image: image,
+		Credentials: sandbox.Credentials{Files: []string{".claude", ".codex"}}}})
+	if err != nil || f.r.Disabled() != nil {
+		t.Fatalf("docker mode: %v %v", err, f.r.Disabled())
+	}
+	t.Cleanup(f.r.Close)
+	pc, ok := f.r.Docker().(sandbox.ProgramContainer)
+	if !ok {
+		t.Fatal("docker mode's container cannot run a program")
+	}
+	f.a = &cli.Agent{ID: "cx", Vendor: codex.Vendor{}, Path: clitest.Program(t, "codex"), Model: model, BaseURL: base, APIKey: "sim-key",
+		Workdir: ws, Home: home}
+	if !clidocker.InContainer(f.a.Vendor, f.a.Path) {
+		t.Fatal("Codex's native binary is not taken for a static one")
+	}
+	clidocker.Attach(f.a, clidocker.Options{Container: pc})
+	t.Cleanup(func() { _ = f.a.Close() })
+	return f
+}
+
+func run(t *testing.T, ctx context.Context, a *cli.Agent, task agent.Task) (outs []agent.Outcome, done agent.Done) {
+	t.Helper()
+	inbox := agent.NewInbox()
+	for o := range a.Run(ctx, task, inbox) {
+		outs = append(outs, o)
+		switch o := o.(type) {
+		case agent.Propose:
+			inbox.Post(agent.Verdict{Verdict: coord.Verdict{Outcome: coord.Accepted, Label: "agent1"}})
+		case agent.Done:
+			done = o
+		}
+	}
+	return outs, done
+}
+
+func coordinate(question string) agent.Task {
+	return agent.Task{Kind: agent.TaskCoordinate, Turn: 1, System: "You are agent cx of a team.", User: "Question: " + question,
+		Question: question}
+}
+
+func timeout(t *testing.T, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(t.Context(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// A coordination turn in docker mode: Codex runs in the container (its
+// shell is the image's busybox, not the host's), reaches the simulator
+// and massgen's workflow server through the relay alone (the container
+// has no network), calls new_answer, and the turn ends with usage. The
+// shared Claude login is readable under the CLI's home and read-only; a
+// write beside the workspace lands nowhere on the host; the Codex login
+// does not replace massgen's CODEX_HOME; the credential's content is in
+// no file of the workspace or the CLI's home, nor in what the model saw.
+func TestCodexAnswersInItsContainer(t *testing.T) {
+	cmd := `readlink /bin/sh > where.txt; wc -c < $HOME/.claude/.credentials.json > cred.txt; ` +
+		`(echo x >> $HOME/.claude/.credentials.json) 2>/dev/null || echo refused >> cred.txt; ` +
+		`ls $HOME/.codex > codexhome.txt; echo escaped > OUTSIDE/escape.txt; wget -q -T 2 -O- http://1.1.1.1/ 2>&1 | head -c 200 > net.txt; echo done`
+	outside := t.TempDir()
+	sim, base := simtest.Start(t, `
+models:
+  sim-codex:
+    steps:
+      - calls:
+          - name: exec_command
+            arguments: '{"cmd":"`+strings.ReplaceAll(cmd, "OUTSIDE", outside)+`"}'
+      - answer: "Checked from the container."
+`)
+	f := setup(t, base, "sim-codex", outside)
+	before := wstest.Snapshot(t, f.outside)
+	credBefore, _ := os.ReadFile(f.cred)
+	outs, done := run(t, timeout(t, 90*time.Second), f.a, coordinate("Where do you run?"))
+	if done.Failure != nil {
+		t.Fatalf("failure: %+v (requests %d)", done.Failure, len(sim.Requests()))
+	}
+	var acts []coord.Action
+	for _, o := range outs {
+		if p, ok := o.(agent.Propose); ok {
+			acts = append(acts, p.Action)
+		}
+	}
+	if len(acts) != 1 || acts[0].Kind != coord.ActNewAnswer || acts[0].Content != "Checked from the container." {
+		t.Fatalf("proposals %+v, want the scripted new_answer", acts)
+	}
+	if done.Usage.InputTokens == 0 {
+		t.Errorf("usage %+v", done.Usage)
+	}
+	called := slices.ContainsFunc(sim.Requests(), func(r llmsim.Record) bool { return slices.Contains(r.Tools, "mcp__massgen__new_answer") })
+	if !called {
+		t.Errorf("the workflow tool was never offered through the relay")
+	}
+	read := func(name string) string {
+		b, err := os.ReadFile(filepath.Join(f.a.Workdir, name))
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+		return string(b)
+	}
+	if got := read("where.txt"); got != "busybox\n" {
+		t.Errorf("/bin/sh is %q: the command did not run in the busybox container", got)
+	}
+	if got, want := read("cred.txt"), strconv.Itoa(len(credBefore))+"\nrefused\n"; got != want {
+		t.Errorf("cred.txt %q, want %q: the shared login readable and read-only", got, want)
+	}
+	if got := read("codexhome.txt"); !strings.Contains(got, "config.toml") || strings.Contains(got, "auth.json") {
+		t.Errorf("~/.codex in the container holds %q: massgen's CODEX_HOME, not the user's login", got)
+	}
+	if got := read("net.txt"); got != "" && !strings.Contains(got, "nreachable") && !strings.Contains(got, "bad address") &&
+		!strings.Contains(got, "timed out") {
+		t.Errorf("a request to the internet from the container got %q", got)
+	}
+	if credAfter, _ := os.ReadFile(f.cred); !bytes.Equal(credAfter, credBefore) {
+		t.Errorf("the shared credential changed: %q", credAfter)
+	}
+	wstest.Unchanged(t, f.outside, before)
+	for _, root := range []string{f.a.Workdir, f.a.Home} {
+		_ = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return nil
+			}
+			if b, _ := os.ReadFile(p); bytes.Contains(b, []byte(f.canary)) {
+				t.Errorf("the credential's content was copied into %s", p)
+			}
+			return nil
+		})
+	}
+	for _, r := range sim.Requests() {
+		for _, m := range r.Messages {
+			if strings.Contains(m.Content, f.canary) {
+				t.Errorf("the credential's content reached the model")
+			}
+		}
+	}
+	if id := f.r.Docker().ID(); id != "" {
+		t.Errorf("container %s still runs after the task", id)
+	}
+}
+
+// Cancelling a turn in docker mode ends Run at once and leaves nothing
+// running: the CLI and the command it runs (a process of the container,
+// not of the shim's process group) go with the container.
+func TestCancelKillsEverythingInTheContainer(t *testing.T) {
+	sim, base := simtest.Start(t, `
+models:
+  sim-codex:
+    steps:
+      - calls:
+          - name: exec_command
+            arguments: '{"cmd":"sleep 6007"}'
+      - answer: "Slept."
+`)
+	f := setup(t, base, "sim-codex", t.TempDir())
+	ctx, cancel := context.WithCancel(timeout(t, 90*time.Second))
+	ended := make(chan agent.Done, 1)
+	go func() {
+		_, done := run(t, ctx, f.a, coordinate("Wait."))
+		ended <- done
+	}()
+	called := func(recs []llmsim.Record) bool { return len(recs) >= 1 && recs[0].Outcome == llmsim.OutcomeCompleted }
+	wctx, stopWait := context.WithCancel(timeout(t, 60*time.Second))
+	early := make(chan agent.Done, 1)
+	go func() {
+		select {
+		case d := <-ended:
+			early <- d
+			stopWait()
+		case <-wctx.Done():
+		}
+	}()
+	if err := sim.WaitFor(wctx, called); err != nil {
+		cancel()
+		select {
+		case d := <-early:
+			t.Fatalf("the turn ended before the command ran: %+v", d.Failure)
+		default:
+		}
+		t.Fatalf("the model was never asked: %v", err)
+	}
+	stopWait()
+	select {
+	case d := <-early:
+		ended <- d // it ended by itself: the checks below say what is wrong
+	default:
+	}
+	var procs []string
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if procs = processes(t, f.a); slices.ContainsFunc(procs, func(p string) bool { return strings.Contains(p, "sleep 6007") }) {
+			break
+		}
+	}
+	if !slices.ContainsFunc(procs, func(p string) bool { return strings.Contains(p, "sleep 6007") }) {
+		cancel()
+		t.Fatalf("the background sleep is not running (%v): the check below would prove nothing", procs)
+	}
+	cancel()
+	select {
+	case done := <-ended:
+		if done.Failure == nil || done.Failure.Kind != coord.FailCancelled {
+			t.Errorf("failure %+v, want cancelled", done.Failure)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Run did not end after its context was cancelled")
+	}
+	if procs := processes(t, f.a); len(procs) > 0 {
+		t.Errorf("processes left: %v", procs)
+	}
+	if id := f.r.Docker().ID(); id != "" {
+		t.Errorf("container %s still runs", id)
+	}
+}
+
+// processes are the host's processes (a container's among them) whose
+// command line or environment names the agent's workspace or home.
+func processes(t *testing.T, a *cli.Agent) []string {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Skipf("no /proc: %v", err)
+	}
+	var found []string
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		for _, f := range []string{"cmdline", "environ"} {
+			b, err := os.ReadFile(filepath.Join("/proc", e.Name(), f))
+			if err == nil && (bytes.Contains(b, []byte(a.Home)) || bytes.Contains(b, []byte(a.Workdir)) || string(b) == "sleep\x006007\x00") {
+				cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+				found = append(found, e.Name()+": "+strings.ReplaceAll(string(cmdline), "\x00", " "))
+				break
+			}
+		}
+	}
+	return found
+}

@@ -1,0 +1,58 @@
+package app
+
+import (
+	"fmt"
+
+	"github.com/massgen/massgen/internal/agent/cli"
+	"github.com/massgen/massgen/internal/agent/cli/clidocker"
+	"github.com/massgen/massgen/internal/workspace/sandbox"
+)
+
+// Docker mode for a CLI agent (command_line_execution_mode: docker): a CLI
+// the container can run (a static executable: Codex) runs in the agent's
+// container (internal/agent/cli/clidocker); the others stay on this
+// machine under bubblewrap, as upstream keeps Claude Code and Copilot on
+// the host, and the run says so.
+
+// cliDockerWarning is what the run says of a CLI agent in docker mode
+// whose CLI cannot run in the container ("" when it can).
+func cliDockerWarning(id string, v cli.Vendor, path string) string {
+	if clidocker.InContainer(v, path) {
+		return ""
+	}
+	return fmt.Sprintf("agent %s: command_line_execution_mode: docker: the %s CLI needs this machine's runtime (Node or shared libraries), "+
+		"which its container does not have, so it and the commands it runs are sandboxed with bubblewrap on this machine", id, v.Type())
+}
+
+// cliContainer is the Docker container of agent id that its CLI runs in,
+// or nil: not docker mode, a CLI the container cannot run, or no engine
+// (its runner said why).
+func (rw *runWorkspaces) cliContainer(id string, m *cliMember) sandbox.ProgramContainer {
+	if !m.docker || !clidocker.InContainer(m.vendor, m.path) {
+		return nil
+	}
+	for _, r := range rw.runners {
+		if r.Agent() == id {
+			if c, ok := r.Docker().(sandbox.ProgramContainer); ok {
+				return c
+			}
+		}
+	}
+	return nil
+}
+
+// dockerCLI runs a's CLI in container c; it returns the warnings the run
+// shows.
+func dockerCLI(a *cli.Agent, m *cliMember, c sandbox.ProgramContainer) []string {
+	clidocker.Attach(a, clidocker.Options{Container: c, AllowNetwork: m.network, Network: m.dockerNet})
+	switch {
+	case m.network:
+		return []string{fmt.Sprintf("agent %s: its %s CLI keeps its container's network (command_line_allow_network: true) "+
+			"instead of reaching its provider and massgen's servers alone", a.ID, m.vendor.Type())}
+	case m.dockerNet == "host":
+		return []string{fmt.Sprintf("agent %s: its %s CLI shares this machine's network in its container "+
+			"(command_line_docker_network_mode: host): it holds its provider's key and can reach any host this machine can, "+
+			"its services on 127.0.0.1 included", a.ID, m.vendor.Type())}
+	}
+	return nil
+}
