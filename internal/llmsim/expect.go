@@ -15,7 +15,7 @@ func checkResults(want []Expect, got []toolResult) string {
 	for _, e := range want {
 		found := false
 		for i, r := range got {
-			if used[i] || e.Name != "" && r.name != e.Name && kitName(r.name) != e.Name || !resultContains(r.content, e.Contains) {
+			if used[i] || e.Name != "" && r.name != e.Name && kitName(r.name) != e.Name && !mcpTool(r.name, e.Name) || !resultContains(r.content, e.Contains) {
 				continue
 			}
 			used[i], found = true, true

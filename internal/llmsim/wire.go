@@ -62,6 +62,11 @@ func (r *request) offered(name string) string {
 			return n
 		}
 	}
+	for _, n := range r.tools {
+		if mcpTool(n, name) {
+			return n
+		}
+	}
 	return ""
 }
 
