@@ -10,10 +10,13 @@
 //     `response_format: {type: json_schema}` instead, a schema whose only
 //     instances are the actions open now ({"action": "new_answer",
 //     "content": …} or {"action": "vote", "agent_id": one of the labels,
-//     "reason": …}); llama.cpp, vLLM, SGLang and LM Studio turn it into a
+//     "reason": …}, or in decomposition mode {"action": "stop", "summary":
+//     …, "status": complete|blocked} instead of vote, stop.go); llama.cpp,
+//     vLLM, SGLang and LM Studio turn it into a
 //     grammar, so even a 135M model replies with a valid action;
 //   - text: the system prompt asks for "ANSWER: …" or "VOTE: <id>" and
-//     "REASON: …", for servers that honour neither tools nor
+//     "REASON: …" (or "STOP: …" and "STATUS: …" in decomposition mode),
+//     for servers that honour neither tools nor
 //     response_format;
 //   - native: the request goes as it is (cloud providers, and local
 //     servers with a tool-calling template);

@@ -16,6 +16,7 @@ import (
 type offer struct {
 	labels []string // vote's agent_id enum; nil: no vote offered
 	vote   bool
+	stop   bool // decomposition mode's stop (stop.go)
 }
 
 // offerOf reads the workflow tools of a request. ok is false when it
@@ -28,6 +29,8 @@ func offerOf(tools []llm.ToolDef) (o offer, ok bool) {
 		case coord.ToolVote:
 			o.vote = true
 			o.labels = enumOf(t.Parameters, "agent_id")
+		case coord.ToolStop:
+			o.stop = true
 		}
 	}
 	return o, ok
@@ -72,7 +75,9 @@ func (o offer) schema() map[string]any {
 		"additionalProperties": false,
 	}
 	var root map[string]any
-	if o.vote && len(o.labels) > 0 {
+	if o.stop {
+		root = map[string]any{"oneOf": []any{stopSchema(), answer}}
+	} else if o.vote && len(o.labels) > 0 {
 		vote := map[string]any{
 			"type": "object",
 			"properties": map[string]any{
@@ -106,11 +111,17 @@ func (o offer) instructions(mode Mode) string {
 		if o.vote {
 			fmt.Fprintf(&b, `- to vote for the best existing answer: {"action": "vote", "agent_id": ..., "reason": ...} with "agent_id" one of %s and, in "reason", why it is best`+"\n", strings.Join(o.labels, ", "))
 		}
+		if o.stop {
+			b.WriteString(stopJSONLine)
+		}
 	} else {
 		b.WriteString(", in this form and nothing else:\n")
 		b.WriteString("- to give a new answer: a line `ANSWER:` followed by your complete answer to the original message\n")
 		if o.vote {
 			fmt.Fprintf(&b, "- to vote for the best existing answer: a line `VOTE: <agent id, one of: %s>` and a line `REASON: <why it is best>`\n", strings.Join(o.labels, ", "))
+		}
+		if o.stop {
+			b.WriteString(stopTextLine)
 		}
 	}
 	if o.vote {
@@ -138,6 +149,8 @@ func render(mode Mode, c llm.ToolCall) string {
 		return "VOTE: " + str("agent_id") + "\nREASON: " + str("reason")
 	case coord.ToolNewAnswer:
 		return "ANSWER: " + str("content")
+	case coord.ToolStop:
+		return "STOP: " + str("summary") + "\nSTATUS: " + str("status")
 	}
 	return c.Name + " " + c.Arguments
 }
@@ -158,7 +171,11 @@ func parse(text string, o offer) (name string, args map[string]any, ok bool) {
 	if name, args, ok := parseJSON(text); ok {
 		return name, args, true
 	}
-	locs := markerRe().FindAllStringSubmatchIndex(text, -1)
+	re := markerRe()
+	if o.stop {
+		re = stopMarkerRe() // STOP: and STATUS: lines only where stop is offered (stop.go)
+	}
+	locs := re.FindAllStringSubmatchIndex(text, -1)
 	field := func(kind string) (string, bool) {
 		for i, l := range locs {
 			if !strings.EqualFold(text[l[2]:l[3]], kind) {
@@ -175,6 +192,10 @@ func parse(text string, o offer) (name string, args map[string]any, ok bool) {
 	if v, found := field("VOTE"); found {
 		reason, _ := field("REASON")
 		return coord.ToolVote, map[string]any{"agent_id": matchLabel(v, o.labels), "reason": reason}, true
+	}
+	if v, found := field("STOP"); found && o.stop {
+		status, _ := field("STATUS")
+		return coord.ToolStop, map[string]any{"summary": v, "status": strings.ToLower(strings.Trim(status, " .`*"))}, true
 	}
 	if v, found := field("ANSWER"); found && v != "" {
 		return coord.ToolNewAnswer, map[string]any{"content": v}, true
@@ -199,7 +220,7 @@ func parseJSON(text string) (string, map[string]any, bool) {
 	act, _ := obj["action"].(string)
 	delete(obj, "action")
 	switch act {
-	case coord.ToolNewAnswer, coord.ToolVote:
+	case coord.ToolNewAnswer, coord.ToolVote, coord.ToolStop:
 		return act, obj, true
 	}
 	return "", nil, false

@@ -269,7 +269,7 @@ func rewrite(req *llm.Request, o offer, mode Mode) *llm.Request {
 			m = llm.Message{Role: llm.RoleAssistant, Content: strings.Join(parts, "\n")}
 		case m.Role == llm.RoleTool:
 			m = llm.Message{Role: llm.RoleUser, Content: m.Content}
-		case m.Role == llm.RoleUser && m.Content == coord.EnforcementMessage:
+		case m.Role == llm.RoleUser && (m.Content == coord.EnforcementMessage || m.Content == coord.StopEnforcementMessage):
 			m.Content = "You did not reply with an action." + instr
 		}
 		r.Messages = append(r.Messages, m)
