@@ -67,11 +67,11 @@ func (s *runSubagents) close(res *orchestrator.Result) {
 
 // withSubagents gives the agents of a run what subagents need. In a child
 // run (ctx carries a subagent.Inbox) each agent's tools deliver the
-// parent's runtime messages. With enable_subagents, each LLM agent with a
-// workspace gets the subagent tools and a note on them in its system
-// message; a CLI agent brings its own tools, and an agent without a
-// workspace has no CONTEXT.md to give and nowhere to keep children, so
-// neither gets them (a warning says so).
+// parent's runtime messages. With enable_subagents, each agent with a
+// workspace gets the subagent tools (a CLI agent over MCP: clikit.go) and
+// a note on them in its system message; an agent without a workspace has
+// no CONTEXT.md to give and nowhere to keep children, so it gets none (a
+// warning says so).
 func withSubagents(ctx context.Context, env *Env, getenv func(string) string, cfg *config.Config,
 	agents []orchestrator.Agent, wss *runWorkspaces) ([]orchestrator.Agent, *runSubagents, []string, error) {
 	sc := cfg.Orchestrator.Subagents
@@ -105,8 +105,8 @@ func withSubagents(ctx context.Context, env *Env, getenv func(string) string, cf
 	for i := range out {
 		a := &out[i]
 		ws, g := wss.dirs[a.ID], wss.guards[a.ID]
-		if a.Impl != nil || ws == "" || g == nil {
-			warnings = append(warnings, fmt.Sprintf("agent %s gets no subagent tools: they need an LLM agent with a workspace (cwd)", a.ID))
+		if a.Impl != nil && cliAgentOf(a) == nil || ws == "" || g == nil {
+			warnings = append(warnings, fmt.Sprintf("agent %s gets no subagent tools: they need an agent with a workspace (cwd)", a.ID))
 			continue
 		}
 		view := ""
@@ -122,12 +122,16 @@ func withSubagents(ctx context.Context, env *Env, getenv func(string) string, cf
 			}}
 		m := subagent.New(ctx, set, parent, &childRunner{getenv: getenv, now: env.Now, parent: configAgent(cfg, a.ID), team: sc.Agents})
 		subs.managers[a.ID] = m
-		tools, err := a.Tools.With(m.Tools()...)
-		if err != nil {
-			subs.close(nil)
-			return nil, nil, nil, usageErr("agent %s: %v", a.ID, err)
+		if addCLITools(a, m.Tools()...) { // over MCP (clikit.go)
+			mapCLITools(a, m.WithNotices)
+		} else {
+			tools, err := a.Tools.With(m.Tools()...)
+			if err != nil {
+				subs.close(nil)
+				return nil, nil, nil, usageErr("agent %s: %v", a.ID, err)
+			}
+			a.Tools = tools.Map(m.WithNotices)
 		}
-		a.Tools = tools.Map(m.WithNotices)
 		a.SystemMessage = strings.TrimSpace(a.SystemMessage + "\n\n" + subagentNote(set.WithDefaults(), types))
 	}
 	return out, subs, warnings, nil

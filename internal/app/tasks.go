@@ -21,8 +21,8 @@ import (
 // task_planning_filesystem_mode the plan is also tasks/plan.json in the
 // agent's workspace, written through its Guard. With filesystem memory
 // the plan gets upstream's memory tasks (prep_memory, save_memories, the
-// verification memo) as learning_capture_mode allows. Agents that bring their
-// own tool loop (CLI agents) get none, with a warning. agents is left as
+// verification memo) as learning_capture_mode allows. A CLI agent gets the
+// tools over MCP (clikit.go). agents is left as
 // it is. files (Request.WorkspaceFiles) are laid in each workspace first;
 // tasks/plan.json among them turns task planning on, in filesystem mode,
 // and is each agent's plan at the start of every round.
@@ -45,8 +45,8 @@ func (rw *runWorkspaces) withTaskPlanning(cfg *config.Config, agents []orchestra
 		if !tp.Enabled {
 			continue
 		}
-		if a.Impl != nil {
-			rw.warnings = append(rw.warnings, "agent "+a.ID+" brings its own tool loop (a CLI agent), so it gets no task planning tools")
+		if a.Impl != nil && cliAgentOf(a) == nil {
+			rw.warnings = append(rw.warnings, "agent "+a.ID+" brings its own tool loop, so it gets no task planning tools")
 			continue
 		}
 		sum := sha256.Sum256([]byte(rw.dir + "\x00" + a.ID))
@@ -63,14 +63,16 @@ func (rw *runWorkspaces) withTaskPlanning(cfg *config.Config, agents []orchestra
 		}
 		pl := tasks.New(o)
 		a.Checklist.Plan = draftPlanner{pl} // draft_approach lays its tasks here (checklist.go)
-		set, err := a.Tools.With(pl.Tools()...)
-		if err != nil {
-			return nil, usageErr("agent %s: %v", a.ID, err)
-		}
-		a.Tools = set
-		if a.PresentTools != nil {
-			if a.PresentTools, err = a.PresentTools.With(pl.Tools()...); err != nil {
+		if !addCLITools(a, pl.Tools()...) { // a CLI gets them over MCP (clikit.go)
+			set, err := a.Tools.With(pl.Tools()...)
+			if err != nil {
 				return nil, usageErr("agent %s: %v", a.ID, err)
+			}
+			a.Tools = set
+			if a.PresentTools != nil {
+				if a.PresentTools, err = a.PresentTools.With(pl.Tools()...); err != nil {
+					return nil, usageErr("agent %s: %v", a.ID, err)
+				}
 			}
 		}
 		prev := a.BeforeRound

@@ -105,9 +105,9 @@ func (b boundTool) Def() llm.ToolDef { return b.t.Def() }
 func (b boundTool) Call(ctx context.Context, args json.RawMessage) tool.Result {
 	bd := b.a.bound()
 	if bd == nil {
-		// Between tasks (a CLI that outlived its task's end by a moment):
-		// nothing to charge or deliver.
-		return b.t.Call(ctx, args)
+		// Between tasks: only a CLI that outlived its task calls now, and
+		// nothing it starts could be charged or stopped with a task.
+		return tool.Errorf("No task of this agent is in progress: the call of %q was not run.", b.t.Def().Name)
 	}
 	if bd.restricted.Load() {
 		return tool.Errorf("HARD ROUND TIMEOUT: tool %q is blocked; only vote or new_answer are allowed now. Call one of them.", b.t.Def().Name)

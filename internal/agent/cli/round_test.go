@@ -16,18 +16,14 @@ import (
 	"github.com/massgen/massgen/internal/tool"
 )
 
-// sleeper is a CLI that works until it is stopped — until, past the hard
-// round limit, it may only use the workflow tools, when it ends at once.
-// Each invocation is sent to seen.
+// sleeper is a CLI that works until it is stopped. Each invocation is
+// sent to seen.
 type sleeper struct{ seen chan cli.Invocation }
 
 func (sleeper) Type() string    { return "sleeper" }
 func (sleeper) Program() string { return "sh" }
 func (s sleeper) Prepare(inv *cli.Invocation) (cli.Command, error) {
 	s.seen <- *inv
-	if inv.WorkflowOnly {
-		return cli.Command{Args: []string{"-c", "exit 0"}}, nil
-	}
 	return cli.Command{Args: []string{"-c", "exec sleep 60"}}, nil
 }
 func (sleeper) Decoder() cli.Decoder { return nothing{} }
@@ -96,7 +92,8 @@ func TestRoundTimeReachesACLIAgentMidTurn(t *testing.T) {
 		Tools: []tool.Tool{probe}}
 	defer a.Close()
 	inbox := agent.NewInbox()
-	ctx := tool.WithCharge(t.Context(), func(llm.Usage, float64) bool { return true })
+	ctx, cancel := context.WithCancel(tool.WithCharge(t.Context(), func(llm.Usage, float64) bool { return true }))
+	defer cancel()
 	ended := make(chan agent.Done, 1)
 	go func() {
 		var done agent.Done
@@ -148,14 +145,17 @@ func TestRoundTimeReachesACLIAgentMidTurn(t *testing.T) {
 	if res := callTool(t, first, "probe"); !res.IsError || !strings.Contains(resultText(res), "HARD ROUND TIMEOUT") {
 		t.Errorf("a call of its own tool after the hard limit gave %q; want it refused", resultText(res))
 	}
+	// The task ends (here: cancelled), and with it the tools' binding.
+	cancel()
 	select {
 	case d := <-ended:
-		// The restarted CLI ended without an action: the turn fails as
-		// any such turn does, and is over.
 		if d.Failure == nil {
-			t.Errorf("the turn ended without an action and without a failure")
+			t.Errorf("the cancelled turn ended without a failure")
 		}
 	case <-time.After(10 * time.Second):
-		t.Fatal("the turn did not end after the restarted CLI did")
+		t.Fatal("the turn did not end when cancelled")
+	}
+	if res := callTool(t, first, "probe"); !res.IsError || !strings.Contains(resultText(res), "No task") {
+		t.Errorf("a call between tasks gave %q; want it refused", resultText(res))
 	}
 }

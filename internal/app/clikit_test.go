@@ -1,0 +1,255 @@
+package app
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/massgen/massgen/internal/kit/tasks"
+	"github.com/massgen/massgen/internal/llmsim"
+	"github.com/massgen/massgen/internal/llmsim/simtest"
+	"github.com/massgen/massgen/internal/provider"
+)
+
+// runClaude runs cfg (a team with one claude_code agent, cc) on the
+// simulator with Claude Code from tests/cli-agents, with logs.
+func runClaude(t *testing.T, scenario, cfg string) (*Outcome, *llmsim.Server, string, string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts a coding-agent CLI")
+	}
+	t.Setenv("PATH", cliPath(t, "claude_code"))
+	srv, url := simtest.Start(t, scenario)
+	work := t.TempDir()
+	must(t, os.WriteFile(filepath.Join(work, "team.yaml"), []byte(cfg), 0o644))
+	vars := map[string]string{"ANTHROPIC_API_KEY": "sk-ant-test", "MASSGEN_CLAUDE_CODE_BASE_URL": url}
+	var stderr bytes.Buffer
+	env := &Env{Getenv: func(k string) string { return vars[k] }, Stderr: &lockedBuffer{b: &stderr}, WorkDir: work}
+	out, err := Execute(t.Context(), env, Request{Question: "Plan, then answer: what is 2+2?", Config: filepath.Join(work, "team.yaml"), Timeout: 180})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out, srv, work, stderr.String()
+}
+
+// Issues 20 and 21: a Claude Code agent with task planning and filesystem
+// memory gets the planning tools over MCP (mcp__massgen_tools__…) and the
+// kit's prompt sections in its system prompt; its plan is tasks/plan.json
+// in its workspace, as an API agent's; and its cost is what Claude Code
+// reported (total_cost_usd), its model having no price in massgen's
+// catalogue, in status.json.
+func TestCLIAgentPlansOverMCPAndReportsItsCost(t *testing.T) {
+	out, srv, work, stderr := runClaude(t, `models:
+  cc-plan:
+    steps:
+      - calls:
+          - name: create_task_plan
+            arguments: '{"tasks": [{"id": "research", "description": "Research", "verification": "3 sources"}, {"id": "write", "description": "Write", "depends_on": ["research"], "verification": "a page"}]}'
+      - expect_results: [{name: create_task_plan, contains: '"success": true'}]
+        calls: [{name: update_task_status, arguments: '{"task_id": "research", "status": "completed", "completion_notes": "found 3"}'}]
+      - expect_results: [{name: update_task_status, contains: '"completion_notes": "found 3"'}]
+        answer: "planned: 4"
+`, `agents:
+  - id: cc
+    backend: {type: claude_code, model: cc-plan, cwd: ws}
+orchestrator:
+  coordination:
+    enable_agent_task_planning: true
+    task_planning_filesystem_mode: true
+    enable_memory_filesystem_mode: true
+`)
+	if out.Status != "completed" || !strings.Contains(out.Final, "planned: 4") || len(out.Failures) > 0 {
+		t.Fatalf("status %s, final %q, failures %v, err %v\n%s", out.Status, out.Final, out.Failures, out.Err, stderr)
+	}
+	if strings.Contains(stderr, "task planning") {
+		t.Errorf("warnings: %s", stderr)
+	}
+	var first *llmsim.Record
+	for _, r := range srv.Requests() {
+		if r.Step == "calls" {
+			first = &r
+			break
+		}
+	}
+	if first == nil || !slices.Contains(first.Tools, "mcp__massgen_tools__create_task_plan") || !slices.Contains(first.Tools, "mcp__massgen_tools__get_ready_tasks") {
+		t.Fatalf("the planning tools were not offered over MCP: %+v", first)
+	}
+	var system string
+	for _, m := range first.Messages {
+		if m.Role == "system" {
+			system += m.Content
+		}
+	}
+	for _, want := range []string{"# Task Planning and Management", "## Memory System"} {
+		if !strings.Contains(system, want) {
+			t.Errorf("Claude Code's system prompt lacks %q", want)
+		}
+	}
+
+	// The plan, as it stood when the agent answered: its snapshot's
+	// tasks/plan.json.
+	var plans []string
+	_ = filepath.WalkDir(filepath.Join(work, ".massgen"), func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, filepath.Join("tasks", "plan.json")) {
+			plans = append(plans, p)
+		}
+		return nil
+	})
+	found := false
+	for _, p := range plans {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var pl tasks.Plan
+		must(t, json.Unmarshal(data, &pl))
+		var got []string // the agent's own tasks (memory adds upstream's memory tasks around them)
+		for _, tk := range pl.Tasks {
+			if tk.ID == "research" || tk.ID == "write" {
+				got = append(got, tk.ID+":"+string(tk.Status)+":"+strings.Join(tk.Dependencies, ","))
+			}
+		}
+		if slices.Equal(got, []string{"research:completed:", "write:pending:research"}) && strings.HasPrefix(pl.AgentID, "planning_") {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no tasks/plan.json on disk holds the plan: %q", plans)
+	}
+
+	// Claude Code's own price of the simulated usage is the agent's cost.
+	if _, priced, _ := provider.LookupModel("cc-plan", func(string) string { return "" }); priced {
+		t.Fatal("cc-plan has a price in the catalogue: the test cannot tell the reported cost from it")
+	}
+	var status struct {
+		Agents map[string]struct {
+			CostUSD     float64 `json:"cost_usd"`
+			InputTokens int64   `json:"input_tokens"`
+		} `json:"agents"`
+		Results struct {
+			CostUSD float64 `json:"cost_usd"`
+		} `json:"results"`
+	}
+	data, err := os.ReadFile(filepath.Join(out.LogDir, "status.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	must(t, json.Unmarshal(data, &status))
+	cc := status.Agents["cc"]
+	if cc.CostUSD <= 0 || cc.InputTokens == 0 || status.Results.CostUSD < cc.CostUSD {
+		t.Errorf("status.json: agent cost $%v over %d input tokens, run $%v; want Claude Code's reported cost", cc.CostUSD, cc.InputTokens, status.Results.CostUSD)
+	}
+	if out.TotalCost() != status.Results.CostUSD {
+		t.Errorf("the outcome's cost $%v, status.json's $%v", out.TotalCost(), status.Results.CostUSD)
+	}
+	t.Logf("Claude Code's reported cost: $%.6f for %d input tokens", cc.CostUSD, cc.InputTokens)
+}
+
+// Issue 21 item 6 for a CLI agent: Claude Code spawns a subagent over MCP
+// (having written CONTEXT.md with its own Write tool); the child, a
+// massgen run of its own, answers, and its result comes back to the CLI.
+func TestCLIAgentSpawnsASubagentOverMCP(t *testing.T) {
+	out, srv, work, stderr := runClaude(t, `models:
+  cc-lead:
+    steps:
+      - calls: [{name: Write, arguments: '{"file_path": "CONTEXT.md", "content": "Arithmetic for a test."}'}]
+      - calls: [{name: spawn_subagents, arguments: '{"tasks": [{"task": "What is 2+2?", "subagent_id": "adder"}], "refine": false}'}]
+      - expect_results: [{name: spawn_subagents, contains: '"status": "completed"'}]
+        answer: "the subagent answered"
+  child: {}
+`, `agents:
+  - id: cc
+    backend: {type: claude_code, model: cc-lead, cwd: ws}
+orchestrator:
+  coordination:
+    enable_subagents: true
+    subagent_orchestrator: {enabled: true, agents: [{backend: {type: sim, model: child}}]}
+`)
+	if out.Status != "completed" || !strings.Contains(out.Final, "the subagent answered") || len(out.Failures) > 0 {
+		t.Fatalf("status %s, final %q, failures %v, err %v\n%s", out.Status, out.Final, out.Failures, out.Err, stderr)
+	}
+	offered := false
+	for _, r := range srv.Requests() {
+		offered = offered || slices.Contains(r.Tools, "mcp__massgen_tools__spawn_subagents")
+	}
+	if !offered {
+		t.Error("spawn_subagents was not offered over MCP")
+	}
+	// The child worked in its own workspace inside the parent's, and its
+	// logs are under the run's.
+	kids, _ := filepath.Glob(filepath.Join(work, ".massgen", "workspaces", "*", "cc", "subagents", "adder"))
+	logs, _ := filepath.Glob(filepath.Join(out.LogDir, "subagents", "adder"))
+	if len(kids) != 1 || len(logs) != 1 {
+		t.Errorf("the child's workspace %q and logs %q", kids, logs)
+	}
+}
+
+// Round timeouts reach a Claude Code agent mid-turn: the soft limit's
+// wrap-up message in the result of its next massgen tool call; past the
+// hard limit, a CLI busy in its own tool (a long shell command) is ended
+// and started again with the message and the workflow tools only, and
+// answers in time. (The commands go through sh -c: Claude Code refuses a
+// standalone sleep.)
+func TestCLIAgentGetsTheRoundTimeMessages(t *testing.T) {
+	t.Run("soft", func(t *testing.T) {
+		out, _, _, stderr := runClaude(t, `models:
+  cc-soft:
+    steps:
+      - calls: [{name: Bash, arguments: '{"command": "sh -c \"sleep 4\""}'}]
+      - calls: [{name: get_task_plan, arguments: '{}'}]
+      - expect_results: [{name: get_task_plan, contains: "ROUND TIME LIMIT REACHED"}]
+        answer: "wrapped up"
+`, `agents:
+  - id: cc
+    backend: {type: claude_code, model: cc-soft, cwd: ws}
+orchestrator:
+  coordination: {enable_agent_task_planning: true}
+timeout_settings: {initial_round_timeout_seconds: 3, round_timeout_grace_seconds: 120}
+`)
+		// The simulator answers only when the tool's result carried the
+		// message (it fails the turn otherwise).
+		if out.Status != "completed" || !strings.Contains(out.Final, "wrapped up") || len(out.Failures) > 0 {
+			t.Fatalf("status %s, final %q, failures %v, err %v\n%s", out.Status, out.Final, out.Failures, out.Err, stderr)
+		}
+	})
+	t.Run("hard", func(t *testing.T) {
+		out, srv, _, stderr := runClaude(t, `models:
+  cc-hard:
+    steps:
+      - calls: [{name: Bash, arguments: '{"command": "sh -c \"sleep 117\""}'}]
+      - answer: "answered in time"
+`, `agents:
+  - id: cc
+    backend: {type: claude_code, model: cc-hard, cwd: ws}
+timeout_settings: {initial_round_timeout_seconds: 2, round_timeout_grace_seconds: 10}
+`)
+		if out.Status != "completed" || !strings.Contains(out.Final, "answered in time") || len(out.Failures) > 0 {
+			t.Fatalf("status %s, final %q, failures %v, err %v\n%s", out.Status, out.Final, out.Failures, out.Err, stderr)
+		}
+		var restarted *llmsim.Record
+		for _, r := range srv.Requests() {
+			for _, m := range r.Messages {
+				if m.Role == "user" && strings.Contains(m.Content, "HARD ROUND TIMEOUT") && strings.Contains(m.Content, "ROUND TIME LIMIT REACHED") {
+					restarted = &r
+				}
+			}
+			if restarted != nil {
+				break
+			}
+		}
+		if restarted == nil {
+			t.Fatal("no request carried the wrap-up and hard-limit messages")
+		}
+		if restarted.Step != "answer" || slices.Contains(restarted.Tools, "Bash") || !slices.Contains(restarted.Tools, "mcp__massgen__new_answer") {
+			t.Errorf("the restarted CLI's request: step %s, tools %v; want an answer with the workflow tools only", restarted.Step, restarted.Tools)
+		}
+		// The first CLI was ended with the command it ran.
+		if left := cliProcesses("sleep 117"); len(left) > 0 {
+			t.Errorf("processes left running: %v", left)
+		}
+	})
+}
