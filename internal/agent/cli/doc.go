@@ -14,6 +14,12 @@
 // (its own session, killed whole when its task ends, dying with massgen),
 // the workflow server, the task kinds, the session kept between turns.
 //
+// The agent's own massgen tools (custom tools, task planning, subagents)
+// are served to the CLI over MCP too, each call bound to the task in
+// progress; round time reaches the CLI mid-turn: the wrap-up message on
+// its next such call, the hard limit by a restart with the workflow tools
+// only (round.go).
+//
 // A CLI is not trusted to keep to its workspace by its own permission
 // system: Agent.Wrap runs it in the agent's sandbox (bubblewrap, in the
 // agent's view of the file system), set by the program that builds the

@@ -87,6 +87,9 @@
 //     use_default_prompt: true (and no system_prompt) Claude Code's own
 //     prompt is kept and the rest appended (--append-system-prompt-file);
 //     otherwise massgen's replaces it (--system-prompt-file), as upstream.
+//   - past the round's hard time limit (cli.Invocation.WorkflowOnly) the
+//     CLI is started with --tools "": none of its own tools, only the
+//     workflow server's.
 //   - reasoning: {effort} → --effort (minimal → low); a thinking budget
 //     (reasoning.budget_tokens, thinking.budget_tokens, max_thinking_tokens)
 //     → MAX_THINKING_TOKENS; thinking: {type: disabled} or a budget of 0 →
