@@ -19,14 +19,21 @@ import (
 // simulator with Claude Code from tests/cli-agents, with logs.
 func runClaude(t *testing.T, scenario, cfg string) (*Outcome, *llmsim.Server, string, string) {
 	t.Helper()
+	return runCLIs(t, []string{"claude_code"}, scenario, cfg)
+}
+
+// runCLIs runs cfg, a team of the CLIs of types, on the simulator.
+func runCLIs(t *testing.T, types []string, scenario, cfg string) (*Outcome, *llmsim.Server, string, string) {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("starts a coding-agent CLI")
 	}
-	t.Setenv("PATH", cliPath(t, "claude_code"))
+	t.Setenv("PATH", cliPath(t, types...))
 	srv, url := simtest.Start(t, scenario)
 	work := t.TempDir()
 	must(t, os.WriteFile(filepath.Join(work, "team.yaml"), []byte(cfg), 0o644))
-	vars := map[string]string{"ANTHROPIC_API_KEY": "sk-ant-test", "MASSGEN_CLAUDE_CODE_BASE_URL": url}
+	vars := map[string]string{"ANTHROPIC_API_KEY": "sk-ant-test", "MASSGEN_CLAUDE_CODE_BASE_URL": url,
+		"OPENAI_API_KEY": "sk-test", "MASSGEN_CODEX_BASE_URL": url, "GEMINI_API_KEY": "gem-test", "MASSGEN_GEMINI_CLI_BASE_URL": url}
 	var stderr bytes.Buffer
 	env := &Env{Getenv: func(k string) string { return vars[k] }, Stderr: &lockedBuffer{b: &stderr}, WorkDir: work}
 	out, err := Execute(t.Context(), env, Request{Question: "Plan, then answer: what is 2+2?", Config: filepath.Join(work, "team.yaml"), Timeout: 180})
@@ -92,32 +99,8 @@ orchestrator:
 
 	// The plan, as it stood when the agent answered: its snapshot's
 	// tasks/plan.json.
-	var plans []string
-	_ = filepath.WalkDir(filepath.Join(work, ".massgen"), func(p string, d os.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && strings.HasSuffix(p, filepath.Join("tasks", "plan.json")) {
-			plans = append(plans, p)
-		}
-		return nil
-	})
-	found := false
-	for _, p := range plans {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var pl tasks.Plan
-		must(t, json.Unmarshal(data, &pl))
-		var got []string // the agent's own tasks (memory adds upstream's memory tasks around them)
-		for _, tk := range pl.Tasks {
-			if tk.ID == "research" || tk.ID == "write" {
-				got = append(got, tk.ID+":"+string(tk.Status)+":"+strings.Join(tk.Dependencies, ","))
-			}
-		}
-		if slices.Equal(got, []string{"research:completed:", "write:pending:research"}) && strings.HasPrefix(pl.AgentID, "planning_") {
-			found = true
-		}
-	}
-	if !found {
+	plans := planFiles(work)
+	if !holdsPlan(t, plans) {
 		t.Errorf("no tasks/plan.json on disk holds the plan: %q", plans)
 	}
 
@@ -252,4 +235,84 @@ timeout_settings: {initial_round_timeout_seconds: 2, round_timeout_grace_seconds
 			t.Errorf("processes left running: %v", left)
 		}
 	})
+}
+
+// planFiles are the tasks/plan.json files under work's .massgen (the
+// workspaces and their snapshots).
+func planFiles(work string) []string {
+	var plans []string
+	_ = filepath.WalkDir(filepath.Join(work, ".massgen"), func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, filepath.Join("tasks", "plan.json")) {
+			plans = append(plans, p)
+		}
+		return nil
+	})
+	return plans
+}
+
+// holdsPlan reports whether one of plans holds the tests' plan: research
+// completed, then write, which depends on it, under an anonymous owner.
+func holdsPlan(t *testing.T, plans []string) bool {
+	t.Helper()
+	for _, p := range plans {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var pl tasks.Plan
+		must(t, json.Unmarshal(data, &pl))
+		var got []string // the agent's own tasks (memory adds upstream's memory tasks around them)
+		for _, tk := range pl.Tasks {
+			if tk.ID == "research" || tk.ID == "write" {
+				got = append(got, tk.ID+":"+string(tk.Status)+":"+strings.Join(tk.Dependencies, ","))
+			}
+		}
+		if slices.Equal(got, []string{"research:completed:", "write:pending:research"}) && strings.HasPrefix(pl.AgentID, "planning_") {
+			return true
+		}
+	}
+	return false
+}
+
+// The kit's tools reach Codex and Gemini CLI too, under their own MCP
+// prefixes, with the same plan on disk.
+func TestCodexAndGeminiCLIPlanOverMCP(t *testing.T) {
+	for _, tc := range []struct{ typ, model string }{{"codex", "codex-plan"}, {"gemini_cli", "gemini-plan"}} {
+		t.Run(tc.typ, func(t *testing.T) {
+			out, srv, work, stderr := runCLIs(t, []string{tc.typ}, `models:
+  `+tc.model+`:
+    steps:
+      - calls:
+          - name: create_task_plan
+            arguments: '{"tasks": [{"id": "research", "description": "Research", "verification": "3 sources"}, {"id": "write", "description": "Write", "depends_on": ["research"], "verification": "a page"}]}'
+      - expect_results: [{name: create_task_plan, contains: '"success": true'}]
+        calls: [{name: update_task_status, arguments: '{"task_id": "research", "status": "completed"}'}]
+      - expect_results: [{name: update_task_status, contains: '"completed"'}]
+        answer: "planned: 4"
+`, `agents:
+  - id: a
+    backend: {type: `+tc.typ+`, model: `+tc.model+`, cwd: ws}
+orchestrator:
+  coordination: {enable_agent_task_planning: true, task_planning_filesystem_mode: true}
+`)
+			if out.Status != "completed" || !strings.Contains(out.Final, "planned: 4") || len(out.Failures) > 0 {
+				t.Fatalf("status %s, final %q, failures %v, err %v\n%s", out.Status, out.Final, out.Failures, out.Err, stderr)
+			}
+			var offered []string
+			for _, r := range srv.Requests() {
+				for _, n := range r.Tools {
+					if strings.HasSuffix(n, "create_task_plan") && !slices.Contains(offered, n) {
+						offered = append(offered, n)
+					}
+				}
+			}
+			if len(offered) != 1 || offered[0] == "create_task_plan" {
+				t.Errorf("create_task_plan offered as %q; want it under the CLI's MCP prefix", offered)
+			}
+			if plans := planFiles(work); !holdsPlan(t, plans) {
+				t.Errorf("no tasks/plan.json on disk holds the plan: %q", plans)
+			}
+			t.Logf("%s calls it %s", tc.typ, offered)
+		})
+	}
 }
