@@ -2,6 +2,7 @@ package app
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -9,10 +10,16 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/massgen/massgen/internal/agent/cli"
+	"github.com/massgen/massgen/internal/config"
 	"github.com/massgen/massgen/internal/kit/tasks"
+	"github.com/massgen/massgen/internal/llm"
 	"github.com/massgen/massgen/internal/llmsim"
 	"github.com/massgen/massgen/internal/llmsim/simtest"
+	"github.com/massgen/massgen/internal/orchestrator"
 	"github.com/massgen/massgen/internal/provider"
+	"github.com/massgen/massgen/internal/subagent"
+	"github.com/massgen/massgen/internal/tool"
 )
 
 // runClaude runs cfg (a team with one claude_code agent, cc) on the
@@ -314,5 +321,29 @@ orchestrator:
 			}
 			t.Logf("%s calls it %s", tc.typ, offered)
 		})
+	}
+}
+
+// In a child run (a subagent's), the parent's runtime messages reach a CLI
+// agent with the result of its next massgen tool call, as they reach an
+// API agent: its CLI's tools deliver them.
+func TestCLIAgentInAChildRunGetsTheParentsMessages(t *testing.T) {
+	echo := tool.Func(llm.ToolDef{Name: "echo", Parameters: map[string]any{"type": "object"}},
+		func(context.Context, json.RawMessage) (string, error) { return "echoed", nil })
+	c := &cli.Agent{ID: "cc", Tools: []tool.Tool{echo}}
+	in := subagent.NewInbox()
+	cfg, err := config.Parse([]byte("agent: {id: cc, backend: {type: claude_code}}\n"), "c.yaml", func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	agents, _, _, err := withSubagents(subagent.WithInbox(t.Context(), in), &Env{}, func(string) string { return "" }, cfg,
+		[]orchestrator.Agent{{ID: "cc", Impl: c}}, &runWorkspaces{})
+	if err != nil || len(agents) != 1 {
+		t.Fatal(agents, err)
+	}
+	in.Post("look at the tests first", nil)
+	res := c.Tools[0].Call(t.Context(), json.RawMessage(`{}`))
+	if !strings.HasPrefix(res.Content, "echoed") || !strings.Contains(res.Content, "look at the tests first") {
+		t.Errorf("the CLI's tool gave %q; want its result and the parent's message", res.Content)
 	}
 }

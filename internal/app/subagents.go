@@ -82,9 +82,13 @@ func withSubagents(ctx context.Context, env *Env, getenv func(string) string, cf
 	out := slices.Clone(agents) // a team may be shared by concurrent runs
 	if in != nil {
 		for i := range out {
+			id := out[i].ID
+			deliver := func(t tool.Tool) tool.Tool { return subagent.Deliver(t, id, in) }
+			if mapCLITools(&out[i], deliver) { // the tools its CLI is served (clikit.go)
+				continue
+			}
 			if out[i].Tools.Len() > 0 || out[i].Tools.Pending() {
-				id := out[i].ID
-				out[i].Tools = out[i].Tools.Map(func(t tool.Tool) tool.Tool { return subagent.Deliver(t, id, in) })
+				out[i].Tools = out[i].Tools.Map(deliver)
 			}
 		}
 	}
