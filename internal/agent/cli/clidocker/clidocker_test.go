@@ -59,7 +59,7 @@ type fixture struct {
 	canary  string // its content
 }
 
-func setup(t *testing.T, base, model, outside string) *fixture {
+func setup(t testing.TB, base, model, outside string) *fixture {
 	t.Helper()
 	image := dockertest.Image(t)
 	f := &fixture{dir: t.TempDir(), outside: outside}
@@ -109,7 +109,7 @@ func setup(t *testing.T, base, model, outside string) *fixture {
 	return f
 }
 
-func run(t *testing.T, ctx context.Context, a *cli.Agent, task agent.Task) (outs []agent.Outcome, done agent.Done) {
+func run(t testing.TB, ctx context.Context, a *cli.Agent, task agent.Task) (outs []agent.Outcome, done agent.Done) {
 	t.Helper()
 	inbox := agent.NewInbox()
 	for o := range a.Run(ctx, task, inbox) {
@@ -129,7 +129,7 @@ func coordinate(question string) agent.Task {
 		Question: question}
 }
 
-func timeout(t *testing.T, d time.Duration) context.Context {
+func timeout(t testing.TB, d time.Duration) context.Context {
 	ctx, cancel := context.WithTimeout(t.Context(), d)
 	t.Cleanup(cancel)
 	return ctx
@@ -323,4 +323,51 @@ func processes(t *testing.T, a *cli.Agent) []string {
 		}
 	}
 	return found
+}
+
+// BenchmarkCodexTurnDockerVsBubblewrap plays the same coordination turn
+// (Codex answers on the simulator) with the CLI in its agent's container
+// and under bubblewrap on this machine, interleaved, and reports each
+// turn's wall time and their ratio: what docker mode adds to a turn (a
+// container made and removed per task, the engine's exec, the relay).
+func BenchmarkCodexTurnDockerVsBubblewrap(b *testing.B) {
+	bwrap, err := sandbox.Bwrap()
+	if err != nil {
+		b.Skipf("no bubblewrap: %v", err)
+	}
+	_, base := simtest.Start(b, "")
+	docker := setup(b, base, "sim-codex", b.TempDir())
+	dir := b.TempDir()
+	local := &cli.Agent{ID: "cx", Vendor: codex.Vendor{}, Path: docker.a.Path, Model: "sim-codex", BaseURL: base, APIKey: "sim-key",
+		Workdir: filepath.Join(dir, "ws"), Home: filepath.Join(dir, "home")}
+	if err := os.MkdirAll(local.Workdir, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	g, err := workspace.New(workspace.Policy{Agent: "cx", Workspace: local.Workdir})
+	if err != nil {
+		b.Fatal(err)
+	}
+	local.Network = clitest.Network(bwrap, g, local.Home)
+	b.Cleanup(func() { _ = local.Close() })
+	turn := func(a *cli.Agent) time.Duration {
+		start := time.Now()
+		_, done := run(b, timeout(b, 120*time.Second), a, coordinate("What is the capital of France?"))
+		if done.Failure != nil {
+			b.Fatalf("failure: %+v", done.Failure)
+		}
+		return time.Since(start)
+	}
+	turn(docker.a) // the image and the caches, once
+	turn(local)
+	var inDocker, underBwrap time.Duration
+	b.ResetTimer()
+	for range b.N {
+		inDocker += turn(docker.a)
+		underBwrap += turn(local)
+	}
+	b.StopTimer()
+	n := float64(b.N)
+	b.ReportMetric(inDocker.Seconds()*1000/n, "docker-ms/turn")
+	b.ReportMetric(underBwrap.Seconds()*1000/n, "bwrap-ms/turn")
+	b.ReportMetric(inDocker.Seconds()/underBwrap.Seconds(), "docker/bwrap")
 }
