@@ -22,7 +22,8 @@ func withDecomposition(cfg *config.Config, mode string, settings *coord.Settings
 		return nil
 	}
 	d := cfg.Orchestrator.Decomposition
-	s := &orchestrator.Subtasks{Given: map[string]string{}, Decompose: !d.NoDecomposer, Guidelines: d.Guidelines}
+	s := &orchestrator.Subtasks{Given: map[string]string{}, Decompose: !d.NoDecomposer, Guidelines: d.Guidelines,
+		Criteria: len(cfg.Orchestrator.ChecklistCriteria) == 0}
 	for _, a := range cfg.Agents {
 		if a.Subtask != "" {
 			s.Given[a.ID] = a.Subtask

@@ -57,6 +57,9 @@ type Checklist struct {
 	// Improvements are draft_approach's impact floors (nil: upstream's
 	// defaults, one structural or transformative improvement; draft.go).
 	Improvements *Improvements `json:",omitempty"`
+	// PerAgent are agents' own criteria, over Criteria (decomposition
+	// mode's per-subtask criteria; CriteriaFor, decompose.go).
+	PerAgent map[string][]Criterion `json:",omitempty"`
 }
 
 // CriteriaBounds are the generator's bounds with their defaults.
@@ -76,6 +79,9 @@ func (c *Checklist) CriteriaBounds() (lo, hi int) {
 func (m *Machine) criteriaSet(in CriteriaSet) []Command {
 	if m.phase != phaseNew || m.cfg.Checklist == nil || len(in.Criteria) == 0 {
 		return nil
+	}
+	if in.Agent != "" {
+		return m.agentCriteriaSet(in)
 	}
 	ck := *m.cfg.Checklist
 	ck.Criteria = in.Criteria
@@ -251,7 +257,7 @@ func (m *Machine) checklist(a *agent, seen int, act Action) Verdict {
 	if m.decomposition() {
 		answers = m.ownWork(a) // one's own subtask's work, flat scores (decompose.go)
 	}
-	crit := m.cfg.Checklist.CriteriaOf()
+	crit := m.cfg.Checklist.CriteriaFor(a.id)
 	core := 0
 	for _, c := range crit {
 		if NormalCategory(c.Category) != CatStretch {

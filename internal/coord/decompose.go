@@ -223,3 +223,46 @@ func (m *Machine) stopWords(s string) string {
 func (m *Machine) gatedIn(a *agent, kind ActionKind) string {
 	return m.stopWords(m.gated(a, kind))
 }
+
+// CriteriaFor returns agent id's criteria: its own (PerAgent, decomposition
+// mode's per-subtask criteria) when it has some, else the team's.
+func (c *Checklist) CriteriaFor(id string) []Criterion {
+	if c != nil && len(c.PerAgent[id]) > 0 {
+		return c.PerAgent[id]
+	}
+	return c.CriteriaOf()
+}
+
+// agentCriteriaSet gives one agent its own criteria before the run starts.
+func (m *Machine) agentCriteriaSet(in CriteriaSet) []Command {
+	if _, ok := m.byID[in.Agent]; !ok {
+		return nil
+	}
+	ck := *m.cfg.Checklist
+	ck.PerAgent = make(map[string][]Criterion, len(ck.PerAgent)+1)
+	for k, v := range m.cfg.Checklist.PerAgent {
+		ck.PerAgent[k] = v
+	}
+	ck.PerAgent[in.Agent] = in.Criteria
+	m.cfg.Checklist = &ck
+	return nil
+}
+
+// SubtaskCriteria are upstream v0.1.73's checklist criteria for executing
+// one decomposition subtask (build_decomposition_execution_criteria).
+func SubtaskCriteria(subtask string) []Criterion {
+	scope := strings.Join(strings.Fields(subtask), " ")
+	if r := []rune(scope); len(r) > 140 {
+		scope = strings.TrimRight(string(r[:137]), " ") + "..."
+	}
+	if scope == "" {
+		scope = "your assigned subtask"
+	}
+	return []Criterion{
+		{Text: "The current work substantially completes and improves the owned scope for this subtask: " + scope, Category: CatStandard},
+		{Text: "Relevant peer work that touches this subtask is incorporated cleanly where needed — interfaces, contracts, shared assets, or adjacent integration boundaries.", Category: CatStandard},
+		{Text: "Changes stay within the owned scope except for necessary adjacent integration. The agent does not take over unrelated work owned by other subtasks.", Category: CatStandard},
+		{Text: "The current work does not introduce regressions in the owned area or shared contracts it depends on. Validation evidence is strong enough to support that claim.", Category: CatStandard},
+		{Text: "This revision is a meaningful improvement to the owned subtask — it advances quality or completeness, not just reformats, renames, or makes superficial edits that don't change the substance.", Category: CatStandard},
+	}
+}

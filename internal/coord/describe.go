@@ -19,6 +19,7 @@ import (
 // `presented "text" [calls=N]`, `presentation-failed "error"`,
 // `evaluated submit`, `evaluated restart "reason" "instructions"`,
 // `grace`, `round AGENT TURN soft|hard|cutoff`, `criteria "category: text"…`,
+// `criteria-for AGENT "category: text"…`,
 // `interrupt`.
 func DescribeInput(in Input) string {
 	switch in := in.(type) {
@@ -78,6 +79,9 @@ func DescribeInput(in Input) string {
 		return fmt.Sprintf("round %s %d %s", in.Agent, in.Turn, in.Stage)
 	case CriteriaSet:
 		s := "criteria"
+		if in.Agent != "" {
+			s = "criteria-for " + in.Agent
+		}
 		for _, c := range in.Criteria {
 			s += fmt.Sprintf(" %q", NormalCategory(c.Category)+": "+c.Text)
 		}

@@ -147,7 +147,7 @@ func (m *Machine) draft(a *agent, seen int, act Action) Verdict {
 		}
 		return refuse(DraftResult{Error: strings.Join(issues, "; "), Missing: missing, Empty: empty, Failed: g.fails})
 	}
-	crit := m.cfg.Checklist.CriteriaOf()
+	crit := m.cfg.Checklist.CriteriaFor(a.id)
 	ids := make([]string, len(crit))
 	for i := range crit {
 		ids[i] = CriterionID(i)

@@ -76,6 +76,9 @@ type RoundTimeUp struct {
 // Logged like any input, so a replay scores against the same criteria.
 type CriteriaSet struct {
 	Criteria []Criterion
+	// Agent, when set, makes them that agent's own criteria
+	// (decomposition mode's per-subtask criteria), not the team's.
+	Agent string `json:",omitempty"`
 }
 
 // GraceExpired is the presentation grace passing after the deadline.

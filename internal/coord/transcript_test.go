@@ -48,6 +48,7 @@ var update = flag.Bool("update", false, "rewrite the golden transcripts in testd
 //	grace                                (the presentation grace expired)
 //	round AGENT TURN soft|hard|cutoff    (a stage of the turn's round timer passed)
 //	criteria "primary: text" …           (generated criteria, before start)
+//	criteria-for AGENT "standard: text" … (an agent's own criteria: decomposition's per-subtask ones)
 //	interrupt
 //
 // The transcripts' agents start eagerly (hold=true selects the default,
@@ -271,9 +272,13 @@ func parseInput(t *testing.T, f []string, line int) Input {
 		return Evaluated{}
 	case "grace":
 		return GraceExpired{}
-	case "criteria":
+	case "criteria", "criteria-for":
 		var cs CriteriaSet
-		for _, c := range f[1:] {
+		args := f[1:]
+		if f[0] == "criteria-for" {
+			cs.Agent, args = arg(1), f[2:]
+		}
+		for _, c := range args {
 			cat, text, _ := strings.Cut(c, ": ")
 			cs.Criteria = append(cs.Criteria, Criterion{Text: text, Category: cat})
 		}

@@ -240,7 +240,7 @@ func actionOf(step *Step, req *request) string {
 	switch {
 	case req.offers("submit_checklist") && req.offers("vote") && !req.scored() && req.wantsReport() && !req.reported():
 		return "report" // ... after writing its diagnostic report (report.go)
-	case req.offers("submit_checklist") && req.offers("vote") && !req.scored():
+	case req.offers("submit_checklist") && (req.offers("vote") || req.offers("stop")) && !req.scored():
 		return "checklist" // a checklist-gated agent scores first
 	case req.offers("vote"):
 		return "vote"

@@ -22,3 +22,16 @@ func (r *request) showsWork() bool {
 func stopCall(req *request) toolCall {
 	return toolCall{req.nameOf("stop"), `{"summary":"simulated stop: my subtask is done","status":"complete"}`}
 }
+
+// flatScores are the default checklist scores in decomposition mode: the
+// agent's own work, flat ({"E1": {"score": 9, …}, …}).
+func flatScores(ids []string, reported bool) string {
+	scores := map[string]any{}
+	for _, id := range ids {
+		scores[id] = map[string]any{"score": 9, "reasoning": "simulated: my work meets " + id}
+	}
+	if reported {
+		return mustJSON(map[string]any{"scores": scores, "report_path": reportPath})
+	}
+	return mustJSON(map[string]any{"scores": scores})
+}

@@ -124,6 +124,9 @@ func (r *request) checklistScores() string {
 	if len(labels) == 0 {
 		labels = []string{"agent1"}
 	}
+	if r.offers("stop") { // decomposition mode: one's own work, flat (stop.go)
+		return flatScores(ids, r.reported())
+	}
 	scores := map[string]map[string]any{}
 	for _, l := range labels {
 		scores[l] = map[string]any{}

@@ -24,17 +24,38 @@ type Subtasks struct {
 	// decomposition_guidelines, added to that call's prompt.
 	Decompose  bool
 	Guidelines string
+	// Criteria gives each checklist-gated agent upstream's criteria for
+	// executing its subtask (coord.SubtaskCriteria) over the team's: the
+	// config gave no inline criteria (checklist_criteria_inline,
+	// --eval-criteria), which upstream ranks above them.
+	Criteria bool
 }
 
-// assignSubtasks fixes every agent's subtask before the run: the config's
-// wins; the decomposer writes the others (one plain call of the first
-// agent, preRunCall); when that call fails or its reply cannot be read,
-// each agent without one gets upstream's fallback subtask, and the event
-// log says so.
+// assignSubtasks fixes every agent's subtask before the run
+// (fixSubtasks), then, under checklist-gated voting, each agent's
+// criteria for its subtask (Subtasks.Criteria).
 func (r *runner) assignSubtasks(ctx context.Context) {
 	if !r.o.Decomposition {
 		return
 	}
+	r.fixSubtasks(ctx)
+	ck := r.m.Settings().Checklist
+	if ck == nil || r.o.Subtasks == nil || !r.o.Subtasks.Criteria {
+		return
+	}
+	for _, a := range r.o.Agents {
+		if s := r.subtasks[a.ID]; s != "" && ck.Gates(a.ID) {
+			r.step(coord.CriteriaSet{Agent: a.ID, Criteria: coord.SubtaskCriteria(s)})
+		}
+	}
+}
+
+// fixSubtasks fixes every agent's subtask: the config's wins; the
+// decomposer writes the others (one plain call of the first agent,
+// preRunCall); when that call fails or its reply cannot be read, each
+// agent without one gets upstream's fallback subtask, and the event log
+// says so.
+func (r *runner) fixSubtasks(ctx context.Context) {
 	ids := make([]string, len(r.o.Agents))
 	r.subtasks = map[string]string{}
 	var missing []string
@@ -239,6 +260,17 @@ func voteReason(act coord.Action) string {
 		return fmt.Sprintf("stop (%s): %s", act.Label, act.Reason)
 	}
 	return act.Reason
+}
+
+// agentChecklist is the checklist as agent id sees it: its own criteria
+// (decomposition mode's per-subtask ones) as the criteria.
+func agentChecklist(ck *coord.Checklist, id string) *coord.Checklist {
+	if len(ck.PerAgent[id]) == 0 {
+		return ck
+	}
+	own := *ck
+	own.Criteria = ck.CriteriaFor(id)
+	return &own
 }
 
 // checklistSection is the checklist-gated agent's prompt section: in

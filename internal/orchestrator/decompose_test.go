@@ -119,3 +119,51 @@ func TestParseSubtasks(t *testing.T) {
 		}
 	}
 }
+
+// Under checklist_gated, each agent in decomposition mode is scored on
+// upstream's criteria for its own subtask (no inline criteria): its
+// prompt lists them, its flat scores of its own work are accepted, and it
+// stops on the verdict; the replayed inputs carry each agent's criteria.
+func TestSubtaskCriteriaUnderTheChecklistGate(t *testing.T) {
+	srv, agents := simTeam(t, "", "a", "b")
+	var inputs []coord.Input
+	res, rec := run(t, agents, Options{Settings: coord.Settings{Decomposition: true, Presentation: coord.PresentNever,
+		Checklist: &coord.Checklist{Threshold: 2}},
+		Subtasks: &Subtasks{Given: map[string]string{"a": "SUB-A the parser", "b": "SUB-B the evaluator"}, Criteria: true},
+		Trace:    func(in coord.Input, _ []coord.Command) { inputs = append(inputs, in) }})
+	if res.Status != Completed {
+		t.Fatalf("status = %s (%v)", res.Status, res.Err)
+	}
+	settled(t, srv)
+	for _, id := range []string{"a", "b"} {
+		reqs := requestsOf(srv, "sim-"+id)
+		sys := reqs[len(reqs)-1].Messages[0].Content
+		if !strings.Contains(sys, "E1: The current work substantially completes and improves the owned scope for this subtask: SUB-"+strings.ToUpper(id)) ||
+			!strings.Contains(sys, "E5: This revision is a meaningful improvement") || strings.Contains(sys, "Requirements fidelity") {
+			t.Errorf("%s's checklist section:\n%s", id, sys)
+		}
+	}
+	var accepted, stops int
+	for _, e := range rec.of(event.TypeToolCalled) {
+		if e.Text == coord.ToolChecklist && strings.Contains(e.Result, "Checklist accepted. Verdict: stop.") {
+			accepted++
+		}
+	}
+	for _, e := range rec.of(event.TypeVoteAccepted) {
+		if strings.HasPrefix(e.Reason, "stop (complete)") {
+			stops++
+		}
+	}
+	if accepted < 2 || stops < 2 {
+		t.Errorf("%d checklists accepted with a stop verdict, %d stops", accepted, stops)
+	}
+	var per []string
+	for _, in := range inputs {
+		if c, ok := in.(coord.CriteriaSet); ok && c.Agent != "" && len(c.Criteria) == 5 {
+			per = append(per, c.Agent)
+		}
+	}
+	if strings.Join(per, ",") != "a,b" {
+		t.Errorf("per-agent criteria fed for %v", per)
+	}
+}

@@ -35,6 +35,7 @@ func (r *runner) startTurn(ctx context.Context, c coord.StartTurn) {
 	}
 	r.decompositionTurn(&task, a)
 	if ck := r.m.Settings().Checklist; ck.Gates(c.Agent) {
+		ck = agentChecklist(ck, c.Agent)
 		task.System += r.checklistSection(ck) + agent.ChecklistExtras(ck, a.Checklist.Files != nil)
 		task.Checklist = true
 	}
