@@ -117,8 +117,8 @@ func TestDecompositionEndToEndOnTheSimulator(t *testing.T) {
 	}
 	j := string(journal)
 	for _, want := range []string{
-		"YOUR ASSIGNED SUBTASK: the parser: parse.txt",    // a's turn
-		"YOUR ASSIGNED SUBTASK: the tests: tests.txt",     // c's, from the decomposer
+		"YOUR ASSIGNED SUBTASK: the parser: parse.txt",     // a's turn
+		"YOUR ASSIGNED SUBTASK: the tests: tests.txt",      // c's, from the decomposer
 		"assigning the agents' subtasks (task_decomposer)", // the decomposer's call
 		"stop (complete): parser done, AST for the evaluator",
 		"stop (blocked): tests pass",
