@@ -172,6 +172,12 @@ func (Vendor) Prepare(inv *cli.Invocation) (cli.Command, error) {
 	return cli.Command{Args: args, Env: env, Stdin: inv.Prompt}, nil
 }
 
+// ownTools are Gemini CLI's own tools (0.61.0), excluded past the round's
+// hard time limit.
+var ownTools = []string{"update_topic", "list_directory", "read_file", "read_many_files", "grep_search", "glob", "replace",
+	"write_file", "web_fetch", "run_shell_command", "list_background_processes", "read_background_output", "google_web_search",
+	"enter_plan_mode", "exit_plan_mode", "invoke_agent", "activate_skill", "save_memory", "write_todos"}
+
 // Settings is the settings.json of one task.
 func Settings(inv *cli.Invocation, maxTurns int) map[string]any {
 	s := map[string]any{
@@ -201,6 +207,12 @@ func Settings(inv *cli.Invocation, maxTurns int) map[string]any {
 	s["security"].(map[string]any)["auth"] = map[string]any{"selectedType": auth}
 	if maxTurns > 0 {
 		s["model"] = map[string]any{"maxSessionTurns": maxTurns}
+	}
+	if inv.WorkflowOnly {
+		// Past the round's hard time limit: none of the CLI's own tools,
+		// only the workflow server's. (An empty tools.core would take the
+		// MCP tools away too.)
+		s["tools"] = map[string]any{"exclude": ownTools}
 	}
 	servers := map[string]any{}
 	all := slices.Clone(inv.MCPServers)
