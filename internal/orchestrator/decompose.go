@@ -281,3 +281,17 @@ func (r *runner) checklistSection(ck *coord.Checklist) string {
 	}
 	return agent.ChecklistSection(ck.CriteriaOf())
 }
+
+// autoStops are the stops the machine counts right after an accepted
+// answer: every vote and stop was cleared by it, so those are the agents
+// the coordinator stopped at their answer streak's cap (decomposition
+// mode's auto-stop), published like the stops agents make.
+func autoStops(m *coord.Machine) []coord.Vote {
+	var out []coord.Vote
+	for _, v := range m.Votes() {
+		if v.Stop != "" {
+			out = append(out, v)
+		}
+	}
+	return out
+}

@@ -167,3 +167,24 @@ func TestSubtaskCriteriaUnderTheChecklistGate(t *testing.T) {
 		t.Errorf("per-agent criteria fed for %v", per)
 	}
 }
+
+// An agent the coordinator stops at its answer streak's cap is published
+// like a stop it made: a vote for itself whose reason says why.
+func TestAnAutoStopIsPublished(t *testing.T) {
+	srv, agents := simTeam(t, "", "a", "b")
+	res, rec := run(t, agents, Options{Settings: coord.Settings{Decomposition: true, MaxAnswers: 1, Presentation: coord.PresentNever,
+		FirstAnswers: coord.FirstAnswersEager}})
+	if res.Status != Completed {
+		t.Fatalf("status = %s (%v)", res.Status, res.Err)
+	}
+	settled(t, srv)
+	auto := 0
+	for _, e := range rec.of(event.TypeVoteAccepted) {
+		if strings.HasPrefix(e.Reason, "stop (complete): Auto-stopped: reached per-agent consecutive answer limit (1/1)") && e.Target == e.Agent {
+			auto++
+		}
+	}
+	if auto == 0 {
+		t.Errorf("no auto-stop published: %v", rec.of(event.TypeVoteAccepted))
+	}
+}

@@ -59,6 +59,10 @@ func derive(in coord.Input, cmds []coord.Command, m *coord.Machine, pos map[stri
 		case v.Outcome == coord.Accepted && in.Action.Kind == coord.ActNewAnswer:
 			at(post, event.AnswerAccepted{Agent: in.Agent, Content: strings.TrimSpace(in.Action.Content),
 				Label: current(in.Agent).Answer, AnonLabel: v.Label, Answers: refs(m.Answers())})
+			for _, s := range autoStops(m) {
+				at(post, event.VoteAccepted{Agent: s.Voter, Target: s.Target, TargetLabel: s.Label, TargetAnswer: current(s.Target).Answer,
+					Reason: voteReason(coord.Action{Kind: coord.ActStop, Label: s.Stop, Reason: s.Reason})})
+			}
 		case v.Outcome == coord.Accepted:
 			at(post, event.VoteAccepted{Agent: in.Agent, Target: v.Target, TargetLabel: v.Label, TargetAnswer: current(v.Target).Answer, Reason: voteReason(in.Action)})
 		case v.Outcome == coord.Stale && in.Action.Kind == coord.ActVote && len(cmds) > 1:
