@@ -9,26 +9,28 @@ import (
 )
 
 // Docker mode for a CLI agent (command_line_execution_mode: docker): a CLI
-// the container can run (a static executable: Codex) runs in the agent's
-// container (internal/agent/cli/clidocker); the others stay on this
-// machine under bubblewrap, as upstream keeps Claude Code and Copilot on
-// the host, and the run says so.
+// the container can run (a static executable: Codex; a Node program run by
+// this machine's node: Gemini CLI) runs in the agent's container
+// (internal/agent/cli/clidocker); the others (Claude Code, Copilot CLI:
+// dynamically linked) stay on this machine under bubblewrap, as upstream
+// keeps them on the host, and the run says so.
 
 // cliDockerWarning is what the run says of a CLI agent in docker mode
 // whose CLI cannot run in the container ("" when it can).
 func cliDockerWarning(id string, v cli.Vendor, path string) string {
-	if clidocker.InContainer(v, path) {
+	err := clidocker.InContainer(v, path)
+	if err == nil {
 		return ""
 	}
-	return fmt.Sprintf("agent %s: command_line_execution_mode: docker: the %s CLI needs this machine's runtime (Node or shared libraries), "+
-		"which its container does not have, so it and the commands it runs are sandboxed with bubblewrap on this machine", id, v.Type())
+	return fmt.Sprintf("agent %s: command_line_execution_mode: docker: the %s CLI cannot run in its container (%v), "+
+		"so it and the commands it runs are sandboxed with bubblewrap on this machine", id, v.Type(), err)
 }
 
 // cliContainer is the Docker container of agent id that its CLI runs in,
 // or nil: not docker mode, a CLI the container cannot run, or no engine
 // (its runner said why).
 func (rw *runWorkspaces) cliContainer(id string, m *cliMember) sandbox.ProgramContainer {
-	if !m.docker || !clidocker.InContainer(m.vendor, m.path) {
+	if !m.docker || clidocker.InContainer(m.vendor, m.path) != nil {
 		return nil
 	}
 	for _, r := range rw.runners {

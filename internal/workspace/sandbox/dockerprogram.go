@@ -1,11 +1,16 @@
 package sandbox
 
 import (
+	"debug/elf"
+	"fmt"
 	"net"
 	"net/url"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // ProgramContainer is a docker mode container that also runs a
@@ -95,4 +100,53 @@ func ProgramRelayArgs(n *TunnelNet) []string {
 		}
 	}
 	return args
+}
+
+// ContainerRunnable says why Program cannot run the executable path in a
+// container whose image has nothing of this machine's (nil: it can): a
+// static executable runs as it is; a Node program (#!/usr/bin/env node)
+// by this machine's node found on path (a PATH), shown with its libraries
+// from /usr; a dynamically linked executable cannot (its libraries would
+// have to replace the image's, or be loaded in a way some programs do not
+// survive: a Bun executable reads itself from /proc/self/exe).
+func ContainerRunnable(exe, path string) error {
+	if f, err := elf.Open(exe); err == nil {
+		defer f.Close()
+		for _, p := range f.Progs {
+			if p.Type == elf.PT_INTERP {
+				return fmt.Errorf("%s is linked against this machine's libraries, which its container does not have", exe)
+			}
+		}
+		return nil
+	}
+	head := make([]byte, 128)
+	f, err := os.Open(exe)
+	if err != nil {
+		return err
+	}
+	n, _ := f.Read(head)
+	f.Close()
+	line, _, _ := strings.Cut(string(head[:n]), "\n")
+	if !strings.HasPrefix(line, "#!") || !strings.Contains(line, "node") {
+		return fmt.Errorf("%s is neither a static executable nor a Node program, so its container cannot run it", exe)
+	}
+	node := HostNode(path)
+	if node == "" {
+		return fmt.Errorf("%s is a Node program and no node is on PATH", exe)
+	}
+	if !slices.ContainsFunc([]string{"/usr", "/lib", "/lib64"}, func(d string) bool { return within(node, d) }) {
+		return fmt.Errorf("%s is a Node program, and this machine's node (%s) is not under /usr, which its container is shown", exe, node)
+	}
+	return nil
+}
+
+// HostNode is the node that path (a PATH) finds, links resolved, or "".
+func HostNode(path string) string {
+	for _, d := range filepath.SplitList(path) {
+		p := filepath.Join(d, "node")
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return resolved(p)
+		}
+	}
+	return ""
 }

@@ -27,12 +27,15 @@
 // command_line_docker_network_mode: host, or command_line_allow_network:
 // true, the endpoints are given as they are.
 //
-// The container runs what it is given, so only a CLI whose executable
-// runs there without the host's runtime goes in: a static binary (Codex's
-// native binary, which its npm launcher would start). Node programs
-// (Gemini CLI) and dynamically linked ones (Claude Code, Copilot CLI)
-// stay on the host under bubblewrap, as upstream keeps Claude Code and
-// Copilot on the host: InContainer says which.
+// The image need have nothing of the CLI's: a static executable (Codex's
+// native binary, which its npm launcher would start) runs as it is; a Node
+// program (Gemini CLI) runs by this machine's node, which the container
+// is shown read-only with this machine's libraries under /.massgen/host
+// and started through this machine's loader, so nothing of the image is
+// replaced (the CLI's package, bound at its own path, is the pinned one).
+// Dynamically linked CLIs (Claude Code, a Bun executable that reads itself
+// from /proc/self/exe, and Copilot CLI) stay on the host under bubblewrap,
+// as upstream keeps them on the host: InContainer says which.
 //
 // Each task ends with the container removed — the CLI, every process it
 // started and every change outside its mounts with it — and the next task
@@ -40,8 +43,8 @@
 package clidocker
 
 import (
-	"debug/elf"
 	"os/exec"
+	"strings"
 
 	"github.com/massgen/massgen/internal/agent/cli"
 	"github.com/massgen/massgen/internal/workspace/sandbox"
@@ -73,24 +76,21 @@ var ownSettings = map[string]string{
 // is the settings of a CLI of type typ, not bound into its container.
 func OwnSettings(typ string) string { return ownSettings[typ] }
 
-// InContainer reports whether a CLI whose executable is path (as the
-// vendor resolves it: cli.Resolver) runs in its agent's container: a
-// static executable does.
-func InContainer(v cli.Vendor, path string) bool {
+// InContainer says why a CLI whose executable is path (as the vendor
+// resolves it: cli.Resolver) cannot run in its agent's container, or nil
+// when it can (sandbox.ContainerRunnable): a static executable, or a
+// Node program run by this machine's node.
+func InContainer(v cli.Vendor, path string) error {
 	if r, ok := v.(cli.Resolver); ok {
 		path = r.Executable(path)
 	}
-	f, err := elf.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	for _, p := range f.Progs {
-		if p.Type == elf.PT_INTERP {
-			return false
+	var search string
+	for _, kv := range cli.BaseEnv("", path) {
+		if p, ok := strings.CutPrefix(kv, "PATH="); ok {
+			search = p
 		}
 	}
-	return true
+	return sandbox.ContainerRunnable(path, search)
 }
 
 // Attach makes each task of a run its CLI in o.Container (a.Network): the

@@ -18,6 +18,7 @@ import (
 	"github.com/massgen/massgen/internal/agent/cli/clidocker"
 	"github.com/massgen/massgen/internal/agent/cli/clitest"
 	"github.com/massgen/massgen/internal/agent/cli/codex"
+	_ "github.com/massgen/massgen/internal/agent/cli/geminicli"
 	"github.com/massgen/massgen/internal/coord"
 	"github.com/massgen/massgen/internal/llmsim"
 	"github.com/massgen/massgen/internal/llmsim/simtest"
@@ -60,6 +61,11 @@ type fixture struct {
 }
 
 func setup(t testing.TB, base, model, outside string) *fixture {
+	return setupCLI(t, "codex", base, model, outside)
+}
+
+// setupCLI is setup for the CLI of backend type typ.
+func setupCLI(t testing.TB, typ, base, model, outside string) *fixture {
 	t.Helper()
 	image := dockertest.Image(t)
 	f := &fixture{dir: t.TempDir(), outside: outside}
@@ -99,10 +105,11 @@ func setup(t testing.TB, base, model, outside string) *fixture {
 	if !ok {
 		t.Fatal("docker mode's container cannot run a program")
 	}
-	f.a = &cli.Agent{ID: "cx", Vendor: codex.Vendor{}, Path: clitest.Program(t, "codex"), Model: model, BaseURL: base, APIKey: "sim-key",
+	v, _ := cli.Lookup(typ)
+	f.a = &cli.Agent{ID: "cx", Vendor: v, Path: clitest.Program(t, typ), Model: model, BaseURL: base, APIKey: "sim-key",
 		Workdir: ws, Home: home}
-	if !clidocker.InContainer(f.a.Vendor, f.a.Path) {
-		t.Fatal("Codex's native binary is not taken for a static one")
+	if err := clidocker.InContainer(f.a.Vendor, f.a.Path); err != nil {
+		t.Fatalf("the %s CLI cannot run in the container: %v", typ, err)
 	}
 	clidocker.Attach(f.a, clidocker.Options{Container: pc})
 	t.Cleanup(func() { _ = f.a.Close() })
@@ -220,6 +227,57 @@ models:
 			if strings.Contains(m.Content, f.canary) {
 				t.Errorf("the credential's content reached the model")
 			}
+		}
+	}
+	if id := f.r.Docker().ID(); id != "" {
+		t.Errorf("container %s still runs after the task", id)
+	}
+}
+
+// Gemini CLI, a Node program, runs in the container by this machine's
+// node (the busybox image has none): it reaches the simulator and the
+// workflow server through the relay, writes a file by its own tool into
+// the workspace, and answers; the host's node runs nowhere but in the
+// container, and nothing is written beside the workspace.
+func TestGeminiCLIAnswersInItsContainer(t *testing.T) {
+	sim, base := simtest.Start(t, `
+models:
+  sim-gemini:
+    steps:
+      - calls:
+          - {name: write_file, arguments: '{"file_path":"notes/hello.txt","content":"written in the container"}'}
+      - expect_results:
+          - {name: write_file}
+        answer: "I wrote notes/hello.txt."
+`)
+	f := setupCLI(t, "gemini_cli", base, "sim-gemini", t.TempDir())
+	before := wstest.Snapshot(t, filepath.Dir(f.a.Workdir))
+	outs, done := run(t, timeout(t, 120*time.Second), f.a, coordinate("Write a note."))
+	if done.Failure != nil {
+		t.Fatalf("failure: %+v (requests %d)", done.Failure, len(sim.Requests()))
+	}
+	var acts []coord.Action
+	for _, o := range outs {
+		if p, ok := o.(agent.Propose); ok {
+			acts = append(acts, p.Action)
+		}
+	}
+	if len(acts) != 1 || acts[0].Kind != coord.ActNewAnswer || acts[0].Content != "I wrote notes/hello.txt." {
+		t.Fatalf("proposals %+v, want the scripted new_answer", acts)
+	}
+	if b, err := os.ReadFile(filepath.Join(f.a.Workdir, "notes", "hello.txt")); err != nil || string(b) != "written in the container" {
+		t.Errorf("notes/hello.txt: %q, %v", b, err)
+	}
+	if !slices.ContainsFunc(sim.Requests(), func(r llmsim.Record) bool {
+		return slices.ContainsFunc(r.Tools, func(n string) bool { return strings.HasSuffix(n, "_new_answer") })
+	}) {
+		t.Errorf("the workflow tools were never offered through the relay")
+	}
+	// Beside the workspace: only what was there, its home aside.
+	after := wstest.Snapshot(t, filepath.Dir(f.a.Workdir))
+	for _, line := range after {
+		if !slices.Contains(before, line) && !strings.Contains(line, "home") && !strings.Contains(line, "ws") {
+			t.Errorf("written beside the workspace: %s", line)
 		}
 	}
 	if id := f.r.Docker().ID(); id != "" {

@@ -93,13 +93,19 @@ func (b *dockerBox) Program(cmd *exec.Cmd, env []string, o sandbox.ContainerProg
 			extra = append(extra, mount.Mount{Type: mount.TypeBind, Source: src, Target: filepath.Join(o.Home, rel), ReadOnly: true})
 		}
 	}
+	argv, hostRun, err := containerArgv(cmd.Path, cmd.Args[1:], env)
+	if err != nil {
+		return nil, fmt.Errorf("agent %s: %w", b.g.Agent(), err)
+	}
 	var relay []string
-	if o.Net != nil {
-		rt, err := hostRuntime() // endpoints.go: this executable, run through the host's loader
+	if o.Net != nil || hostRun {
+		rt, err := hostRuntime() // endpoints.go: this machine's programs, run through its loader
 		if err != nil {
-			return nil, fmt.Errorf("the network relay of agent %s's container: %w", b.g.Agent(), err)
+			return nil, fmt.Errorf("agent %s: this machine's runtime in its container: %w", b.g.Agent(), err)
 		}
-		relay = append(slices.Clone(rt.relay), sandbox.ProgramRelayArgs(o.Net)...)
+		if o.Net != nil {
+			relay = append(slices.Clone(rt.relay), sandbox.ProgramRelayArgs(o.Net)...)
+		}
 		if b.ep == nil { // else the commands' relay has them bound already
 			extra = append(extra, rt.mounts...)
 		}
@@ -130,7 +136,7 @@ func (b *dockerBox) Program(cmd *exec.Cmd, env []string, o sandbox.ContainerProg
 		}
 	}
 	spec, err := json.Marshal(shimSpec{Container: id, User: b.user, Dir: cmd.Dir, Env: full,
-		Cmd: append([]string{cmd.Path}, cmd.Args[1:]...)})
+		Cmd: argv})
 	if err != nil {
 		stopRelay()
 		b.reset(id)
@@ -155,6 +161,36 @@ func (b *dockerBox) Program(cmd *exec.Cmd, env []string, o sandbox.ContainerProg
 		stopRelay()
 		b.reset(id) // kills whatever the program left running
 	}, nil
+}
+
+// containerArgv is how the container runs path with args: a static
+// executable as it is; a Node script (#!/usr/bin/env node, the CLIs' npm
+// launchers) by this machine's node, which the image need not have, run
+// through this machine's loader from /.massgen/host (hostRun: the runtime's
+// mounts are needed). Anything else needs what the image does not have.
+func containerArgv(path string, args, env []string) (argv []string, hostRun bool, err error) {
+	search := ""
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			search = v
+		}
+	}
+	if err := sandbox.ContainerRunnable(path, search); err != nil {
+		return nil, false, err
+	}
+	if loader, _, err := interpreter(path); err == nil && loader == "" {
+		return append([]string{path}, args...), false, nil // static
+	}
+	node := sandbox.HostNode(search)
+	nl, runpath, err := interpreter(node)
+	if err != nil {
+		return nil, false, err
+	}
+	argv = []string{hostRoot + node}
+	if nl != "" {
+		argv = []string{hostRoot + nl, "--library-path", libraryPath(nl, runpath), hostRoot + node}
+	}
+	return append(append(argv, path), args...), true, nil
 }
 
 // engineEnv is the shim's environment: how to reach the engine, nothing
