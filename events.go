@@ -46,6 +46,9 @@ type Event struct {
 	// data; Failures a failed run's, on run_finished.
 	Failure  *Failure
 	Failures []Failure
+	// Where is a warning's config position ("config.yaml:12:3"), when it is
+	// about one; its Text is the warning.
+	Where string
 }
 
 // EventType names a kind of event: a string (an alias, so code that
@@ -79,6 +82,10 @@ const (
 	EventPostEvaluation EventType = EventType(event.TypePostEvaluation)
 	EventRunRestarted   EventType = EventType(event.TypeRunRestarted)
 	EventRunFinished    EventType = EventType(event.TypeRunFinished)
+	// EventWarning is a warning of the run (Text; Where for a config
+	// position): what it does not do as asked, or could not keep. The
+	// config's and the team's come before run_started.
+	EventWarning EventType = EventType(event.TypeWarning)
 )
 
 // eventFrom is the one mapping from the run's events to the public type.
@@ -90,7 +97,7 @@ func eventFrom(e event.Event) Event {
 		Target: r.Target, TargetLabel: r.TargetLabel, Reason: r.Reason, Err: r.Err, Status: r.Status, Agents: r.Agents,
 		Votes: r.Votes, InputTokens: r.InputTokens, OutputTokens: r.OutputTokens, CostUSD: r.CostUSD,
 		Args: r.Args, Result: r.Result, IsError: r.IsError, Duration: r.ToolDuration(),
-		Failure: r.Failure, Failures: r.Failures,
+		Failure: r.Failure, Failures: r.Failures, Where: r.Where,
 	}
 }
 

@@ -64,7 +64,9 @@ type Options struct {
 	Getenv func(string) string
 	// WorkDir is where relative paths resolve (default the current directory).
 	WorkDir string
-	// Warnings receives config warnings (default discarded).
+	// Warnings receives the run's warnings as lines, "warning: …"
+	// (default discarded); they are also Result.Warnings, and EventWarning
+	// events for OnEvent.
 	Warnings io.Writer
 	// OnEvent, when set, is called with each event of the run as it
 	// happens, in order, from one goroutine. The streamed-text events
@@ -178,6 +180,9 @@ type Result struct {
 	// by the run deadline plus the presentation grace.
 	Fallback     string
 	GraceExpired bool
+	// Warnings are the run's warnings, as lines ("warning: …"): what it did
+	// not do as asked, or could not keep.
+	Warnings []string
 }
 
 // Run coordinates the team on question. The error is for problems before
@@ -211,6 +216,9 @@ func Run(ctx context.Context, question string, o Options) (*Result, error) {
 				if !ok {
 					return
 				}
+				if w, ok := e.(event.Warning); ok && o.Warnings != nil {
+					fmt.Fprintln(o.Warnings, w.Line())
+				}
 				o.OnEvent(eventFrom(e))
 			}
 		}
@@ -222,7 +230,7 @@ func Run(ctx context.Context, question string, o Options) (*Result, error) {
 	r := out.Result
 	return &Result{Status: r.Status, Answer: r.Final, Winner: r.Winner, How: r.How, Fallback: r.Fallback, GraceExpired: r.GraceExpired,
 		Votes: r.Tally, Usage: r.Usage, CostUSD: r.TotalCost(), Duration: r.Duration, LogDir: out.LogDir, Err: r.Err,
-		Failures: r.Failures}, nil
+		Failures: r.Failures, Warnings: out.Warnings}, nil
 }
 
 // agents turns a team given in code into config agents, as the YAML

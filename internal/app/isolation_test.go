@@ -226,7 +226,7 @@ orchestrator:
 		if readme != "# demo\nthe user's edit\n" || !strings.Contains(guide, "no such file") || !strings.Contains(extra, "no such file") {
 			t.Errorf("fail: README %q, guide %q, extra %q", readme, guide, extra)
 		}
-		if !strings.Contains(changes, "nothing applied") || !strings.Contains(stderr.String(), "drift_conflict_policy: fail") {
+		if !strings.Contains(changes, "nothing applied") || !strings.Contains(strings.Join(out.Warnings, "\n"), "drift_conflict_policy: fail") {
 			t.Errorf("changes:\n%s\nstderr:\n%s", changes, stderr.String())
 		}
 	}

@@ -20,6 +20,16 @@ type runIgnored struct {
 	mu    sync.Mutex
 	list  []string
 	views []*event.View
+	// warnings are the run's (warnings.go): the MCP pool's warnings reach
+	// the runs in progress through their runIgnored.
+	warnings *warnings
+}
+
+// warn is a warning of this run (msg without a "warning:" prefix).
+func (r *runIgnored) warn(msg string) {
+	if r.warnings != nil {
+		r.warnings.add("%s", msg)
+	}
 }
 
 // seed sets the features known before the run.

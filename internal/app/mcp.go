@@ -87,11 +87,19 @@ func redactName(k string) bool {
 }
 
 // mcpWarn reports a warning of the pool (a server left out, a filter
-// that matches no tool). They arise during a run, when the tools are
-// first known, and go where the team's build warnings went, once each.
+// that matches no tool), once each. They arise during a run, when the
+// tools are first known, and are warnings of the runs in progress; one
+// that arises when no run is (massgen serve starting a cached team's
+// servers) goes where the team's build warnings would.
 func (t *team) mcpWarn(msg string) {
 	t.mcpMu.Lock()
 	defer t.mcpMu.Unlock()
+	if len(t.mcpRuns) > 0 {
+		for r := range t.mcpRuns {
+			r.warn(msg)
+		}
+		return
+	}
 	w := t.stderr
 	if w == nil {
 		w = os.Stderr

@@ -160,6 +160,10 @@ type Outcome struct {
 	// not be written whole (a full disk) — also on stderr and in
 	// status.json. The run and its answer are not affected.
 	LogsIncomplete string
+	// Warnings are the run's warnings as lines ("warning: …"), each also
+	// an event.Warning of the run; LateWarnings, the last of them, came
+	// after its events had ended (warnings.go).
+	Warnings, LateWarnings []string
 }
 
 // Execute is the main job without any printing: resolve the config, build
@@ -173,6 +177,9 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 	if err := checkQuestion(rq.Question); err != nil {
 		return nil, err
 	}
+	warn := &warnings{}
+	// A run that never starts has no events: its warnings go to stderr.
+	defer warn.unpublished(env.Stderr)
 	getenv := env.Getenv
 	if !env.DotEnvLoaded {
 		var err error
@@ -195,6 +202,7 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 	}
 	defer release()
 	cfg, t := p.cfg, p.team
+	warn.team(cfg, t)
 	if rq.Timeout > 0 {
 		c := *cfg // p may be shared by concurrent runs
 		c.Orchestrator.TimeoutSeconds = rq.Timeout
@@ -225,10 +233,10 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 	defer subs.close(nil)
 	wss.warnings = append(wss.warnings, subWarnings...)
 	for _, w := range wss.warnings {
-		fmt.Fprintf(env.Stderr, "warning: %s\n", w)
+		warn.add("%s", w)
 	}
 	for _, ref := range rq.MissingRefs {
-		fmt.Fprintf(env.Stderr, "warning: %s in the question names no file or directory in %s: nothing is shared for it\n", ref, env.WorkDir)
+		warn.add("%s in the question names no file or directory in %s: nothing is shared for it", ref, env.WorkDir)
 	}
 	settings, err := cfg.Settings()
 	if err != nil {
@@ -256,6 +264,7 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 	// finds them.
 	ignored := slices.Concat(cfg.IgnoredFeatures(), t.dropped, wss.dropped)
 	wss.ignored.seed(ignored)
+	wss.ignored.warnings = warn
 	broker := event.NewBroker()
 	// Every view of the run (the broker's, the log writer's) calls an agent
 	// stalled when its request has received no byte for half the idle
@@ -280,7 +289,7 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 			// A full disk does not stop the run: it goes on without logs,
 			// and says so.
 			noLogs = fmt.Sprintf("no logs were written: there is no space for them under %s (%v)", root, err)
-			fmt.Fprintf(env.Stderr, "warning: %s\n", noLogs)
+			warn.add("%s", noLogs)
 			logs = nil
 		case err != nil:
 			return nil, execErr("cannot create the log directory: %w", err)
@@ -332,7 +341,7 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 	}
 	// OpenTelemetry traces and metrics, when OTEL_* asks for them (nil
 	// otherwise): a subscriber like the others, flushed before we return.
-	otel := telemetry.Start(getenv, broker, env.Stderr)
+	otel := telemetry.Start(getenv, broker, &lineWriter{w: warn})
 	if rq.Observe != nil {
 		// The observer is this process's own output (a display, the event
 		// stream, the library's OnEvent), whose contract is that every
@@ -364,9 +373,12 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 		// The machine's steps go to coordination_replay.jsonl as it takes
 		// them: the run can be replayed, even after a crash.
 		if opts.Trace, err = logs.Trace(opts.MachineConfig()); err != nil {
-			fmt.Fprintf(env.Stderr, "warning: writing logs: %v\n", err)
+			warn.add("writing logs: %v", err)
 		}
 	}
+	// Everyone who reads the run's events has subscribed: the warnings
+	// found so far come first. With no observer, they are also printed.
+	warn.attach(broker, unobserved(rq, env.Stderr))
 	out.Result = orchestrator.Run(ctx, rq.Question, opts)
 	subs.close(out.Result) // background children end with the run
 	if open := t.guards.Open(); open != nil && out.Status == orchestrator.Failed && out.Err != nil {
@@ -374,35 +386,37 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 		// serve answers 503 with Retry-After).
 		out.Err = fmt.Errorf("%w; %w", out.Err, open)
 	}
+	warn.detach()
 	broker.Close()
 	wg.Wait()
 	otel.Finish(ctx)
 	if err := broker.PersistErr(); err != nil {
-		fmt.Fprintf(env.Stderr, "warning: storing events: %v\n", err)
+		warn.add("storing events: %v", err)
 	}
 	mcpDone(out.LogDir)
 	out.IgnoredFeatures = wss.ignored.features()
 	if logs != nil {
 		if err := logs.Close(); err != nil {
-			fmt.Fprintf(env.Stderr, "warning: writing logs: %v\n", err)
+			warn.add("writing logs: %v", err)
 		}
 		out.LogsIncomplete = logs.Incomplete()
 		out.AnswerFile = logs.AnswerFile()
 	}
 	if out.Workspace, out.ContextChanges, err = wss.finish(out.LogDir, out.Winner); err != nil {
-		fmt.Fprintf(env.Stderr, "warning: keeping the winner's workspace in the logs: %v\n", err)
+		warn.add("keeping the winner's workspace in the logs: %v", err)
 	}
 	if out.LogDir != "" {
 		// The stderr of the servers of agents with a workspace, as for the team's.
 		if err := wss.copyMCPLogs(out.LogDir); err != nil {
-			fmt.Fprintf(env.Stderr, "warning: keeping the MCP servers' logs: %v\n", err)
+			warn.add("keeping the MCP servers' logs: %v", err)
 		}
 	}
 	if wss.snaps != nil {
 		for _, w := range wss.snaps.drain() {
-			fmt.Fprintf(env.Stderr, "warning: %s\n", w)
+			warn.add("%s", w)
 		}
 	}
+	out.Warnings, out.LateWarnings = warn.lines()
 	return out, nil
 }
 
@@ -457,13 +471,10 @@ func prepareFresh(env *Env, rq *Request, getenv func(string) string) (*prepared,
 	if err != nil {
 		return nil, nil, err
 	}
-	printWarnings(env.Stderr, cfg.Warnings)
-	t, err := buildTeam(cfg, getenv, env.WorkDir)
+	t, err := buildTeam(cfg, getenv, env.WorkDir) // Execute publishes cfg's and t's warnings
 	if err != nil {
+		printWarnings(env.Stderr, cfg.Warnings) // no run: they would not be seen otherwise
 		return nil, nil, err
-	}
-	for _, w := range t.warnings {
-		fmt.Fprintf(env.Stderr, "warning: %s\n", w)
 	}
 	t.stderr = env.Stderr
 	return &prepared{cfg: cfg, team: t}, t.Close, nil

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/massgen/massgen/internal/config"
@@ -31,6 +32,7 @@ type team struct {
 	python   *custom.Python        // the runner of the team's Python tools, if any
 	mcp      *mcp.Pool             // the team's MCP servers, if any (mcp.go)
 	mcpMu    sync.Mutex            // serialises the pool's warnings
+	warned   atomic.Bool           // its config's and build's warnings were printed (warnings.go)
 	mcpRuns  map[*runIgnored]bool  // the runs in progress, told of the servers left out (guarded by mcpMu)
 	stderr   io.Writer             // where warnings found during runs go (nil: os.Stderr)
 	warnings []string              // for the user, once

@@ -17,13 +17,23 @@ type display struct {
 	automation bool
 	silent     bool // --display silent: no progress at all
 	ticks      event.TickThrottle
+	// dir is the log directory, told once the warnings found before the
+	// run started are printed (they come first, as they did on stderr).
+	dir string
 }
 
 func newDisplay(env *Env, automation bool) *display {
 	return &display{env: env, automation: automation}
 }
 
-func (d *display) logDir(dir string) {
+func (d *display) logDir(dir string) { d.dir = dir }
+
+func (d *display) printLogDir() {
+	dir := d.dir
+	if dir == "" {
+		return
+	}
+	d.dir = ""
 	if d.silent && !d.automation {
 		return
 	}
@@ -38,6 +48,13 @@ func (d *display) logDir(dir string) {
 func (d *display) run(sub *event.Subscription) {
 	for {
 		e, ok := sub.Next(nil)
+		if w, isWarning := e.(event.Warning); ok && isWarning {
+			// Printed in every mode, as app printed them before it carried
+			// them in the run's events.
+			fmt.Fprintln(d.env.Stderr, w.Line())
+			continue
+		}
+		d.printLogDir()
 		if !ok {
 			// Cut for lagging (stderr blocked): say so, or the progress
 			// would just stop; the run goes on and its answer still prints.

@@ -51,8 +51,17 @@ func runQuestion(ctx context.Context, env *Env, rq app.Request, outputFile, mode
 	return runTurn(ctx, env, sess, rq, outputFile, false, false, mode)
 }
 
+// printLateWarnings prints the warnings of the run that came after its
+// events had ended (the display printed the others from the events).
+func printLateWarnings(env *Env, out *app.Outcome) {
+	for _, w := range out.LateWarnings {
+		fmt.Fprintln(env.Stderr, w)
+	}
+}
+
 // finish prints the outcome and maps it to an exit code.
 func finish(env *Env, automation bool, outputFile string, out *app.Outcome) error {
+	printLateWarnings(env, out)
 	res, answerFile := out.Result, out.AnswerFile
 	var writeErr error
 	if res.Status == orchestrator.Completed && outputFile != "" {

@@ -58,6 +58,10 @@ type ServeRunner struct {
 	env   app.Env
 	o     ServeOptions
 	teams *app.TeamCache
+	// warned are the warning lines already printed on the server's stderr:
+	// runs of a cached team carry its config's warnings in their events
+	// every time, and the operator reads each once.
+	warned sync.Map
 }
 
 // NewServeRunner returns the server's runner. env is copied; its Stderr
@@ -120,6 +124,11 @@ func (s *ServeRunner) Run(ctx context.Context, r server.RunRequest) (*server.Run
 			if !ok {
 				return
 			}
+			if w, ok := e.(event.Warning); ok {
+				if _, seen := s.warned.LoadOrStore(w.Line(), true); !seen {
+					fmt.Fprintln(s.env.Stderr, w.Line())
+				}
+			}
 			if r.Observe != nil {
 				r.Observe(e)
 			}
@@ -141,6 +150,11 @@ func (s *ServeRunner) Run(ctx context.Context, r server.RunRequest) (*server.Run
 		}
 	}
 	out, err := app.Execute(ctx, &env, rq)
+	if out != nil {
+		for _, w := range out.LateWarnings {
+			fmt.Fprintln(s.env.Stderr, w)
+		}
+	}
 	if err != nil {
 		if app.KindOf(err) == app.KindConfig {
 			return nil, &server.Error{Status: http.StatusBadRequest, Code: "invalid_config", Message: err.Error(), Err: err}

@@ -45,6 +45,7 @@ type streamLine struct {
 	TargetLabel  string `json:"target_label,omitempty"`
 	TargetAnswer string `json:"target_answer,omitempty"`
 	Reason       string `json:"reason,omitempty"`
+	Where        string `json:"where,omitempty"` // warning: the config position it is about
 
 	Tool       string   `json:"tool,omitempty"`
 	Args       string   `json:"args,omitempty"`
@@ -126,6 +127,7 @@ var streamTypes = map[event.Type]string{
 	event.TypeFinalAnswer:    "final_answer",
 	event.TypePostEvaluation: "post_evaluation",
 	event.TypeRunRestarted:   "orchestration_restart",
+	event.TypeWarning:        "warning",
 }
 
 // eventStream writes --stream-events lines. Its own sequence numbers
@@ -204,6 +206,8 @@ func (s *eventStream) line(e event.Event) (streamLine, bool) {
 		l.InputTokens, l.OutputTokens, l.CostUSD = e.InputTokens, e.OutputTokens, &e.CostUSD
 	case event.BudgetExceeded:
 		l.Reason = e.Reason
+	case event.Warning:
+		l.Text, l.Where = e.Text, e.Where
 	case event.WinnerSelected:
 		l.Agent, l.Winner, l.How, l.Votes, l.Label = "", e.Agent, e.How, e.Votes, e.Label
 	case event.FinalAnswer:
@@ -250,6 +254,9 @@ func runStreamed(ctx context.Context, env *Env, rq app.Request, outputFile strin
 			if !ok {
 				return
 			}
+			if w, ok := e.(event.Warning); ok {
+				fmt.Fprintln(env.Stderr, w.Line()) // stderr holds the warnings, as without the stream
+			}
 			if s.schema == event.SchemaVersion {
 				s.writeRecord(event.ToRecord(e))
 			} else if l, ok := s.line(e); ok {
@@ -276,6 +283,7 @@ func runStreamed(ctx context.Context, env *Env, rq app.Request, outputFile strin
 		s.finishedErr(err, kind)
 		return err
 	}
+	printLateWarnings(env, out)
 	err = finishQuiet(env, outputFile, out)
 	s.finished(out, codeOf(err))
 	return err

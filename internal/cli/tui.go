@@ -111,6 +111,13 @@ func runTUI(ctx context.Context, env *Env, rq app.Request, outputFile string, ru
 	out, err := run(runCtx, quiet.app(), rq)
 	_, uiErr := ui.Wait()
 	held.flush(env.Stderr)
+	if out != nil {
+		// The display showed the run, not its warnings: they are printed
+		// now, with the answer (finish prints those after the events).
+		for _, w := range out.Warnings[:len(out.Warnings)-len(out.LateWarnings)] {
+			fmt.Fprintln(env.Stderr, w)
+		}
+	}
 	if uiErr != nil {
 		fmt.Fprintf(env.Stderr, "warning: the terminal display failed (%v); --display plain prints progress lines instead\n", uiErr)
 	}

@@ -103,6 +103,8 @@ func Describe(e Event) string {
 		return fmt.Sprintf("%s turn timed out: %s", e.Agent, clip(or(e.Err, e.Reason), 200))
 	case BudgetExceeded:
 		return "budget reached, stopping: " + e.Reason
+	case Warning:
+		return e.Line()
 	case WinnerSelected:
 		s := "winner: " + e.Agent
 		if e.Label != "" {

@@ -57,6 +57,7 @@ type Record struct {
 	Fallback     string      `json:"fallback,omitempty"`      // run_finished: why the stored answer is final
 	GraceExpired bool        `json:"grace_expired,omitempty"` // run_finished: the presentation ran out of grace
 	Tool         string      `json:"tool,omitempty"`          // text_delta: the workflow tool whose argument the text is (new_answer)
+	Where        string      `json:"where,omitempty"`         // warning: the config position it is about
 
 	// Failures as data (turn_failed, timeout, agent_failed: Failure;
 	// run_finished of a failed run: Failures); Err stays their text.
@@ -179,6 +180,8 @@ func FromRecord(r Record) (Event, error) {
 		e = PostEvaluation{Agent: r.Agent, Verdict: r.Text, Reason: r.Reason, Usage: u}
 	case TypeRunRestarted:
 		e = RunRestarted{Agent: r.Agent, Reason: r.Reason, Instructions: r.Text}
+	case TypeWarning:
+		e = Warning{Agent: r.Agent, Where: r.Where, Text: r.Text}
 	case TypeRunFinished:
 		e = RunFinished{Status: r.Status, Winner: r.Agent, Err: r.Err, Fallback: r.Fallback, GraceExpired: r.GraceExpired,
 			Failures: slices.Clone(r.Failures)}
