@@ -6,9 +6,12 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/massgen/massgen/internal/config"
+	"github.com/massgen/massgen/internal/kit/memory"
+	"github.com/massgen/massgen/internal/kit/skills"
 	"github.com/massgen/massgen/internal/tool"
 	"github.com/massgen/massgen/internal/tool/codegen"
 	"github.com/massgen/massgen/internal/workspace"
@@ -26,6 +29,8 @@ type codeTools struct {
 	token  string
 	shared string // the shared tools directory with its hash, or ""
 	ws     string
+	custom map[string]string // the custom tools tree (custom_tools/, massgen/), or nil
+	bound  bool              // its MCP tools are bound (bind)
 }
 
 // newCodeTools prepares agent ca's code-based tools, or returns nil when
@@ -50,21 +55,26 @@ func (rw *runWorkspaces) newCodeTools(ca config.Agent, workDir, ws string) (*cod
 		}
 	}
 	cl := ca.Backend.CommandLine
+	var custom map[string]string
+	var src string
+	if cl != nil {
+		custom, src = rw.customTools(ca, workDir)
+	}
 	switch {
-	case len(coded) == 0:
+	case len(coded) == 0 && len(custom) == 0:
 		return nil, nil
 	case cl == nil:
 		rw.warnings = append(rw.warnings, fmt.Sprintf("agent %s: enable_code_based_tools needs enable_mcp_command_line (the wrappers run as commands); "+
 			"its MCP tools stay function calls", ca.ID))
 		return nil, nil
 	}
-	c := &codeTools{late: &lateSource{}, ws: ws}
+	c := &codeTools{late: &lateSource{}, ws: ws, custom: custom}
 	if ct.SharedDir != "" {
 		base := ct.SharedDir
 		if !filepath.IsAbs(base) {
 			base = filepath.Join(workDir, base)
 		}
-		c.shared = codegen.SharedDir(base, coded, nil, "")
+		c.shared = codegen.SharedDir(base, coded, ct.ExcludeCustom, src)
 		_, err := os.Stat(c.shared)
 		if err := os.MkdirAll(c.shared, 0o755); err != nil {
 			return nil, fmt.Errorf("shared_tools_directory: %w", err)
@@ -82,7 +92,7 @@ func (rw *runWorkspaces) newCodeTools(ca config.Agent, workDir, ws string) (*cod
 	}
 	c.url = rw.codeHub.URL()
 	c.agent = codegen.NewAgent(codegen.Options{ID: ca.ID, Source: c.late, Direct: ct.Direct, Shared: c.shared, Root: ws,
-		Warn: func(msg string) { rw.snaps.warn(msg) }})
+		Warn: func(msg string) { rw.snaps.warn(msg) }, Custom: custom})
 	c.token = rw.codeHub.Add(c.agent)
 	return c, nil
 }
@@ -123,7 +133,16 @@ func (c *codeTools) bind(src tool.Source, g *workspace.Guard, wrap func(tool.Too
 	}
 	c.late.set(src)
 	c.agent.SetOutput(codegen.GuardWriter(g.WriteFile), wrap)
+	c.bound = true
 	return c.agent.Direct()
+}
+
+// writeUnbound writes the tree of an agent with custom tools and no MCP
+// server (no turn resolves its tools, which is when the tree is written).
+func (c *codeTools) writeUnbound(g *workspace.Guard) {
+	if c != nil && !c.bound {
+		c.agent.WriteTree(codegen.GuardWriter(g.WriteFile))
+	}
 }
 
 // prompt is the system prompt's section on the tools, or "".
@@ -137,7 +156,11 @@ func (c *codeTools) prompt(servers []config.MCPServer, direct []string) string {
 			names = append(names, s.Name)
 		}
 	}
-	return codegen.Prompt(c.ws, c.shared, names)
+	p := codegen.Prompt(c.ws, c.shared, names)
+	if s := codegen.CustomSection(c.custom); s != "" {
+		p += "\n\n" + s
+	}
+	return p
 }
 
 // closeCode stops the hub and removes the shared tools directories this
@@ -187,4 +210,81 @@ func fileTools(ts []tool.Tool, b config.Backend) []tool.Tool {
 		n := t.Def().Name
 		return n != "write_file" && n != "edit_file"
 	})
+}
+
+// customTools is agent ca's custom tools tree and where it comes from:
+// custom_tools_path, or with auto_discover_custom_tools massgen's custom
+// tools library (codegen.FindLibrary: upstream MassGen's massgen/tool/,
+// when this machine has it; massgen ships none). A tool whose TOOL.md
+// requires an API key the agent's commands do not get is left out, as
+// upstream leaves it out: under bubblewrap commands get no key at all, in
+// docker mode those command_line_docker_credentials passes in.
+func (rw *runWorkspaces) customTools(ca config.Agent, workDir string) (map[string]string, string) {
+	ct := ca.Backend.CodeTools()
+	src := ct.CustomPath
+	if src != "" && !filepath.IsAbs(src) {
+		src = filepath.Join(workDir, src)
+	}
+	if src == "" && ct.AutoDiscover {
+		if rw.customLib == nil {
+			lib := codegen.FindLibrary(workDir)
+			rw.customLib = &lib
+		}
+		if src = *rw.customLib; src == "" {
+			rw.warnings = append(rw.warnings, fmt.Sprintf("agent %s: auto_discover_custom_tools finds no custom tools library: massgen ships "+
+				"no Python tool library; upstream MassGen's massgen/tool/ is used when it is in the working directory or installed "+
+				"for python3 (custom_tools/ stays for the agent's own tools)", ca.ID))
+			return nil, ""
+		}
+	}
+	if src == "" {
+		return nil, ""
+	}
+	have := map[string]bool{}
+	if cl := ca.Backend.CommandLine; cl.Mode == "docker" {
+		dk, _ := dockerConfig(ca.ID, cl.Docker, workDir) // its warnings are said when the container is set up
+		for _, kv := range dk.Credentials.Env {
+			k, _, _ := strings.Cut(kv, "=")
+			have[k] = true
+		}
+		for _, k := range dk.Credentials.EnvVars {
+			_, have[k] = os.LookupEnv(k)
+		}
+		if dk.Credentials.PassAllEnv {
+			for _, kv := range os.Environ() {
+				k, _, _ := strings.Cut(kv, "=")
+				have[k] = true
+			}
+		}
+	}
+	files, left, err := codegen.CustomTree(src, ct.ExcludeCustom, func(k string) bool { return have[k] })
+	if err != nil {
+		rw.warnings = append(rw.warnings, fmt.Sprintf("agent %s: custom tools from %s: %v", ca.ID, src, err))
+		return nil, ""
+	}
+	if len(left) > 0 {
+		rw.warnings = append(rw.warnings, fmt.Sprintf("agent %s: custom tools left out, their commands do not get the API keys they need: %s",
+			ca.ID, strings.Join(left, "; ")))
+	}
+	return files, src
+}
+
+// evolving reports whether agent id gets upstream's evolving skills (with
+// task planning, which asks for it): auto_discover_custom_tools, while
+// learnings may be written during the rounds (filesystem memory off, or
+// learning_capture_mode round), as upstream gates it.
+func (rw *runWorkspaces) evolving(cfg *config.Config, id string) bool {
+	if !configAgent(cfg, id).Backend.CodeTools().AutoDiscover {
+		return false
+	}
+	k := rw.kit
+	return k == nil || !k.memory || k.mode == memory.Round
+}
+
+// evolvingNote is the system prompt's evolving skills section, or "".
+func evolvingNote(on bool) string {
+	if !on {
+		return ""
+	}
+	return "\n\n" + skills.EvolvingSection()
 }

@@ -57,6 +57,7 @@ func (rw *runWorkspaces) withTaskPlanning(cfg *config.Config, agents []orchestra
 			o.Memory = k.mode == memory.Round
 			o.VerificationMemo = k.mode == memory.VerificationAndFinal
 		}
+		o.Evolving = rw.evolving(cfg, a.ID) // auto_discover_custom_tools (codetools.go)
 		g := rw.guards[a.ID]
 		if tp.Filesystem && g != nil {
 			o.Files, o.Initial = g, files[tasks.File]
@@ -83,6 +84,7 @@ func (rw *runWorkspaces) withTaskPlanning(cfg *config.Config, agents []orchestra
 			pl.Round()
 		}
 		a.SystemMessage = strings.TrimSpace(a.SystemMessage + tasks.Section(o.Files != nil, cfg.Orchestrator.Isolation.FastIteration))
+		a.SystemMessage += evolvingNote(o.Evolving)
 	}
 	return out, nil
 }

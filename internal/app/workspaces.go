@@ -49,6 +49,7 @@ type runWorkspaces struct {
 	// codeHub is code-based tools' endpoint, sharedTools the shared tools
 	// directories this run made (codetools.go).
 	codeHub     *codegen.Hub
+	customLib   *string // massgen's custom tools library, once looked for (codetools.go)
 	sharedTools []string
 
 	// guards are the agents' guards; cliAgents and cliHomes the run's
@@ -271,6 +272,7 @@ func withWorkspaces(cfg *config.Config, workDir string, now time.Time, agents []
 			present = present.WithSources(src).Map(guardMCP(g))
 			presentMCP = presentFn
 		}
+		code.writeUnbound(g) // custom tools and no MCP server to wrap
 		// A result too long for the model is kept whole in the workspace,
 		// where the file tools can read it in parts (tool.KeepWhole).
 		keep := tool.KeepWhole(g.Workspace())

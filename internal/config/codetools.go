@@ -20,6 +20,16 @@ type CodeTools struct {
 	// only write_file and edit_file are offered; reading, listing and
 	// searching happen through commands.
 	ExcludeFileOps bool
+	// CustomPath is custom_tools_path: a Python tool tree copied into
+	// custom_tools/ beside the wrappers (relative: the working
+	// directory's). AutoDiscover is auto_discover_custom_tools: without a
+	// CustomPath, massgen's custom tools library (codegen.FindLibrary) is
+	// that tree; it also turns on the evolving-skills guidance.
+	CustomPath   string
+	AutoDiscover bool
+	// ExcludeCustom is exclude_custom_tools: top-level directories of the
+	// tree that are not copied.
+	ExcludeCustom []string
 }
 
 // CodeTools reads b's code-based tools settings.
@@ -29,5 +39,8 @@ func (b Backend) CodeTools() CodeTools {
 	c.SharedDir, _ = b.Extra["shared_tools_directory"].(string)
 	c.Direct = stringsOf(b.Extra["direct_mcp_servers"])
 	c.ExcludeFileOps, _ = b.Extra["exclude_file_operation_mcps"].(bool)
+	c.CustomPath, _ = b.Extra["custom_tools_path"].(string)
+	c.AutoDiscover, _ = b.Extra["auto_discover_custom_tools"].(bool)
+	c.ExcludeCustom = stringsOf(b.Extra["exclude_custom_tools"])
 	return c
 }

@@ -175,7 +175,7 @@ func (d *decoder) ownedKey(p *pair, key string) {
 		d.stringList(key, p)
 	case p.key == "context_paths":
 		d.contextPaths(p, key)
-	case p.key == "cwd", p.key == "command_line_docker_image", p.key == "shared_tools_directory":
+	case p.key == "cwd", p.key == "command_line_docker_image", p.key == "shared_tools_directory", p.key == "custom_tools_path":
 		d.str(key, p)
 	case p.key == "command_line_max_processes", p.key == "workspace_max_size_mb":
 		if v, ok := d.integer(key, p, "a positive whole number"); ok && v <= 0 {

@@ -50,6 +50,7 @@ var implementedKeys = []string{
 	"command_line_allow_unsandboxed", "command_line_allow_network",
 	// backend: code-based tools (codetools.go)
 	"enable_code_based_tools", "shared_tools_directory", "direct_mcp_servers", "exclude_file_operation_mcps",
+	"custom_tools_path", "auto_discover_custom_tools", "exclude_custom_tools",
 	// backend: the sandbox's limits (workspace.go)
 	"command_line_max_processes", "workspace_max_size_mb",
 	// backend: docker mode's container (docker.go)
@@ -91,13 +92,10 @@ var ignoredFeatures = map[string]string{
 	"enforce_read_before_delete": "the read-before-delete guard", "upload_files": "file uploads", "media_max_file_size_mb": "file uploads",
 	// tools (custom tools, MCP servers and their filters are implemented:
 	// these are upstream's sub-features of them)
-	"max_mcp_message_history":    "a cap on MCP message history",
-	"custom_tools_path":          "loading custom tools from a directory (custom_tools_path)",
-	"auto_discover_custom_tools": "upstream's built-in tool library (auto_discover_custom_tools)",
-	"exclude_custom_tools":       "upstream's built-in tool library (exclude_custom_tools)",
-	"max_concurrent_tools":       "a configurable tool concurrency (massgen runs up to 4 calls at once)",
-	"enable_multimodal_tools":    "multimodal tools",
-	"multimodal_config":          "multimodal tools", "hooks": "hooks",
+	"max_mcp_message_history": "a cap on MCP message history",
+	"max_concurrent_tools":    "a configurable tool concurrency (massgen runs up to 4 calls at once)",
+	"enable_multimodal_tools": "multimodal tools",
+	"multimodal_config":       "multimodal tools", "hooks": "hooks",
 	"enable_web_search":       "provider web search for this backend type",
 	"enable_code_execution":   "provider code execution for this backend type",
 	"enable_code_interpreter": "provider code interpreter for this backend type",

@@ -137,7 +137,7 @@ func isBackendBoolKey(k string) bool {
 		"enable_multimodal_tools", "enable_code_based_tools", "command_line_docker_enable_sudo",
 		"command_line_allow_unsandboxed", "command_line_allow_network",
 		"websocket_mode", "enable_tool_search", "enable_strict_tool_use", "enable_programmatic_flow",
-		"concurrent_tool_execution", "enable_nlip", "exclude_file_operation_mcps":
+		"concurrent_tool_execution", "enable_nlip", "exclude_file_operation_mcps", "auto_discover_custom_tools":
 		return true
 	}
 	return strings.HasPrefix(k, "enable_") && strings.HasSuffix(k, "_generation")
@@ -146,7 +146,7 @@ func isBackendBoolKey(k string) bool {
 // backendStringListKeys must be lists of strings.
 var backendStringListKeys = []string{
 	"allowed_tools", "exclude_tools", "disallowed_tools",
-	"command_line_allowed_commands", "command_line_blocked_commands", "direct_mcp_servers",
+	"command_line_allowed_commands", "command_line_blocked_commands", "direct_mcp_servers", "exclude_custom_tools",
 }
 
 // backendEnums are owned keys with a fixed set of values.

@@ -17,7 +17,24 @@ type Framework struct {
 	// VerificationMemo (filesystem memory capturing only the memo during
 	// the rounds): the memo task last.
 	VerificationMemo bool
+	// Evolving (auto_discover_custom_tools): write the evolving skill
+	// first, update it with what was learnt last.
+	Evolving bool
 }
+
+// The evolving skill's tasks (upstream's planning server).
+const (
+	createEvolving = "Create tasks/evolving_skill/SKILL.md with your workflow plan. See the Evolving Skills section in system prompt for format."
+	updateEvolving = "Update tasks/evolving_skill/SKILL.md with learnings from this session:\n" +
+		"1. Refine ## Workflow based on what actually worked\n" +
+		"2. Update ## Tools to Create - ensure scripts exist in scripts/ directory\n" +
+		"3. Add ## Learnings section with:\n" +
+		"   - What worked well\n" +
+		"   - What didn't work or needed adjustment\n" +
+		"   - Tips for future use\n" +
+		"4. Update ## Dependencies if you discovered better approaches\n\n" +
+		"This makes the skill reusable for similar future tasks."
+)
 
 // memoTask is upstream's terminal write_verification_memo task.
 const memoDescription = "Write/update TWO files for next-round continuity (see system prompt for full format details):\n" +
@@ -56,6 +73,10 @@ func create(owner string, specs []Spec, fw Framework, r Rules) (*Plan, error) {
 		}
 	}
 	var pre, post []Spec
+	if fw.Evolving {
+		pre = append(pre, Spec{ID: "create_evolving_skill", Priority: "high", framework: true, Description: createEvolving})
+		post = append(post, Spec{ID: "update_evolving_skill", Priority: "medium", framework: true, Description: updateEvolving})
+	}
 	if fw.Memory {
 		pre = append(pre, Spec{ID: "prep_memory", Priority: "high", framework: true,
 			Description: "Check long-term memories for relevant context from previous work. Consider patterns, decisions, or discoveries that could inform your approach to this task."})

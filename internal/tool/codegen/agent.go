@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -47,6 +48,9 @@ type Options struct {
 	// Warn hears what went wrong writing the tree (the agent goes on: its
 	// direct tools do not depend on it).
 	Warn func(string)
+	// Custom is the custom tools tree (CustomTree), written with the
+	// wrappers the first time (the agent may change it afterwards).
+	Custom map[string]string
 }
 
 // Agent is one agent's code-based tools: the function-calling tools it
@@ -138,6 +142,7 @@ func (a *Agent) write(ts []tool.Tool) []string {
 	defer a.mu.Unlock()
 	if a.o.Shared != "" {
 		files, coded := Files(a.servers(ts), true)
+		maps.Copy(files, a.o.Custom)
 		if !exists(filepath.Join(a.o.Shared, "servers")) || !exists(filepath.Join(a.o.Shared, ".mcp")) {
 			if err := Write(DirWriter(a.o.Shared), files); err != nil {
 				a.o.Warn(fmt.Sprintf("agent %s: %v", a.o.ID, err))
@@ -152,6 +157,7 @@ func (a *Agent) write(ts []tool.Tool) []string {
 	}
 	if !a.first {
 		files["custom_tools/__init__.py"] = customToolsInit
+		maps.Copy(files, a.o.Custom)
 	}
 	if err := Write(a.o.Out, files); err != nil {
 		a.o.Warn(fmt.Sprintf("agent %s: %v", a.o.ID, err))
@@ -179,6 +185,13 @@ func hashFiles(files map[string]string) [32]byte {
 	var out [32]byte
 	copy(out[:], h.Sum(nil))
 	return out
+}
+
+// WriteTree writes the tree before any tool is resolved: an agent with
+// custom tools and no MCP server to wrap has no turn that would.
+func (a *Agent) WriteTree(out Writer) {
+	a.SetOutput(out, nil)
+	a.write(nil)
 }
 
 // Call runs the agent's tool raw of server with args, as a wrapper asked
