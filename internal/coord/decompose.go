@@ -216,6 +216,10 @@ func (m *Machine) stopWords(s string) string {
 	s = strings.ReplaceAll(s, "not vote.", "not stop.")
 	s = strings.ReplaceAll(s, "before you vote", "before you stop")
 	s = strings.ReplaceAll(s, "score every current answer on every criterion", "score your own current work on every criterion")
+	s = strings.ReplaceAll(s, "or vote for the best existing answer", "or call stop if your subtask is done")
+	s = strings.ReplaceAll(s, "vote for the best existing answer, or wait", "call stop if your subtask is done, or wait")
+	s = strings.ReplaceAll(s, "but vote and new_answer", "but stop and new_answer")
+	s = strings.ReplaceAll(s, "only vote or new_answer", "only stop or new_answer")
 	return strings.ReplaceAll(s, "Checklist-gated voting", "Checklist gate")
 }
 

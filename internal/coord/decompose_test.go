@@ -56,3 +56,32 @@ func TestAFailedPresenterIsReplaced(t *testing.T) {
 		t.Fatalf("presentation: %+v", present)
 	}
 }
+
+// The round-time and fairness messages name stop, not vote, in
+// decomposition mode.
+func TestDecompositionMessagesSayStop(t *testing.T) {
+	m := New(Config{Agents: []string{"a", "b"}, Settings: Settings{Decomposition: true, FirstRoundTimeout: 60e9, FirstAnswers: FirstAnswersEager}})
+	m.Step(Start{})
+	var msgs []string
+	for _, st := range []RoundStage{RoundSoft, RoundHard} {
+		for _, c := range m.Step(RoundTimeUp{Agent: "a", Turn: 1, Stage: st}) {
+			if w, ok := c.(WrapUp); ok {
+				msgs = append(msgs, w.Message)
+			}
+		}
+	}
+	if len(msgs) != 2 {
+		t.Fatalf("wrap-ups %q", msgs)
+	}
+	for _, s := range msgs {
+		if strings.Contains(s, "vote") || !strings.Contains(s, "stop") {
+			t.Errorf("wrap-up %q", s)
+		}
+	}
+	m = New(Config{Agents: []string{"a", "b"}, Settings: Settings{Decomposition: true, FairnessLeadCap: 1, FirstAnswers: FirstAnswersEager}})
+	m.Step(Start{})
+	m.byID["a"].answers = []string{"one"} // its next would lead b, still on its first, by 2
+	if why := m.leadCapped(m.byID["a"]); strings.Contains(why, "vote") || !strings.Contains(why, "call stop if your subtask is done, or wait") {
+		t.Errorf("fairness: %q", why)
+	}
+}

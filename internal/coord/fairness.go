@@ -53,8 +53,8 @@ func (m *Machine) leadCapped(a *agent) string {
 	if !ok || lead <= m.cfg.FairnessLeadCap {
 		return ""
 	}
-	return fmt.Sprintf("Fairness lead cap reached: this would be your answer %d while the slowest agent still working has %d (fairness_lead_cap_answers: %d). Do not call new_answer now: vote for the best existing answer, or wait for the others to catch up.",
-		len(a.answers)+1, slowest, m.cfg.FairnessLeadCap)
+	return m.stopWords(fmt.Sprintf("Fairness lead cap reached: this would be your answer %d while the slowest agent still working has %d (fairness_lead_cap_answers: %d). Do not call new_answer now: vote for the best existing answer, or wait for the others to catch up.",
+		len(a.answers)+1, slowest, m.cfg.FairnessLeadCap))
 }
 
 // paused reports whether idle agent a waits for fairness instead of

@@ -68,16 +68,16 @@ func (m *Machine) roundTimeUp(in RoundTimeUp) []Command {
 	case in.Stage == RoundSoft && a.round == "":
 		a.round = RoundSoft
 		return []Command{
-			WrapUp{Agent: a.id, Turn: a.turn, Message: fmt.Sprintf(
+			WrapUp{Agent: a.id, Turn: a.turn, Message: m.stopWords(fmt.Sprintf(
 				"ROUND TIME LIMIT REACHED: this round's limit of %s has passed. Wrap up now: within %s, call new_answer with your answer as it stands (work in progress is fine; a later round may improve it) or vote for the best existing answer. After that, every tool but vote and new_answer is blocked.",
-				m.roundLimit(a), grace)},
+				m.roundLimit(a), grace))},
 			next(RoundHard),
 		}
 	case in.Stage == RoundHard && a.round == RoundSoft:
 		a.round = RoundHard
 		return []Command{
-			WrapUp{Agent: a.id, Turn: a.turn, Hard: true, Message: fmt.Sprintf(
-				"HARD ROUND TIMEOUT: only vote or new_answer are allowed now; every other tool is blocked. Call one of them at once: this turn ends in %s.", grace)},
+			WrapUp{Agent: a.id, Turn: a.turn, Hard: true, Message: m.stopWords(fmt.Sprintf(
+				"HARD ROUND TIMEOUT: only vote or new_answer are allowed now; every other tool is blocked. Call one of them at once: this turn ends in %s.", grace))},
 			next(RoundCutoff),
 		}
 	case in.Stage == RoundCutoff && a.round == RoundHard:
