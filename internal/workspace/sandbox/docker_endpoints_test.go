@@ -1,9 +1,11 @@
 package sandbox_test
 
 import (
+	"context"
 	"net"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/massgen/massgen/internal/workspace/sandbox"
 )
@@ -58,4 +60,40 @@ func TestDockerEndpointsReachOnlyTheirEndpoints(t *testing.T) {
 	if got := nw.reached(t); len(got) > 0 {
 		t.Errorf("unnamed listeners saw connections: %v", got)
 	}
+}
+
+// BenchmarkDockerEndpoint: a command in the container fetching from an
+// endpoint through the relay, against the same fetch made directly over
+// network mode host, interleaved in one run; it reports each per command
+// and their ratio (docker exec is most of either).
+func BenchmarkDockerEndpoint(b *testing.B) {
+	nw := newNetWorld(b)
+	w := newWorld(b)
+	relay := w.dockerRunner(b, sandbox.Config{
+		Endpoints: []sandbox.Endpoint{{URL: nw.service.URL + "/mcp"}},
+		RouteEnv:  func(rs []sandbox.Route) []string { return []string{"TOOLS_URL=" + rs[0].URL} },
+	})
+	direct := w.dockerRunner(b, sandbox.Config{Docker: sandbox.Docker{Network: "host"}})
+	fetch := func(r *sandbox.Runner, cmd string) time.Duration {
+		start := time.Now()
+		res, err := r.Run(context.Background(), cmd, "")
+		if err != nil || res.Output != "service /mcp/x" {
+			b.Fatalf("%s: %+v %v", cmd, res, err)
+		}
+		return time.Since(start)
+	}
+	viaRelay := `wget -qO- "$TOOLS_URL/x"`
+	viaHost := "wget -qO- " + nw.service.URL + "/mcp/x"
+	fetch(relay, viaRelay) // the containers are made before the timing
+	fetch(direct, viaHost)
+	var tr, td time.Duration
+	b.ResetTimer()
+	for range b.N {
+		tr += fetch(relay, viaRelay)
+		td += fetch(direct, viaHost)
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(tr.Microseconds())/n/1000, "relay-ms/op")
+	b.ReportMetric(float64(td.Microseconds())/n/1000, "direct-ms/op")
+	b.ReportMetric(float64(tr)/float64(td), "relay/direct")
 }

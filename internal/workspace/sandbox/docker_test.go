@@ -25,7 +25,7 @@ import (
 
 // dockerRunner is a docker-mode runner over w's guard in the test image,
 // whose container goes when the test ends.
-func (w *world) dockerRunner(t *testing.T, cfg sandbox.Config) *sandbox.Runner {
+func (w *world) dockerRunner(t testing.TB, cfg sandbox.Config) *sandbox.Runner {
 	t.Helper()
 	cfg.Mode = "docker"
 	if cfg.Docker.Image == "" {

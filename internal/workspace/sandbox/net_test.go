@@ -109,7 +109,7 @@ type netWorld struct {
 	unnamed           []net.Listener
 }
 
-func newNetWorld(t *testing.T) *netWorld {
+func newNetWorld(t testing.TB) *netWorld {
 	w := &netWorld{}
 	w.provider = httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		w.mu.Lock()

@@ -84,7 +84,7 @@ func (w *world) escapes() []string {
 	}
 }
 
-func (w *world) runner(t *testing.T, cfg sandbox.Config) *sandbox.Runner {
+func (w *world) runner(t testing.TB, cfg sandbox.Config) *sandbox.Runner {
 	t.Helper()
 	r, err := sandbox.New(w.g, cfg)
 	if err != nil {
