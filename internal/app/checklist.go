@@ -12,13 +12,17 @@ import (
 // withChecklistFiles gives each agent with a workspace its Guard as the
 // files submit_checklist reads the diagnostic report through (checklist-
 // gated voting's report gate; an agent without one has nowhere to write a
-// report, and the gate passes it). agents is left as it is.
+// report, and the gate passes it), a CLI agent through its workflow
+// server. agents is left as it is.
 func (rw *runWorkspaces) withChecklistFiles(agents []orchestrator.Agent) []orchestrator.Agent {
 	out := make([]orchestrator.Agent, len(agents))
 	copy(out, agents)
 	for i := range out {
 		if g := rw.guards[out[i].ID]; g != nil {
 			out[i].Checklist.Files = g
+		}
+		if ca := cliAgentOf(&out[i]); ca != nil {
+			ca.Checklist = out[i].Checklist // a CLI gets them over MCP
 		}
 	}
 	return out

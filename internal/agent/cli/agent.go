@@ -50,6 +50,9 @@ type Agent struct {
 	// Tools are the agent's own massgen tools (its custom tools): the CLI
 	// gets them over MCP, from the server ToolsServer, in every task.
 	Tools []tool.Tool
+	// Checklist serves the report gate and draft_approach of
+	// checklist-gated voting through the workflow server.
+	Checklist tool.ChecklistKit
 
 	mu       sync.Mutex
 	wf       *workflowmcp.Server
@@ -168,6 +171,7 @@ func (a *Agent) workflow() (*workflowmcp.Server, error) {
 		return a.wf, nil
 	}
 	srv := workflowmcp.New()
+	srv.Checklist = a.Checklist
 	url, err := srv.Listen()
 	if err != nil {
 		return nil, err

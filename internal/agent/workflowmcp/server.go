@@ -44,6 +44,10 @@ type Server struct {
 	// read the result and end on its own before it is stopped (default
 	// DefaultGrace). An interrupted turn stops it at once.
 	Grace time.Duration
+	// Checklist serves submit_checklist's report gate and draft_approach
+	// (checklist-gated voting), as for the LLM agent; set it before the
+	// first turn.
+	Checklist tool.ChecklistKit
 
 	mcp   *mcp.Server
 	token string
@@ -133,14 +137,16 @@ func (s *Server) setTools(labels []string, checklist bool) {
 	s.mcp.RemoveTools(coord.ToolSubmit, coord.ToolRestart)
 	s.mcp.AddTool(mcpTool(tool.NewAnswer()), s.handler(func(j tool.Judge) tool.Tool { return tool.NewAnswerTool(j) }))
 	if len(labels) == 0 {
-		s.mcp.RemoveTools(coord.ToolVote, coord.ToolChecklist)
+		s.mcp.RemoveTools(coord.ToolVote, coord.ToolChecklist, coord.ToolDraft)
 		return
 	}
 	s.mcp.AddTool(mcpTool(tool.Vote(labels)), s.handler(func(j tool.Judge) tool.Tool { return tool.VoteTool(labels, j) }))
 	if checklist {
-		s.mcp.AddTool(mcpTool(tool.Checklist()), s.handler(func(j tool.Judge) tool.Tool { return tool.ChecklistTool(j) }))
+		kit := s.Checklist
+		s.mcp.AddTool(mcpTool(tool.GatedChecklistTool(nil, kit).Def()), s.handler(func(j tool.Judge) tool.Tool { return tool.GatedChecklistTool(j, kit) }))
+		s.mcp.AddTool(mcpTool(tool.Draft()), s.handler(func(j tool.Judge) tool.Tool { return tool.DraftTool(j, kit) }))
 	} else {
-		s.mcp.RemoveTools(coord.ToolChecklist)
+		s.mcp.RemoveTools(coord.ToolChecklist, coord.ToolDraft)
 	}
 }
 
@@ -244,7 +250,7 @@ func (s *Server) Run(ctx context.Context, task agent.Task, inbox *agent.Inbox, l
 				case verdicts <- v:
 				case <-ctx.Done():
 				}
-				if v.Outcome != coord.Rejected && p.Action.Kind != coord.ActChecklist {
+				if v.Outcome != coord.Rejected && p.Action.Kind != coord.ActChecklist && p.Action.Kind != coord.ActDraft {
 					// The turn is decided (an accepted checklist is a
 					// step of it, not its end): the agent reads its result and
 					// ends, or is stopped after the grace.
