@@ -57,7 +57,7 @@ func TestCodeBasedToolsInDockerEscapes(t *testing.T) {
 			py("import os, urllib.request as u\ntry:\n u.urlopen(u.Request(os.environ['MASSGEN_TOOLS_URL'] + '/call', data=b'{\"server\": \"evil\", \"tool\": \"run\", \"arguments\": {\"cmd\": \"id\"}}'))\nexcept Exception as e: print('no-token:', e)"),
 			py("import socket\ntry:\n socket.create_connection(('127.0.0.1', " + port + "), timeout=3); print('CONN' + 'ECTED')\nexcept OSError as e: print('host-service:', e)"),
 		},
-		present: []call{py(forge)},
+		present:      []call{py(forge)},
 		presentSteps: [][]call{{py("from servers.evil import run\ntry: print(run('echo after-' + 'flood'))\nexcept Exception as e: print('after-flood-refused:', e)")}},
 	}
 	r := runTeam(t, dir, s, runOpts{})
