@@ -1,7 +1,9 @@
 package app
 
 import (
+	"context"
 	"fmt"
+	"time"
 
 	"github.com/massgen/massgen/internal/agent/cli"
 	"github.com/massgen/massgen/internal/agent/cli/clidocker"
@@ -34,14 +36,33 @@ func (rw *runWorkspaces) cliContainer(id string, m *cliMember) sandbox.ProgramCo
 		return nil
 	}
 	for _, r := range rw.runners {
-		if r.Agent() == id {
-			if c, ok := r.Docker().(sandbox.ProgramContainer); ok {
-				return c
-			}
+		if r.Agent() != id {
+			continue
 		}
+		c, ok := r.Docker().(sandbox.ProgramContainer)
+		if !ok {
+			return nil
+		}
+		// An image the engine cannot have (no registry, a name that does
+		// not exist) would fail every task: the CLI runs under bubblewrap
+		// instead, and the run says so. One still being pulled is waited
+		// for by the first task.
+		ctx, cancel := context.WithTimeout(context.Background(), imageWait)
+		defer cancel()
+		if err := c.Available(ctx); err != nil {
+			rw.warnings = append(rw.warnings, fmt.Sprintf("agent %s: its %s CLI cannot run in its Docker container (%v), "+
+				"so it runs under bubblewrap on this machine instead", id, m.vendor.Type(), err))
+			rw.dropped = append(rw.dropped, fmt.Sprintf("command_line_execution_mode: docker (agent %s)", id))
+			return nil
+		}
+		return c
 	}
 	return nil
 }
+
+// imageWait is how long a run's start waits to learn whether a CLI agent's
+// image can be pulled (a registry that does not answer says so at once).
+const imageWait = 15 * time.Second
 
 // dockerCLI runs a's CLI in container c; it returns the warnings the run
 // shows.

@@ -112,3 +112,43 @@ func TestCodexInDockerModeInARun(t *testing.T) {
 		}
 	}
 }
+
+// A CLI agent whose image the engine cannot have (no registry here) runs
+// under bubblewrap instead of failing every task, and the run says so:
+// a warning naming the image and why, and the dropped feature in the
+// run's outcome.
+func TestCLIAgentWhoseImageCannotBePulled(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the Codex CLI")
+	}
+	dockertest.Engine(t)
+	t.Setenv("PATH", cliPath(t, "codex"))
+	_, url := simtest.Start(t, "")
+	work := t.TempDir()
+	cfg := filepath.Join(work, "team.yaml")
+	must(t, os.WriteFile(cfg, []byte(`agents:
+  - id: codex
+    backend:
+      type: codex
+      model: codex-sim
+      enable_mcp_command_line: true
+      command_line_execution_mode: docker
+      command_line_docker_image: massgen-test/never-built-anywhere:1
+`), 0o644))
+	vars := map[string]string{"OPENAI_API_KEY": "sk-test", "MASSGEN_CODEX_BASE_URL": url}
+	var stderr strings.Builder
+	env := &Env{Getenv: func(k string) string { return vars[k] }, Stderr: &stderr, WorkDir: work}
+	out, err := Execute(t.Context(), env, Request{Question: "What is 2+2?", Config: cfg, Timeout: 120})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Status != "completed" || out.Final == "" {
+		t.Fatalf("status %s, final %q, err %v; stderr:\n%s", out.Status, out.Final, out.Err, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "massgen-test/never-built-anywhere:1") || !strings.Contains(stderr.String(), "runs under bubblewrap on this machine instead") {
+		t.Errorf("the run does not say the CLI left its container:\n%s", stderr.String())
+	}
+	if !slices.Contains(out.IgnoredFeatures, "command_line_execution_mode: docker (agent codex)") {
+		t.Errorf("ignored features %q lack the container", out.IgnoredFeatures)
+	}
+}

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"context"
 	"debug/elf"
 	"fmt"
 	"net"
@@ -28,6 +29,10 @@ type ProgramContainer interface {
 	// program left in the container by removing the container (the next
 	// command or program gets a new one) and ends the relay.
 	Program(cmd *exec.Cmd, env []string, o ContainerProgram) (release func(), err error)
+	// Available waits, as long as ctx lets it, for the image: an error
+	// when the engine cannot have it, nil once it has it or while its pull
+	// goes on when ctx ends.
+	Available(ctx context.Context) error
 }
 
 // ContainerProgram is what Program adds to the container for a program.

@@ -163,6 +163,27 @@ func (b *dockerBox) Program(cmd *exec.Cmd, env []string, o sandbox.ContainerProg
 	}, nil
 }
 
+// Available waits, as long as ctx lets it, for the container's image: an
+// error when the engine cannot have it (its pull failed), nil once it has
+// it or while it is still being pulled when ctx ends (a program then
+// waits for it).
+func (b *dockerBox) Available(ctx context.Context) error {
+	b.mu.Lock()
+	p, fresh := b.pull, b.fresh
+	b.mu.Unlock()
+	if fresh || p == nil {
+		return nil
+	}
+	select {
+	case <-p.done:
+		if p.err != nil {
+			return fmt.Errorf("Docker image %s is not on the engine and cannot be pulled: %v", b.cfg.Image, p.err)
+		}
+	case <-ctx.Done():
+	}
+	return nil
+}
+
 // containerArgv is how the container runs path with args: a static
 // executable as it is; a Node script (#!/usr/bin/env node, the CLIs' npm
 // launchers) by this machine's node, which the image need not have, run
