@@ -249,6 +249,9 @@ func runOne(ctx context.Context, o Options, spec Spec, stderr io.Writer, t task)
 				if !ok {
 					return
 				}
+				if w, ok := e.(event.Warning); ok {
+					fmt.Fprintln(stderr, w.Line()) // once each, as the runs' warnings always were
+				}
 				recs = append(recs, event.ToRecord(e))
 			}
 		},
@@ -267,6 +270,9 @@ func runOne(ctx context.Context, o Options, spec Spec, stderr io.Writer, t task)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", t.sys.Name, err)
+	}
+	for _, w := range out.LateWarnings {
+		fmt.Fprintln(stderr, w)
 	}
 	r := &Run{System: t.sys.Name, Item: t.item.ID, Epoch: t.epoch, Status: string(out.Status), Answer: out.Final,
 		Winner: out.Winner, Votes: out.Tally, Attempts: out.Attempts, CostUSD: out.TotalCost(),
