@@ -61,6 +61,10 @@ func Describe(e Event) string {
 		}
 		return s
 	case VoteAccepted:
+		if stop, ok := strings.CutPrefix(e.Reason, "stop ("); ok && e.Agent == e.Target {
+			// decomposition mode's stop, counted like a vote for its own work
+			return e.Agent + " stopped (" + clip(stop, 90)
+		}
 		s := e.Agent + " voted for " + e.Target
 		switch {
 		case e.TargetAnswer != "" && e.TargetLabel != "":

@@ -35,3 +35,21 @@ func flatScores(ids []string, reported bool) string {
 	}
 	return mustJSON(map[string]any{"scores": scores})
 }
+
+// findWork reads every agent's work from a decomposition presenter's
+// prompt (massgen's AGENT WORK SUMMARIES: "**id** (subtask: …)\nStop
+// summary: …\nWork: …"), joined by blank lines; "" for any other prompt.
+func findWork(msg string) string {
+	_, rest, ok := strings.Cut(msg, "AGENT WORK SUMMARIES:\n")
+	if !ok {
+		return ""
+	}
+	rest, _, _ = strings.Cut(rest, "\nYour job is to assemble")
+	var parts []string
+	for _, block := range strings.Split(rest, "\n\n**") {
+		if _, w, ok := strings.Cut(block, "\nWork: "); ok && strings.TrimSpace(w) != "(no work shared)" {
+			parts = append(parts, strings.TrimSpace(w))
+		}
+	}
+	return strings.Join(parts, "\n\n")
+}

@@ -110,6 +110,9 @@ func taskExcerpt(req promptSource) string {
 // presentation prompt, whose presenter is the winner), else the first
 // `<agentN> ... <end of agentN>` (or `</agentN>`) block.
 func findAnswer(msg string) string {
+	if w := findWork(msg); w != "" { // a decomposition presenter's prompt (stop.go)
+		return w
+	}
 	if _, rest, ok := strings.Cut(msg, `(YOUR ANSWER): "`); ok {
 		// massgen quotes each answer Go-style (%q): read it back whole, so
 		// a presented answer keeps its quotes and line breaks. A prompt
