@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 
@@ -66,7 +67,7 @@ func (s *Server) run(ctx context.Context, req *mcp.CallToolRequest, in RunInput)
 	if token := req.Params.GetProgressToken(); token != nil {
 		rq.ObserveSkips = slices.Concat(event.Deltas, event.Bookkeeping)
 		rq.Observe = func(sub *event.Subscription, info app.RunInfo) {
-			notifyProgress(ctx, req.Session, token, sub)
+			notifyProgress(ctx, req.Session, token, sub, s.env.Stderr)
 		}
 	}
 	env := s.env
@@ -136,13 +137,16 @@ func (s *Server) request(in RunInput) (rq app.Request, shown bool, err error) {
 // tool reporting progress (an MCP tool of the team) is a step too. A client that
 // does not read them does not hold the run back: a failed notification is
 // dropped, and the events keep being consumed.
-func notifyProgress(ctx context.Context, ss *mcp.ServerSession, token any, sub *event.Subscription) {
+func notifyProgress(ctx context.Context, ss *mcp.ServerSession, token any, sub *event.Subscription, stderr io.Writer) {
 	step := 0
 	var ticks event.TickThrottle // a tool's own progress, thinned as the plain display thins it
 	for {
 		e, ok := sub.Next(nil)
 		if !ok {
 			return
+		}
+		if w, ok := e.(event.Warning); ok && stderr != nil {
+			fmt.Fprintln(stderr, w.Line()) // the server's log, as for a run without progress
 		}
 		msg := event.Describe(e)
 		if msg == "" || ctx.Err() != nil || !ticks.Show(e) {
