@@ -128,7 +128,7 @@ func isInterpreter(name string) bool {
 // mounts come after these, so a workspace inside stays writable and hidden
 // places stay hidden.
 func programBinds(path string, args []string) []string {
-	files := []string{path, resolved(path)}
+	files := append([]string{path, resolved(path)}, linkHops(path)...)
 	roots := installRoots(nil, path)
 	if isInterpreter(filepath.Base(resolved(path))) || isInterpreter(filepath.Base(path)) {
 		for _, a := range args {
@@ -140,6 +140,7 @@ func programBinds(path string, args []string) []string {
 					continue // a directory argument is data, the guard's business
 				}
 				files = append(files, a, resolved(a))
+				files = append(files, linkHops(a)...)
 			}
 		}
 	}
@@ -155,6 +156,28 @@ func programBinds(path string, args []string) []string {
 		out = append(out, "--ro-bind", r, r)
 	}
 	return out
+}
+
+// linkHops are the files a link passes through on its way to its target,
+// each as the link before it names it: a PATH entry's link to an
+// installation's node_modules/.bin link to the package's script. The
+// kernel follows each step in the sandbox, so each must be visible there,
+// not only the first and the last; nvm, Homebrew and ~/.local/bin links
+// make such chains.
+func linkHops(path string) []string {
+	var hops []string
+	for p := path; len(hops) < 40; {
+		target, err := os.Readlink(p)
+		if err != nil {
+			break
+		}
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(filepath.Dir(p), target)
+		}
+		hops = append(hops, target)
+		p = target
+	}
+	return hops
 }
 
 // packageRoot is the tree a program file belongs to: the directory above
