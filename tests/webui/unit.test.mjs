@@ -3,7 +3,7 @@
 // embeds (internal/webui/static), imported as they are.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { apply, newRun, MAX_TEXT } from '../../internal/webui/static/state.js';
+import { apply, newRun, MAX_TEXT, describe } from '../../internal/webui/static/state.js';
 import { markdown, inline, highlight, safeHref, toText } from '../../internal/webui/static/md.js';
 import { sseParser } from '../../internal/webui/static/sse.js';
 
@@ -89,4 +89,15 @@ test('the SSE parser joins chunks split anywhere', () => {
   const text = 'id: 1\nevent: run_started\ndata: {"seq":1}\n\n: comment\n\nid: 2\r\nevent: end\r\ndata: {}\r\n\r\n';
   for (let i = 0; i < text.length; i += 3) feed(text.slice(i, i + 3));
   assert.deepEqual(got, [{ id: '1', event: 'run_started', data: '{"seq":1}' }, { id: '2', event: 'end', data: '{}' }]);
+});
+
+test('a warning reads as the command line prints it, with its config position', () => {
+  assert.equal(describe({ type: 'warning', where: 'c.yaml:2:1', text: 'unknown_key: ignored' }), 'c.yaml:2:1: warning: unknown_key: ignored');
+  assert.equal(describe({ type: 'warning', text: 'writing logs: disk full' }), 'warning: writing logs: disk full');
+  const run = newRun();
+  apply(run, { seq: 1, type: 'warning', time: t(0), text: 'writing logs: disk full' });
+  apply(run, { seq: 2, type: 'run_started', time: t(0), text: 'q?', agents: ['a'] });
+  assert.equal(run.seq, 2);
+  assert.equal(run.lost, 0);
+  assert.deepEqual(run.order, ['a']);
 });

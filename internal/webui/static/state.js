@@ -296,6 +296,7 @@ export function describe(r) {
     case 'new_answer': return `${who} answered: ${r.label}${r.anon_label ? ` (shown as ${r.anon_label})` : ''}`;
     case 'vote_cast': return `${who} voted for ${r.target}${r.target_answer ? ` (${r.target_answer})` : ''}: ${clip(r.reason, 120)}`;
     case 'action_rejected': return `${who}: action rejected: ${clip(r.reason, 120)}`;
+    case 'warning': return (r.where ? `${r.where}: ` : '') + `warning: ${clip(r.text, 200)}`;
     case 'restart': return `${who} restarted: ${clip(r.reason, 120)}`;
     case 'turn_failed': return `${who}: turn failed: ${clip(r.error, 160)}`;
     case 'agent_failed': return `${who} left the run: ${clip(r.error || r.reason, 160)}`;
