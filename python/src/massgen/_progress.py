@@ -17,6 +17,9 @@ def describe(ev: dict[str, Any]) -> str | None:
     """The progress line for an event, None for those not worth a line
     (deltas, tool progress)."""
     t, agent = ev.get("type"), ev.get("agent", "")
+    if t == "warning":
+        where = ev.get("where")
+        return (f"{where}: " if where else "") + f"warning: {ev.get('text', '')}"
     if t == "run_started":
         team = ", ".join(f"{a.get('id')} [{a.get('backend')}/{a.get('model')}]" for a in ev.get("agents") or [])
         return f"massgen: run started: {team}"
