@@ -182,7 +182,11 @@ func (p *play) loop(ctx context.Context) error {
 		if p.restricted {
 			for i, c := range r.calls {
 				if _, mine := p.own.Lookup(c.Name); mine && !s.isWorkflow(i) {
-					s.results[i] = tool.Errorf("HARD ROUND TIMEOUT: tool %q is blocked; only vote or new_answer are allowed now. Call one of them.", c.Name)
+					end := "vote"
+					if t.Decomposition {
+						end = "stop"
+					}
+					s.results[i] = tool.Errorf("HARD ROUND TIMEOUT: tool %q is blocked; only %s or new_answer are allowed now. Call one of them.", c.Name, end)
 				}
 			}
 		}
