@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // ContextOverflow reports whether err is a provider refusing a request
@@ -33,10 +34,10 @@ func ContextOverflow(err error) (window int, ok bool) {
 		return 0, false
 	}
 	msg := strings.ToLower(pe.Message + " " + errText(pe.Err))
-	if !overflowWords.MatchString(msg) {
+	if !overflowWords().MatchString(msg) {
 		return 0, false
 	}
-	for _, re := range overflowWindows {
+	for _, re := range overflowWindows() {
 		if m := re.FindStringSubmatch(msg); m != nil {
 			if n, err := strconv.Atoi(m[1]); err == nil {
 				return n, true
@@ -53,13 +54,19 @@ func errText(err error) string {
 	return err.Error()
 }
 
-var overflowWords = regexp.MustCompile(`context_length_exceeded|context length|context window|context size|prompt is too long|` +
-	`request_too_large|input token count \(\d+\) exceeds|too many tokens|input is too long|reduce the length of the (messages|input)`)
+// overflowWords and overflowWindows compile on first use, not at the init
+// of every process (start-up; TestOwnPackagesInitLittle).
+var overflowWords = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`context_length_exceeded|context length|context window|context size|prompt is too long|` +
+		`request_too_large|input token count \(\d+\) exceeds|too many tokens|input is too long|reduce the length of the (messages|input)`)
+})
 
 // overflowWindows find the window in the providers' messages.
-var overflowWindows = []*regexp.Regexp{
-	regexp.MustCompile(`maximum context length is (\d+)`),
-	regexp.MustCompile(`tokens? > (\d+) maximum`),
-	regexp.MustCompile(`maximum number of tokens allowed \((\d+)\)`),
-	regexp.MustCompile(`context (?:window|size|length) (?:of|is) (\d+)`),
-}
+var overflowWindows = sync.OnceValue(func() []*regexp.Regexp {
+	return []*regexp.Regexp{
+		regexp.MustCompile(`maximum context length is (\d+)`),
+		regexp.MustCompile(`tokens? > (\d+) maximum`),
+		regexp.MustCompile(`maximum number of tokens allowed \((\d+)\)`),
+		regexp.MustCompile(`context (?:window|size|length) (?:of|is) (\d+)`),
+	}
+})
