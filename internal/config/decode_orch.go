@@ -187,8 +187,11 @@ func (d *decoder) orchestrator(p *pair) {
 		case "agent_temporary_workspace":
 			o.AgentTemporaryWorkspace, _ = d.str(key, e)
 		case "max_new_answers_global":
-			if _, ok := d.integer(key, e, "a positive integer"); ok {
-				d.keep(o, e)
+			if v, ok := d.integer(key, e, "a positive integer"); ok && v < 1 {
+				d.fail(e.val.pos, key, fmt.Sprintf("max_new_answers_global must be 1 or more, got %d", v),
+					"leave it out for no cap across the team")
+			} else if ok {
+				o.MaxNewAnswersGlobal = v
 			}
 		case "dspy":
 			if _, ok := d.mapping(key, e, "a map"); ok {

@@ -25,7 +25,7 @@ var implementedKeys = []string{
 	"voting_sensitivity", "answer_novelty_requirement", "max_new_answers_per_agent", "timeout",
 	"agent_turn_timeout_seconds", "coordination", "restart_policy", "independent_first_answer",
 	"wait_for_first_answers", "max_cost_usd", "max_total_tokens", "max_consecutive_failures",
-	"fairness_enabled", "fairness_lead_cap_answers", "voting_threshold", "checklist_criteria_inline",
+	"fairness_enabled", "fairness_lead_cap_answers", "voting_threshold", "checklist_criteria_inline", "max_new_answers_global",
 	"evaluation_criteria_generator", "persona_generator",
 	// decomposition mode (decompose.go)
 	"coordination_mode", "presenter_agent", "task_decomposer", "subtask",
@@ -114,7 +114,7 @@ var ignoredFeatures = map[string]string{
 	"enable_programmatic_flow": "Claude programmatic tool calling",
 	"enable_nlip":              featNLIP, "nlip": featNLIP, "nlip_config": featNLIP,
 	// coordination
-	"vote_only": "vote-only agents", "max_new_answers_global": "a global answer cap",
+	"vote_only":                "vote-only agents",
 	"skip_coordination_rounds": "skip_coordination_rounds", "debug_final_answer": "debug_final_answer",
 	"dspy": "DSPy paraphrasing",
 	// sessions and memory
@@ -133,11 +133,10 @@ var ignoredFeatures = map[string]string{
 
 // ignoredHints say what to do instead, where this version has an equivalent.
 var ignoredHints = map[string]string{
-	"enable_rate_limit":      "use requests_per_minute / tokens_per_minute in the backend",
-	"max_new_answers_global": "use max_new_answers_per_agent",
-	"automation_mode":        "use the --automation flag",
-	"debug":                  "use the --debug flag",
-	"session_id":             "pass earlier turns to massgen serve, or --continue later",
+	"enable_rate_limit": "use requests_per_minute / tokens_per_minute in the backend",
+	"automation_mode":   "use the --automation flag",
+	"debug":             "use the --debug flag",
+	"session_id":        "pass earlier turns to massgen serve, or --continue later",
 }
 
 // ignoredFeature names the feature of a not-yet-implemented key, covering

@@ -22,7 +22,6 @@ func TestIgnoredUpstreamFeaturesWarnAndAreListed(t *testing.T) {
 		{"agents:\n  - id: gpt\n    backend: {type: openai, model: gpt-4o, vote_only: true}\n", "agents[0].backend.vote_only", "vote_only (agent gpt)"},
 		{"agents:\n  - id: gpt\n    backend: {type: openai, model: gpt-4o, use_two_tier_workspace: true}\n", "agents[0].backend.use_two_tier_workspace", "use_two_tier_workspace (agent gpt)"},
 		{oneAgent + "orchestrator: {coordination: {use_two_tier_workspace: true}}\n", "orchestrator.coordination.use_two_tier_workspace", "use_two_tier_workspace"},
-		{oneAgent + "orchestrator: {max_new_answers_global: 10}\n", "orchestrator.max_new_answers_global", "max_new_answers_global"},
 		{"agents:\n  - id: gpt\n    backend: {type: openai, model: gpt-4o, enable_rate_limit: true}\n", "agents[0].backend.enable_rate_limit", "enable_rate_limit (agent gpt)"},
 	}
 	for _, tc := range tests {

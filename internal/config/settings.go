@@ -61,6 +61,7 @@ func (c *Config) Settings() (coord.Settings, error) {
 	default:
 		s.FairnessLeadCap = o.FairnessLeadCap
 	}
+	s.MaxAnswersGlobal = o.MaxNewAnswersGlobal
 
 	s.Timeout, err = duration("orchestrator_timeout_seconds", o.TimeoutSeconds)
 	check(err)

@@ -165,6 +165,9 @@ type Orchestrator struct {
 	// coord.DefaultFairnessLeadCap, 2).
 	FairnessEnabled bool
 	FairnessLeadCap int
+	// MaxNewAnswersGlobal is max_new_answers_global: the new answers of all
+	// agents together (0: no cap).
+	MaxNewAnswersGlobal int
 	// ChecklistGated is voting_sensitivity: checklist_gated (VotingSensitivity
 	// is then strict, the prompt level nearest to it); VotingThreshold is
 	// voting_threshold (0: coord.DefaultThreshold); ChecklistCriteria are

@@ -138,6 +138,9 @@ func (m *Machine) answer(a *agent, act Action) (Verdict, []Command) {
 	} else if m.cfg.MaxAnswers > 0 && len(a.answers) >= m.cfg.MaxAnswers {
 		return Verdict{Outcome: Rejected, Message: fmt.Sprintf("You have reached the maximum of %d new answers. Do not call new_answer again: call vote for the best existing answer.", m.cfg.MaxAnswers)}, nil
 	}
+	if why := m.globalCapped(); why != "" {
+		return Verdict{Outcome: Rejected, Message: why}, nil
+	}
 	if why := m.leadCapped(a); why != "" {
 		return Verdict{Outcome: Rejected, Message: why}, nil
 	}

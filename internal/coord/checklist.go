@@ -432,7 +432,7 @@ func (m *Machine) gated(a *agent, kind ActionKind) string {
 	if len(a.answers) == 0 {
 		return ""
 	}
-	if kind == ActVote && (m.cfg.MaxAnswers > 0 && len(a.answers) >= m.cfg.MaxAnswers || m.leadCapped(a) != "") {
+	if kind == ActVote && (m.cfg.MaxAnswers > 0 && len(a.answers) >= m.cfg.MaxAnswers || m.leadCapped(a) != "" || m.globalCapped() != "") {
 		return ""
 	}
 	g := a.gate

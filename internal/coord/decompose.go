@@ -75,6 +75,11 @@ func (m *Machine) streakCapped(a *agent) string {
 // It reports whether a was stopped.
 func (m *Machine) autoStop(a *agent) bool {
 	m.seePeers(a)
+	if m.globalCapped() != "" && len(a.answers) > 0 {
+		m.recordStop(a, fmt.Sprintf("Auto-stopped: reached global answer limit (%d/%d). Last work: %s",
+			m.totalAnswers(), m.cfg.MaxAnswersGlobal, lastWork(a)), StopComplete)
+		return true
+	}
 	if m.streakCapped(a) == "" {
 		return false
 	}

@@ -56,6 +56,11 @@ type Settings struct {
 	// (fairness.go). 0 means DefaultFairnessLeadCap; FairnessOff
 	// (fairness_enabled: false) turns fairness off, the injection cap too.
 	FairnessLeadCap int
+	// MaxAnswersGlobal caps the new answers of all agents together
+	// (max_new_answers_global, upstream v0.1.73): once the team has given
+	// that many, a new_answer is refused and the agent is told to vote (to
+	// stop in decomposition mode). 0 means no cap.
+	MaxAnswersGlobal int `json:",omitempty"`
 	// FirstRoundTimeout and LaterRoundTimeout are soft limits on one turn
 	// (a round: initial_round_timeout_seconds for a turn started before the
 	// agent had an answer, subsequent_round_timeout_seconds after); 0 is no

@@ -200,6 +200,8 @@ func configure(t *testing.T, cfg *Config, kvs []string, line int) {
 			cfg.FirstRoundTimeout, err = time.ParseDuration(v)
 		case "later":
 			cfg.LaterRoundTimeout, err = time.ParseDuration(v)
+		case "global":
+			cfg.MaxAnswersGlobal = atoi(t, v)
 		case "round_grace":
 			cfg.RoundGrace, err = time.ParseDuration(v)
 		default:
