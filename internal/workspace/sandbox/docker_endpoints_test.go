@@ -3,6 +3,7 @@ package sandbox_test
 import (
 	"context"
 	"net"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -96,4 +97,33 @@ func BenchmarkDockerEndpoint(b *testing.B) {
 	b.ReportMetric(float64(tr.Microseconds())/n/1000, "relay-ms/op")
 	b.ReportMetric(float64(td.Microseconds())/n/1000, "direct-ms/op")
 	b.ReportMetric(float64(tr)/float64(td), "relay/direct")
+}
+
+// The host's Python shown to a container lives under the user's cache
+// directory; a container made after that directory went (HOME changed, as
+// tests change it, or the cache was cleared) still gets it, written again.
+func TestDockerPythonSurvivesTheCacheGoing(t *testing.T) {
+	nw := newNetWorld(t)
+	w := newWorld(t)
+	cfg := sandbox.Config{
+		Endpoints: []sandbox.Endpoint{{URL: nw.service.URL + "/mcp"}},
+		RouteEnv:  func(rs []sandbox.Route) []string { return []string{"TOOLS_URL=" + rs[0].URL} },
+	}
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CACHE_HOME", "")
+	py := `python3 -c 'import urllib.request, os; print(urllib.request.urlopen(os.environ["TOOLS_URL"] + "/x").read().decode())'`
+	r1 := w.dockerRunner(t, cfg)
+	if res := run(t, r1, py); strings.TrimSpace(res.Output) != "service /mcp/x" {
+		t.Fatalf("first container: %+v", res)
+	}
+	r1.Close()
+	if err := os.RemoveAll(home); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HOME", t.TempDir())
+	r2 := w.dockerRunner(t, cfg)
+	if res := run(t, r2, py); strings.TrimSpace(res.Output) != "service /mcp/x" {
+		t.Fatalf("a container made after the cache went: %+v", res)
+	}
 }

@@ -188,11 +188,31 @@ type runtime struct {
 	mounts []mount.Mount
 	relay  []string // argv of this executable in the container
 	python string   // the host's Python, or "" when there is none
+
+	py       *python // the host's Python, for its shims
+	pyLoader string
+	pyRun    []string
 }
 
-// hostRuntime is worked out once per process: the host does not change
-// under a run.
-var hostRuntime = sync.OnceValues(func() (runtime, error) {
+// hostRuntime is the host's runtime for a container. The host's programs
+// are worked out once per process (the host does not change under a
+// run); the Python shims' directory is checked each time, since it lives
+// under the user's cache directory, which the environment (HOME) names.
+func hostRuntime() (runtime, error) {
+	rt, err := hostPrograms()
+	if err != nil || rt.py == nil {
+		return rt, err
+	}
+	dir, err := pythonShims(*rt.py, rt.pyLoader, rt.pyRun)
+	if err != nil {
+		return rt, nil // no Python: the image's, if it has one
+	}
+	rt.mounts = append(slices.Clone(rt.mounts), mount.Mount{Type: mount.TypeBind, Source: dir, Target: hostBin, ReadOnly: true})
+	rt.python = rt.py.exe
+	return rt, nil
+}
+
+var hostPrograms = sync.OnceValues(func() (runtime, error) {
 	var rt runtime
 	self, err := os.Executable()
 	if err != nil {
@@ -226,12 +246,7 @@ var hostRuntime = sync.OnceValues(func() (runtime, error) {
 			rt.mounts = append(rt.mounts, mount.Mount{Type: mount.TypeBind, Source: root, Target: hostRoot + root, ReadOnly: true})
 		}
 	}
-	dir, err := pythonShims(py, pyLoader, pyRunpath)
-	if err != nil {
-		return rt, nil
-	}
-	rt.mounts = append(rt.mounts, mount.Mount{Type: mount.TypeBind, Source: dir, Target: hostBin, ReadOnly: true})
-	rt.python = py.exe
+	rt.py, rt.pyLoader, rt.pyRun = &py, pyLoader, pyRunpath
 	return rt, nil
 })
 
