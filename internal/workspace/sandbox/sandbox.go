@@ -240,7 +240,12 @@ func findBwrap(path string) (string, error) {
 			err = fmt.Errorf("bubblewrap (%s) cannot create a sandbox here: %v: %s; enable unprivileged user namespaces "+
 				"or set command_line_allow_unsandboxed: true", path, perr, strings.TrimSpace(string(out)))
 		}
-		bwrapProbe.done[path] = err
+		// A probe cut short by its timeout (a machine under heavy load)
+		// says nothing about bubblewrap: it is not remembered, and the next
+		// sandbox tries again, rather than every later one failing.
+		if ctx.Err() == nil {
+			bwrapProbe.done[path] = err
+		}
 	}
 	if err != nil {
 		return "", err
