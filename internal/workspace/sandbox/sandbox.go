@@ -214,6 +214,9 @@ var bwrapProbe struct {
 	done map[string]error
 }
 
+// bwrapProbeTimeout bounds findBwrap's probe (a variable for its test).
+var bwrapProbeTimeout = 20 * time.Second
+
 // findBwrap locates bubblewrap and checks once per executable that it can
 // make a sandbox here (user namespaces may be off in a container).
 func findBwrap(path string) (string, error) {
@@ -233,7 +236,7 @@ func findBwrap(path string) (string, error) {
 	}
 	err, ok := bwrapProbe.done[path]
 	if !ok {
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), bwrapProbeTimeout)
 		defer cancel()
 		out, perr := exec.CommandContext(ctx, path, append(systemBinds(), "--unshare-all", "--die-with-parent", "true")...).CombinedOutput()
 		if perr != nil {
