@@ -45,7 +45,11 @@ func TestSetupAndQuickstartByKeystrokes(t *testing.T) {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	home := t.TempDir()
-	socket := "massgen-setup-test-" + strconv.Itoa(os.Getpid())
+	// A server (socket) of its own for each program started: a server
+	// whose last session was killed exits a moment later, and a session
+	// started on it meanwhile fails ("server exited unexpectedly").
+	servers := 0
+	socket := ""
 	tmux := func(args ...string) string {
 		t.Helper()
 		out, err := exec.Command("tmux", append([]string{"-L", socket}, args...)...).CombinedOutput()
@@ -56,6 +60,8 @@ func TestSetupAndQuickstartByKeystrokes(t *testing.T) {
 	}
 	defer func() { _ = exec.Command("tmux", "-L", socket, "kill-server").Run() }()
 	start := func(args string) {
+		servers++
+		socket = "massgen-setup-test-" + strconv.Itoa(os.Getpid()) + "-" + strconv.Itoa(servers)
 		script := fmt.Sprintf(`cd %s && HOME=%s %s %s; echo "EXIT=$?"; exec sleep 600`, home, home, bin, args)
 		tmux("-f", "/dev/null", "new-session", "-d", "-s", "run", "-x", "100", "-y", "30", "sh", "-c", script)
 	}
@@ -103,7 +109,7 @@ func TestSetupAndQuickstartByKeystrokes(t *testing.T) {
 	if m := fileMode(t, env); m != 0o600 {
 		t.Fatalf(".env mode %o", m)
 	}
-	tmux("kill-session", "-t", "run")
+	tmux("kill-server")
 
 	// quickstart: two agents, both on the simulator (found with the filter,
 	// below the keyed Claude models), on one question, in the TUI.
