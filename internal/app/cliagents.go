@@ -182,6 +182,7 @@ func (rw *runWorkspaces) withCLIAgents(members map[string]*cliMember, agents []o
 			rw.warnings = append(rw.warnings, dockerCLI(a, m, c)...)
 		case noSandbox == nil:
 			rw.warnings = append(rw.warnings, sandboxCLI(a, m, bwrap, g)...)
+			rw.warnings = append(rw.warnings, rw.commandsToContainer(a, m)...)
 		case m.unsandboxed:
 			rw.warnings = append(rw.warnings, fmt.Sprintf("agent %s: its %s CLI runs WITHOUT a sandbox (command_line_allow_unsandboxed: true): "+
 				"it can change any file this user can", id, m.vendor.Type()))

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/massgen/massgen/internal/agent/cli"
@@ -15,13 +16,14 @@ import (
 // this machine's node: Gemini CLI) runs in the agent's container
 // (internal/agent/cli/clidocker); the others (Claude Code, Copilot CLI:
 // dynamically linked) stay on this machine under bubblewrap, as upstream
-// keeps them on the host, and the run says so.
+// keeps them on the host, and the run says so. Claude Code's commands go
+// to the container all the same (clicommands.go).
 
 // cliDockerWarning is what the run says of a CLI agent in docker mode
 // whose CLI cannot run in the container ("" when it can).
 func cliDockerWarning(id string, v cli.Vendor, path string) string {
 	err := clidocker.InContainer(v, path)
-	if err == nil {
+	if err == nil || slices.Contains(commandsInContainer, v.Type()) {
 		return ""
 	}
 	return fmt.Sprintf("agent %s: command_line_execution_mode: docker: the %s CLI cannot run in its container (%v), "+
