@@ -12,15 +12,23 @@ import (
 func TestASlowBwrapProbeIsNotRemembered(t *testing.T) {
 	dir := t.TempDir()
 	fake := filepath.Join(dir, "bwrap")
-	// Slow the first time, quick after: what a moment of heavy load does.
-	script := "#!/bin/sh\nif [ ! -e " + dir + "/slow-once ]; then : > " + dir + "/slow-once; exec sleep 30; fi\nexit 0\n"
+	slow := filepath.Join(dir, "slow")
+	// Slow while the file slow exists (the test removes it after the first
+	// probe): what a moment of heavy load does to the real one.
+	script := "#!/bin/sh\nif [ -e " + slow + " ]; then exec sleep 60; fi\nexit 0\n"
 	if err := os.WriteFile(fake, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.WriteFile(slow, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	defer func(d time.Duration) { bwrapProbeTimeout = d }(bwrapProbeTimeout)
-	bwrapProbeTimeout = 3 * time.Second
+	bwrapProbeTimeout = 5 * time.Second
 	if _, err := findBwrap(fake); err == nil {
 		t.Fatal("a probe cut short by its timeout passed")
+	}
+	if err := os.Remove(slow); err != nil {
+		t.Fatal(err)
 	}
 	if p, err := findBwrap(fake); err != nil || p != fake {
 		t.Fatalf("the second probe: %q, %v; want it to run again and pass", p, err)
