@@ -22,8 +22,14 @@ func TestASlowBwrapProbeIsNotRemembered(t *testing.T) {
 	if err := os.WriteFile(slow, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	defer func(d time.Duration) { bwrapProbeTimeout = d }(bwrapProbeTimeout)
-	bwrapProbeTimeout = 5 * time.Second
+	setTimeout := func(d time.Duration) time.Duration {
+		bwrapProbe.Lock() // findBwrap reads it under this lock
+		defer bwrapProbe.Unlock()
+		old := bwrapProbeTimeout
+		bwrapProbeTimeout = d
+		return old
+	}
+	defer setTimeout(setTimeout(5 * time.Second))
 	if _, err := findBwrap(fake); err == nil {
 		t.Fatal("a probe cut short by its timeout passed")
 	}
