@@ -3,6 +3,7 @@ package app
 import (
 	"io"
 	"os"
+	"sync"
 	"time"
 )
 
@@ -21,6 +22,31 @@ type Env struct {
 	// DotEnvLoaded says Getenv already includes the .env files, so Execute
 	// does not read them again (the server loads them once, at start).
 	DotEnvLoaded bool
+}
+
+// serialized is e with a Stderr that the run's goroutines may share: the
+// warnings, the debug log and the MCP servers' notes are written from
+// goroutines of their own, and a caller's writer (a bytes.Buffer in a
+// program or a test) need not be safe for that.
+func (e *Env) serialized() *Env {
+	if _, ok := e.Stderr.(*syncWriter); ok {
+		return e
+	}
+	c := *e
+	c.Stderr = &syncWriter{w: e.Stderr}
+	return &c
+}
+
+// syncWriter serialises the writes to w.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
 }
 
 // WithDefaults fills what e leaves unset from the process: the working

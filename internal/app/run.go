@@ -171,6 +171,7 @@ type Outcome struct {
 // carry their exit code; the run's own outcome is in Outcome.Status.
 func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 	env.WithDefaults()
+	env = env.serialized()
 	if strings.TrimSpace(rq.Question) == "" {
 		return nil, usageErr("the question is empty")
 	}
