@@ -4,9 +4,13 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -41,7 +45,11 @@ func binary(b testing.TB) string {
 			return
 		}
 		built.bin = filepath.Join(built.dir, "massgen")
-		out, err := exec.Command("go", "build", "-o", built.bin, ".").CombinedOutput()
+		// As scripts/build builds it: static and stripped, the binary a
+		// user runs (a dynamic one pays for the loader, symbols for pages).
+		cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", built.bin, ".")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		out, err := cmd.CombinedOutput()
 		if err != nil {
 			built.err = &buildError{err, out}
 		}
@@ -158,6 +166,124 @@ func TestOwnPackagesInitLittle(t *testing.T) {
 	if seen < 10 {
 		t.Fatalf("the init trace names %d of massgen's packages; it is not the format this test reads:\n%s", seen, firstLines(stderr.String(), 5))
 	}
+}
+
+// What every package linked into massgen may do at init together, in
+// bytes: 1.87 MB when this was set (2.71 MB before cloud.google.com/go/auth
+// stopped linking OpenCensus). A dependency that brings much more (a
+// tracing library, a protobuf registry, regular expressions compiled at
+// package level) fails here, counted rather than timed, and the message
+// names the heaviest packages so the change that brought them is found.
+const allInitBytes = 2 << 20
+
+// TestInitOfAllPackagesStaysSmall holds the sum of every linked
+// package's init — the SDKs', the runtime's and massgen's — to
+// allInitBytes bytes, from massgen --version's GODEBUG=inittrace=1.
+func TestInitOfAllPackagesStaysSmall(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the command")
+	}
+	cmd := exec.Command(binary(t), "--version")
+	cmd.Env = append(os.Environ(), "GODEBUG=inittrace=1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if out, err := cmd.Output(); err != nil {
+		t.Fatalf("massgen --version: %v\n%s%s", err, out, stderr.Bytes())
+	}
+	type pkg struct {
+		name  string
+		bytes int
+	}
+	var pkgs []pkg
+	total := 0
+	sc := bufio.NewScanner(&stderr)
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) != 11 || f[0] != "init" {
+			continue
+		}
+		n, err := strconv.Atoi(f[7])
+		if err != nil {
+			t.Fatalf("cannot read the init trace line %q", sc.Text())
+		}
+		pkgs = append(pkgs, pkg{f[1], n})
+		total += n
+	}
+	if len(pkgs) < 100 {
+		t.Fatalf("the init trace names %d packages; it is not the format this test reads:\n%s", len(pkgs), firstLines(stderr.String(), 5))
+	}
+	t.Logf("%d packages initialise %d bytes at start-up", len(pkgs), total)
+	if total > allInitBytes {
+		slices.SortFunc(pkgs, func(a, b pkg) int { return b.bytes - a.bytes })
+		var top []string
+		for _, p := range pkgs[:min(10, len(pkgs))] {
+			top = append(top, fmt.Sprintf("  %8d %s", p.bytes, p.name))
+		}
+		t.Errorf("package init allocates %d bytes (at most %d): every command pays for it before main; the heaviest:\n%s", total, allInitBytes, strings.Join(top, "\n"))
+	}
+}
+
+// TestNoRegexpCompiledAtPackageLevel reads massgen's own sources: a
+// package-level variable initialised with regexp.MustCompile (or
+// Compile) is compiled by every process before main, used or not. The
+// init test above counts allocations and lets a small one through; this
+// one names the line.
+func TestNoRegexpCompiledAtPackageLevel(t *testing.T) {
+	// The packages linked into massgen, with their files for this platform.
+	out, err := exec.Command("go", "list", "-deps", "-f", `{{if .Module}}{{if eq .Module.Path "github.com/massgen/massgen"}}{{.Dir}}{{range .GoFiles}} {{.}}{{end}}{{end}}{{end}}`, ".").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	files := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		for _, name := range fields[1:] {
+			path := filepath.Join(fields[0], name)
+			f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+			if err != nil {
+				t.Fatal(err)
+			}
+			files++
+			for _, decl := range f.Decls {
+				if gen, ok := decl.(*ast.GenDecl); ok && gen.Tok == token.VAR {
+					for _, pos := range regexpCompiles(gen) {
+						p := fset.Position(pos)
+						rel, _ := filepath.Rel(root, p.Filename)
+						t.Errorf("%s:%d: a regular expression compiled at package level runs at every start; wrap it in sync.OnceValue", rel, p.Line)
+					}
+				}
+			}
+		}
+	}
+	if files < 100 {
+		t.Fatalf("read %d of massgen's Go files; expected every package the command links", files)
+	}
+}
+
+// regexpCompiles gives where n calls regexp.Compile, MustCompile or their
+// POSIX forms outside a function literal (which runs when called, not at
+// init).
+func regexpCompiles(n ast.Node) []token.Pos {
+	var at []token.Pos
+	ast.Inspect(n, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.FuncLit:
+			return false
+		case *ast.CallExpr:
+			if sel, ok := n.Fun.(*ast.SelectorExpr); ok {
+				if x, ok := sel.X.(*ast.Ident); ok && x.Name == "regexp" && strings.Contains(sel.Sel.Name, "Compile") {
+					at = append(at, n.Pos())
+				}
+			}
+		}
+		return true
+	})
+	return at
 }
 
 func firstLines(s string, n int) string {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // This file holds the rules of decomposition mode (coordination_mode:
@@ -203,9 +204,11 @@ func (m *Machine) ownWork(a *agent) []Answer {
 	return nil
 }
 
+// Compiled on first use: every process pays for package init, massgen
+// --version included.
 var (
-	voteVerdict = regexp.MustCompile(`Verdict: vote( for agent\d+)?\.`)
-	voteNext    = regexp.MustCompile(`(call|is to) vote( \(?for agent\d+\)?)?`)
+	voteVerdict = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`Verdict: vote( for agent\d+)?\.`) })
+	voteNext    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(call|is to) vote( \(?for agent\d+\)?)?`) })
 )
 
 // stopWords says the checklist's and the gate's words in decomposition
@@ -214,8 +217,8 @@ func (m *Machine) stopWords(s string) string {
 	if !m.decomposition() || s == "" {
 		return s
 	}
-	s = voteVerdict.ReplaceAllString(s, "Verdict: stop.")
-	s = voteNext.ReplaceAllString(s, "$1 stop")
+	s = voteVerdict().ReplaceAllString(s, "Verdict: stop.")
+	s = voteNext().ReplaceAllString(s, "$1 stop")
 	s = strings.ReplaceAll(s, `"verdict":"vote"`, `"verdict":"stop"`)
 	s = strings.ReplaceAll(s, "do not vote now", "do not stop now")
 	s = strings.ReplaceAll(s, "not vote.", "not stop.")

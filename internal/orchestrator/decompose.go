@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/massgen/massgen/internal/agent"
@@ -152,8 +151,6 @@ Requirements:
 `, len(agents), task, strings.Join(desc, "\n"), g, strings.Join(schema, ", "))
 }
 
-var fencedJSON = regexp.MustCompile("(?s)```(?:json)?\\s*(\\{.*?\\})\\s*```")
-
 // ParseSubtasks reads a decomposer's reply as upstream does: the whole
 // text, a fenced JSON block, or the outermost braces, holding
 // {"subtasks": {id: "text" | {"subtask": "text", …}}} or the map itself.
@@ -161,7 +158,7 @@ var fencedJSON = regexp.MustCompile("(?s)```(?:json)?\\s*(\\{.*?\\})\\s*```")
 // agent got a subtask.
 func ParseSubtasks(text string, ids []string) (map[string]string, error) {
 	cands := []string{strings.TrimSpace(text)}
-	for _, m := range fencedJSON.FindAllStringSubmatch(text, -1) {
+	for _, m := range fenced().FindAllStringSubmatch(text, -1) {
 		cands = append(cands, m[1])
 	}
 	if i, j := strings.Index(text, "{"), strings.LastIndex(text, "}"); i >= 0 && j > i {
