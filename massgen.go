@@ -205,9 +205,22 @@ func Run(ctx context.Context, question string, o Options) (*Result, error) {
 		}
 	}
 	rq := app.Request{
-		Question: question, Config: o.Config, ConfigYAML: o.ConfigYAML, Agents: team,
-		Model: o.Model, Backend: o.Backend, BaseURL: o.BaseURL, SystemMessage: o.SystemMessage,
-		History: hist, Timeout: o.Timeout.Seconds(), NoLogs: o.NoLogs, LogDir: o.LogDir,
+		Question: question,
+		Team: app.Team{
+			Config:        o.Config,
+			ConfigYAML:    o.ConfigYAML,
+			Agents:        team,
+			Model:         o.Model,
+			Backend:       o.Backend,
+			BaseURL:       o.BaseURL,
+			SystemMessage: o.SystemMessage,
+		},
+		Overrides: app.Overrides{Timeout: o.Timeout.Seconds()},
+		Client:    app.Client{History: hist},
+		Logging: app.Logging{
+			NoLogs: o.NoLogs,
+			LogDir: o.LogDir,
+		},
 	}
 	if o.OnEvent != nil {
 		rq.Observe = func(sub *event.Subscription, info app.RunInfo) {

@@ -15,7 +15,7 @@ func TestModelAliases(t *testing.T) {
 		"sonnet": {"claude", "claude-sonnet-4-5"}, "opus": {"claude", "claude-opus-4-1"}, "haiku": {"claude", "claude-haiku-4-5"},
 		"gpt": {"openai", "gpt-5"}, "gemini": {"gemini", "gemini-2.5-pro"}, "grok": {"grok", "grok-4"}, "Sonnet": {"claude", "claude-sonnet-4-5"},
 	} {
-		cfg, err := quickConfig(&Request{Model: alias}, getenv)
+		cfg, err := quickConfig(&Request{Team: Team{Model: alias}}, getenv)
 		if err != nil {
 			t.Fatalf("--model %s: %v", alias, err)
 		}
@@ -23,7 +23,7 @@ func TestModelAliases(t *testing.T) {
 			t.Errorf("--model %s = %s / %s, want %s / %s", alias, b.Type, b.Model, want[0], want[1])
 		}
 	}
-	cfg, err := quickConfig(&Request{Model: "sonnet", Backend: "openrouter"}, getenv)
+	cfg, err := quickConfig(&Request{Team: Team{Model: "sonnet", Backend: "openrouter"}}, getenv)
 	if err != nil || cfg.Agents[0].Backend.Model != "sonnet" {
 		t.Errorf("--backend openrouter --model sonnet = %+v, %v; want the name as typed", cfg, err)
 	}
@@ -36,7 +36,7 @@ func TestModelAliases(t *testing.T) {
 	srv := llmsim.New(nil)
 	vars := simGateway(t, srv)
 	env := &Env{Getenv: func(k string) string { return vars[k] }, Stderr: discard{}, WorkDir: t.TempDir()}
-	out, err := Execute(t.Context(), env, Request{Question: "q", Model: "sonnet", NoLogs: true, Timeout: 60})
+	out, err := Execute(t.Context(), env, Request{Question: "q", Team: Team{Model: "sonnet"}, Overrides: Overrides{Timeout: 60}, Logging: Logging{NoLogs: true}})
 	if err != nil || out.Status != "completed" {
 		t.Fatalf("--model sonnet on the simulator: %v %+v", err, out)
 	}

@@ -34,7 +34,7 @@ func BenchmarkDeadEndpoint(b *testing.B) {
 		}{{alone, &base}, {withDead, &dead}} {
 			env := &Env{Getenv: func(string) string { return "" }, Stderr: discard{}, WorkDir: dir}
 			start := time.Now()
-			out, err := Execute(b.Context(), env, Request{Question: "q", Config: c.cfg, NoLogs: true})
+			out, err := Execute(b.Context(), env, Request{Question: "q", Team: Team{Config: c.cfg}, Logging: Logging{NoLogs: true}})
 			if err != nil || out.Status != "completed" {
 				b.Fatalf("run failed: %v %+v", err, out)
 			}

@@ -47,7 +47,7 @@ func TestAnOversizedResultIsKeptWholeInTheWorkspace(t *testing.T) {
 	}
 	var stderr bytes.Buffer
 	env := &Env{Getenv: func(string) string { return "" }, Stderr: &lockedBuffer{b: &stderr}, WorkDir: dir}
-	out, err := Execute(t.Context(), env, Request{Question: "q", Config: filepath.Join(dir, "c.yaml"), NoLogs: true, Timeout: 120})
+	out, err := Execute(t.Context(), env, Request{Question: "q", Team: Team{Config: filepath.Join(dir, "c.yaml")}, Overrides: Overrides{Timeout: 120}, Logging: Logging{NoLogs: true}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -50,7 +50,7 @@ func BenchmarkCLIAgentCost(b *testing.B) {
 			}
 			env := &Env{Getenv: func(k string) string { return vars[k] }, Stderr: discard{}, WorkDir: work}
 			start := time.Now()
-			out, err := Execute(b.Context(), env, Request{Question: "What is 2+2?", Config: cfg, NoLogs: true, Timeout: 300})
+			out, err := Execute(b.Context(), env, Request{Question: "What is 2+2?", Team: Team{Config: cfg}, Overrides: Overrides{Timeout: 300}, Logging: Logging{NoLogs: true}})
 			if err != nil || out.Status != "completed" {
 				b.Fatalf("%s: %v %+v", kind, err, out)
 			}

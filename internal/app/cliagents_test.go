@@ -58,7 +58,7 @@ func TestCLIAgentTeamOnTheSimulator(t *testing.T) {
 	vars := map[string]string{"ANTHROPIC_API_KEY": "sk-ant-test", "GEMINI_API_KEY": "gem-test", "OPENAI_API_KEY": "sk-test",
 		"MASSGEN_CLAUDE_CODE_BASE_URL": url, "MASSGEN_GEMINI_CLI_BASE_URL": url, "MASSGEN_CODEX_BASE_URL": url}
 	env := &Env{Getenv: func(k string) string { return vars[k] }, Stderr: discard{}, WorkDir: work}
-	out, err := Execute(t.Context(), env, Request{Question: "Write proof.txt, then answer: what is 2+2?", Config: cfg, Timeout: 240})
+	out, err := Execute(t.Context(), env, Request{Question: "Write proof.txt, then answer: what is 2+2?", Team: Team{Config: cfg}, Overrides: Overrides{Timeout: 240}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +189,7 @@ func TestCLIAgentInterruptedByANewAnswerLeavesNoProcess(t *testing.T) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		out, err := Execute(t.Context(), env, Request{Question: "What is 2+2?", Config: cfg, NoLogs: true, Timeout: 300})
+		out, err := Execute(t.Context(), env, Request{Question: "What is 2+2?", Team: Team{Config: cfg}, Overrides: Overrides{Timeout: 300}, Logging: Logging{NoLogs: true}})
 		done <- result{out, err, time.Now()}
 	}()
 	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
@@ -298,7 +298,7 @@ func TestCLIAgentCallsItsCustomToolOverMCP(t *testing.T) {
 `), 0o644))
 	vars := map[string]string{"ANTHROPIC_API_KEY": "sk-ant-test", "MASSGEN_CLAUDE_CODE_BASE_URL": url}
 	env := &Env{Getenv: func(k string) string { return vars[k] }, Stderr: discard{}, WorkDir: work}
-	out, err := Execute(t.Context(), env, Request{Question: "Shout hello.", Config: cfg, NoLogs: true, Timeout: 180})
+	out, err := Execute(t.Context(), env, Request{Question: "Shout hello.", Team: Team{Config: cfg}, Overrides: Overrides{Timeout: 180}, Logging: Logging{NoLogs: true}})
 	if err != nil || out.Status != "completed" {
 		t.Fatalf("run: %v %+v", err, out)
 	}

@@ -51,7 +51,7 @@ func TestClaudeCodeInDockerModeRunsItsCommandsInTheContainer(t *testing.T) {
 	vars := map[string]string{"ANTHROPIC_API_KEY": "sk-ant-test", "MASSGEN_CLAUDE_CODE_BASE_URL": url}
 	var stderr strings.Builder
 	env := &Env{Getenv: func(k string) string { return vars[k] }, Stderr: &stderr, WorkDir: work}
-	out, err := Execute(t.Context(), env, Request{Question: "Where do your commands run?", Config: cfg, Timeout: 240})
+	out, err := Execute(t.Context(), env, Request{Question: "Where do your commands run?", Team: Team{Config: cfg}, Overrides: Overrides{Timeout: 240}})
 	if err != nil {
 		t.Fatal(err)
 	}

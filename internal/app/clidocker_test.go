@@ -63,7 +63,7 @@ func TestCodexInDockerModeInARun(t *testing.T) {
 	vars := map[string]string{"OPENAI_API_KEY": "sk-test", "MASSGEN_CODEX_BASE_URL": url}
 	var stderr strings.Builder
 	env := &Env{Getenv: func(k string) string { return vars[k] }, Stderr: &stderr, WorkDir: work}
-	out, err := Execute(t.Context(), env, Request{Question: "Where do you run?", Config: cfg, Timeout: 240})
+	out, err := Execute(t.Context(), env, Request{Question: "Where do you run?", Team: Team{Config: cfg}, Overrides: Overrides{Timeout: 240}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +138,7 @@ func TestCLIAgentWhoseImageCannotBePulled(t *testing.T) {
 	vars := map[string]string{"OPENAI_API_KEY": "sk-test", "MASSGEN_CODEX_BASE_URL": url}
 	var stderr strings.Builder
 	env := &Env{Getenv: func(k string) string { return vars[k] }, Stderr: &stderr, WorkDir: work}
-	out, err := Execute(t.Context(), env, Request{Question: "What is 2+2?", Config: cfg, Timeout: 120})
+	out, err := Execute(t.Context(), env, Request{Question: "What is 2+2?", Team: Team{Config: cfg}, Overrides: Overrides{Timeout: 120}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -43,7 +43,7 @@ func runCLIs(t *testing.T, types []string, scenario, cfg string) (*Outcome, *llm
 		"OPENAI_API_KEY": "sk-test", "MASSGEN_CODEX_BASE_URL": url, "GEMINI_API_KEY": "gem-test", "MASSGEN_GEMINI_CLI_BASE_URL": url}
 	var stderr bytes.Buffer
 	env := &Env{Getenv: func(k string) string { return vars[k] }, Stderr: &lockedBuffer{b: &stderr}, WorkDir: work}
-	out, err := Execute(t.Context(), env, Request{Question: "Plan, then answer: what is 2+2?", Config: filepath.Join(work, "team.yaml"), Timeout: 180})
+	out, err := Execute(t.Context(), env, Request{Question: "Plan, then answer: what is 2+2?", Team: Team{Config: filepath.Join(work, "team.yaml")}, Overrides: Overrides{Timeout: 180}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -98,7 +98,7 @@ func TestCLIAgentRunsOnTheUsersLogin(t *testing.T) {
 	vars := map[string]string{"HOME": home, "MASSGEN_CLAUDE_CODE_BASE_URL": base, "MASSGEN_CODEX_BASE_URL": base}
 	var stderr bytes.Buffer
 	env := &Env{Getenv: func(k string) string { return vars[k] }, Stderr: &stderr, WorkDir: work}
-	out, err := Execute(t.Context(), env, Request{Question: "What is 2+2?", Config: cfg, Timeout: 120, Debug: true})
+	out, err := Execute(t.Context(), env, Request{Question: "What is 2+2?", Team: Team{Config: cfg}, Overrides: Overrides{Timeout: 120}, Logging: Logging{Debug: true}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -91,7 +91,7 @@ orchestrator:
 `, image, cmd(`python3 -c "from custom_tools._greet.greet import greet; print(greet('container'))"`), cmd("ls custom_tools"))
 	var stderr strings.Builder
 	env := &Env{Getenv: func(string) string { return "" }, Stderr: &stderr, WorkDir: work}
-	out, err := Execute(t.Context(), env, Request{Question: "Greet.", ConfigYAML: []byte(yaml), LogDir: filepath.Join(work, "logs"), Timeout: 180})
+	out, err := Execute(t.Context(), env, Request{Question: "Greet.", Team: Team{ConfigYAML: []byte(yaml)}, Overrides: Overrides{Timeout: 180}, Logging: Logging{LogDir: filepath.Join(work, "logs")}})
 	if err != nil {
 		t.Fatalf("%v\n%s", err, yaml)
 	}

@@ -125,7 +125,7 @@ func TestCodeBasedToolsInDockerContainers(t *testing.T) {
 		run("import os; from servers.everything import echo; print(echo('shared hello'), os.path.exists('servers'))"))
 	var stderr strings.Builder
 	env := &Env{Getenv: func(string) string { return "" }, Stderr: &stderr, WorkDir: work}
-	out, err := Execute(t.Context(), env, Request{Question: "Use the tools.", ConfigYAML: []byte(yaml), LogDir: filepath.Join(work, "logs"), Timeout: 180})
+	out, err := Execute(t.Context(), env, Request{Question: "Use the tools.", Team: Team{ConfigYAML: []byte(yaml)}, Overrides: Overrides{Timeout: 180}, Logging: Logging{LogDir: filepath.Join(work, "logs")}})
 	if err != nil {
 		t.Fatalf("%v\n%s", err, yaml)
 	}

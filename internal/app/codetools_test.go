@@ -110,7 +110,7 @@ func TestCodeBasedToolsRunThroughExecuteCommand(t *testing.T) {
 		run("import socket\ntry:\n socket.create_connection(('127.0.0.1', "+port+"), timeout=3); print('CONNECTED')\nexcept OSError: print('refused-or-unreachable')"))
 	var stderr strings.Builder
 	env := &Env{Getenv: func(string) string { return "" }, Stderr: &stderr, WorkDir: work}
-	out, err := Execute(t.Context(), env, Request{Question: "Use the tools.", ConfigYAML: []byte(yaml), LogDir: filepath.Join(work, "logs"), Timeout: 120})
+	out, err := Execute(t.Context(), env, Request{Question: "Use the tools.", Team: Team{ConfigYAML: []byte(yaml)}, Overrides: Overrides{Timeout: 120}, Logging: Logging{LogDir: filepath.Join(work, "logs")}})
 	if err != nil {
 		t.Fatalf("%v\n%s", err, yaml)
 	}

@@ -33,7 +33,7 @@ func TestCustomToolsAreCalledInARun(t *testing.T) {
 	needPython(t)
 	cfgPath, _ := filepath.Abs("testdata/customtools/team.yaml")
 	env := &Env{Getenv: os.Getenv, Stderr: discard{}, WorkDir: t.TempDir()} // paths resolve against the config's directory
-	out, err := Execute(t.Context(), env, Request{Question: "Capital of France, and shout hello.", Config: cfgPath, NoLogs: true, Timeout: 60})
+	out, err := Execute(t.Context(), env, Request{Question: "Capital of France, and shout hello.", Team: Team{Config: cfgPath}, Overrides: Overrides{Timeout: 60}, Logging: Logging{NoLogs: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +164,7 @@ func TestUpstreamCustomToolConfigsCallTheirTool(t *testing.T) {
 				}
 				return os.Getenv(k) // PATH, for Python
 			}, Stderr: &lockedBuffer{b: &stderr}, WorkDir: work}
-			out, err := Execute(t.Context(), env, Request{Question: "whats the sum of 123 and 456?", Config: abs, NoLogs: true, Timeout: 60})
+			out, err := Execute(t.Context(), env, Request{Question: "whats the sum of 123 and 456?", Team: Team{Config: abs}, Overrides: Overrides{Timeout: 60}, Logging: Logging{NoLogs: true}})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -80,7 +80,7 @@ func TestDecompositionEndToEndOnTheSimulator(t *testing.T) {
 	must(t, os.WriteFile(filepath.Join(dir, "c.yaml"), []byte(decompositionTeam), 0o644))
 	var stderr bytes.Buffer
 	env := &Env{Getenv: func(string) string { return "" }, Stderr: &lockedBuffer{b: &stderr}, WorkDir: dir}
-	out, err := Execute(t.Context(), env, Request{Question: "Build a calculator", Config: filepath.Join(dir, "c.yaml"), Timeout: 120})
+	out, err := Execute(t.Context(), env, Request{Question: "Build a calculator", Team: Team{Config: filepath.Join(dir, "c.yaml")}, Overrides: Overrides{Timeout: 120}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -88,8 +88,12 @@ orchestrator:
 `, proj, image)
 	var stderr strings.Builder
 	env := &Env{Getenv: func(string) string { return "" }, Stderr: &stderr, WorkDir: work}
-	out, err := Execute(t.Context(), env, Request{Question: "Build it and bump the version.", ConfigYAML: []byte(yaml),
-		LogDir: filepath.Join(work, "logs"), Timeout: 180})
+	out, err := Execute(t.Context(), env, Request{
+		Question:  "Build it and bump the version.",
+		Team:      Team{ConfigYAML: []byte(yaml)},
+		Overrides: Overrides{Timeout: 180},
+		Logging:   Logging{LogDir: filepath.Join(work, "logs")},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +190,7 @@ models:
 			var stderr strings.Builder
 			vars := map[string]string{"MASSGEN_OPENAI_BASE_URL": url}
 			env := &Env{Getenv: func(k string) string { return vars[k] }, Stderr: &stderr, WorkDir: t.TempDir()}
-			out, err := Execute(t.Context(), env, Request{Question: "Run something.", Config: abs, LogDir: filepath.Join(env.WorkDir, "logs"), Timeout: 120})
+			out, err := Execute(t.Context(), env, Request{Question: "Run something.", Team: Team{Config: abs}, Overrides: Overrides{Timeout: 120}, Logging: Logging{LogDir: filepath.Join(env.WorkDir, "logs")}})
 			if err != nil {
 				t.Fatalf("did not start: %v", err)
 			}

@@ -119,8 +119,12 @@ func TestDockerEnvFileInARun(t *testing.T) {
 	must(t, os.WriteFile(cfgPath, []byte(yaml), 0o644))
 	var stderr strings.Builder
 	env := &Env{Getenv: func(string) string { return "" }, Stderr: &stderr, WorkDir: work}
-	out, err := Execute(t.Context(), env, Request{Question: "Are the keys there?", Config: cfgPath,
-		LogDir: filepath.Join(work, "logs"), Timeout: 120})
+	out, err := Execute(t.Context(), env, Request{
+		Question:  "Are the keys there?",
+		Team:      Team{Config: cfgPath},
+		Overrides: Overrides{Timeout: 120},
+		Logging:   Logging{LogDir: filepath.Join(work, "logs")},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,7 +37,7 @@ func runReporting(t *testing.T, cfg string, want ...string) *Outcome {
 	dir := t.TempDir()
 	var stderr bytes.Buffer
 	env := &Env{Getenv: func(string) string { return "" }, Stderr: &lockedBuffer{b: &stderr}, WorkDir: dir}
-	out, err := Execute(t.Context(), env, Request{Question: "q", ConfigYAML: []byte(cfg), LogDir: filepath.Join(dir, "logs"), Timeout: 120})
+	out, err := Execute(t.Context(), env, Request{Question: "q", Team: Team{ConfigYAML: []byte(cfg)}, Overrides: Overrides{Timeout: 120}, Logging: Logging{LogDir: filepath.Join(dir, "logs")}})
 	if err != nil {
 		t.Fatalf("%v\n%s", err, stderr.String())
 	}

@@ -184,8 +184,13 @@ orchestrator:
 	}
 	var stderr strings.Builder
 	env := &Env{Getenv: func(string) string { return "" }, Stderr: &stderr, WorkDir: work}
-	out, err := Execute(t.Context(), env, Request{Question: "Improve the project.", ConfigYAML: []byte(yaml),
-		LogDir: filepath.Join(work, "logs"), Timeout: 120, Observe: observe})
+	out, err := Execute(t.Context(), env, Request{
+		Question:  "Improve the project.",
+		Team:      Team{ConfigYAML: []byte(yaml)},
+		Overrides: Overrides{Timeout: 120},
+		Logging:   Logging{LogDir: filepath.Join(work, "logs")},
+		Observer:  Observer{Observe: observe},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

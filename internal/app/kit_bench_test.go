@@ -88,7 +88,7 @@ func BenchmarkKitStartup(b *testing.B) {
 		}{{plain, "", &base}, {kit, prev, &with}} {
 			env := &Env{Getenv: func(string) string { return "" }, Stderr: discard{}, WorkDir: dir}
 			start := time.Now()
-			out, err := Execute(b.Context(), env, Request{Question: "q", Config: c.cfg, NoLogs: true, PreviousTurn: c.prev})
+			out, err := Execute(b.Context(), env, Request{Question: "q", Team: Team{Config: c.cfg}, Logging: Logging{NoLogs: true}, Resume: Resume{PreviousTurn: c.prev}})
 			if err != nil || out.Status != "completed" {
 				b.Fatalf("run failed: %v %+v", err, out)
 			}

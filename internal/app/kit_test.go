@@ -93,7 +93,7 @@ orchestrator:
 		t.Fatal(err)
 	}
 	defer s.Close(t.Context())
-	out, err := s.Turn(t.Context(), Request{Question: "Check the numbers.", Config: cfg, Timeout: 120}, true)
+	out, err := s.Turn(t.Context(), Request{Question: "Check the numbers.", Team: Team{Config: cfg}, Overrides: Overrides{Timeout: 120}}, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +131,7 @@ orchestrator:
 
 	// Turn 2 starts from the winner's memories: on disk and in the prompt.
 	before := len(srv.Requests())
-	out2, err := s.Turn(t.Context(), Request{Question: "Now the totals.", Config: cfg, Timeout: 120}, true)
+	out2, err := s.Turn(t.Context(), Request{Question: "Now the totals.", Team: Team{Config: cfg}, Overrides: Overrides{Timeout: 120}}, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +205,7 @@ orchestrator:
 `, url), 0o644))
 	var stderr strings.Builder
 	env := &Env{Getenv: func(string) string { return "" }, Stderr: &stderr, WorkDir: work}
-	out, err := Execute(t.Context(), env, Request{Question: "Clean the CSV.", Config: cfg, NoLogs: true, Timeout: 120})
+	out, err := Execute(t.Context(), env, Request{Question: "Clean the CSV.", Team: Team{Config: cfg}, Overrides: Overrides{Timeout: 120}, Logging: Logging{NoLogs: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,7 +251,7 @@ orchestrator:
 `), 0o644))
 	var stderr strings.Builder
 	env := &Env{Getenv: func(string) string { return "" }, Stderr: &stderr, WorkDir: work}
-	out, err := Execute(t.Context(), env, Request{Question: "q", Config: cfg, NoLogs: true, Timeout: 60})
+	out, err := Execute(t.Context(), env, Request{Question: "q", Team: Team{Config: cfg}, Overrides: Overrides{Timeout: 60}, Logging: Logging{NoLogs: true}})
 	if err != nil {
 		t.Fatal(err)
 	}

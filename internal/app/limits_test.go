@@ -16,7 +16,7 @@ func TestAQuestionPastTheLimitIsRefusedSayingWhatToDo(t *testing.T) {
 		t.Errorf("a question of exactly MaxQuestion bytes: %v", err)
 	}
 	env := &Env{Getenv: func(string) string { return "" }, Stderr: discard{}, WorkDir: t.TempDir()}
-	_, err := Execute(t.Context(), env, Request{Question: strings.Repeat("word ", 2<<20), Config: "@examples/sim_single_agent", NoLogs: true})
+	_, err := Execute(t.Context(), env, Request{Question: strings.Repeat("word ", 2<<20), Team: Team{Config: "@examples/sim_single_agent"}, Logging: Logging{NoLogs: true}})
 	var ae *Error
 	if !errors.As(err, &ae) || ae.Kind != KindConfig {
 		t.Fatalf("err = %v, want a config (usage) error", err)
@@ -47,7 +47,7 @@ func BenchmarkQuestionSize(b *testing.B) {
 	q := strings.Repeat("word ", MaxQuestion/5)
 	for b.Loop() {
 		env := &Env{Getenv: func(string) string { return "" }, Stderr: discard{}, WorkDir: dir}
-		out, err := Execute(b.Context(), env, Request{Question: q, ConfigYAML: []byte(teamOf(2)), LogDir: filepath.Join(dir, "logs"), Timeout: 120})
+		out, err := Execute(b.Context(), env, Request{Question: q, Team: Team{ConfigYAML: []byte(teamOf(2))}, Overrides: Overrides{Timeout: 120}, Logging: Logging{LogDir: filepath.Join(dir, "logs")}})
 		if err != nil || out.Status != "completed" {
 			b.Fatal(err, out.Status)
 		}
@@ -60,7 +60,7 @@ func BenchmarkTeamSize(b *testing.B) {
 	dir := b.TempDir()
 	for b.Loop() {
 		env := &Env{Getenv: func(string) string { return "" }, Stderr: discard{}, WorkDir: dir}
-		out, err := Execute(b.Context(), env, Request{Question: "q", ConfigYAML: []byte(teamOf(100)), LogDir: filepath.Join(dir, "logs"), Timeout: 120})
+		out, err := Execute(b.Context(), env, Request{Question: "q", Team: Team{ConfigYAML: []byte(teamOf(100))}, Overrides: Overrides{Timeout: 120}, Logging: Logging{LogDir: filepath.Join(dir, "logs")}})
 		if err != nil || out.Status != "completed" {
 			b.Fatal(err, out.Status)
 		}

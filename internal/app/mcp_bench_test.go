@@ -36,7 +36,7 @@ func BenchmarkMCPStartup(b *testing.B) {
 		for i, n := range counts {
 			env := &Env{Getenv: func(string) string { return "" }, Stderr: discard{}, WorkDir: dir}
 			start := time.Now()
-			out, err := Execute(b.Context(), env, Request{Question: "q", ConfigYAML: config(n), NoLogs: true})
+			out, err := Execute(b.Context(), env, Request{Question: "q", Team: Team{ConfigYAML: config(n)}, Logging: Logging{NoLogs: true}})
 			if err != nil || out.Status != "completed" {
 				b.Fatalf("run with %d servers failed: %v %+v", n, err, out)
 			}

@@ -146,7 +146,7 @@ orchestrator:
 	var runErr error
 	go func() {
 		defer close(done)
-		out, runErr = Execute(t.Context(), env, Request{Question: "Go.", ConfigYAML: []byte(yaml), LogDir: filepath.Join(work, "logs"), Timeout: 300})
+		out, runErr = Execute(t.Context(), env, Request{Question: "Go.", Team: Team{ConfigYAML: []byte(yaml)}, Overrides: Overrides{Timeout: 300}, Logging: Logging{LogDir: filepath.Join(work, "logs")}})
 	}()
 	release := func(dir, name string) { must(t, os.WriteFile(filepath.Join(dir, name), nil, 0o644)) }
 	t.Cleanup(func() { // never leave the run waiting, whatever failed
@@ -275,7 +275,7 @@ orchestrator:
 `, script, markA, markB, coordinate, present(1), present(2), other)
 	var stderr bytes.Buffer
 	env := &Env{Getenv: func(string) string { return "" }, Stderr: &lockedBuffer{b: &stderr}, WorkDir: work}
-	out, err := Execute(t.Context(), env, Request{Question: "Go.", ConfigYAML: []byte(yaml), LogDir: filepath.Join(work, "logs"), Timeout: 300})
+	out, err := Execute(t.Context(), env, Request{Question: "Go.", Team: Team{ConfigYAML: []byte(yaml)}, Overrides: Overrides{Timeout: 300}, Logging: Logging{LogDir: filepath.Join(work, "logs")}})
 	if err != nil {
 		t.Fatalf("%v\n%s", err, yaml)
 	}
@@ -356,7 +356,7 @@ ui: {enable_final_presentation: true}
 	var runErr error
 	go func() {
 		defer close(done)
-		out, runErr = Execute(t.Context(), env, Request{Question: "Go.", ConfigYAML: []byte(yaml), LogDir: filepath.Join(work, "logs"), Timeout: 300})
+		out, runErr = Execute(t.Context(), env, Request{Question: "Go.", Team: Team{ConfigYAML: []byte(yaml)}, Overrides: Overrides{Timeout: 300}, Logging: Logging{LogDir: filepath.Join(work, "logs")}})
 	}()
 	t.Cleanup(func() {
 		_ = os.WriteFile(filepath.Join(wsB, "go1"), nil, 0o644)

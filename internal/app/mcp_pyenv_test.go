@@ -95,7 +95,7 @@ func TestPythonMCPServerThroughAPyenvShimRunsInTheSandbox(t *testing.T) {
 `, server, secret.Name(), root, home, real, listing)
 	var stderr bytes.Buffer
 	env := &Env{Getenv: func(string) string { return "" }, Stderr: &lockedBuffer{b: &stderr}, WorkDir: work}
-	res, err := Execute(t.Context(), env, Request{Question: "Probe.", ConfigYAML: []byte(yaml), LogDir: filepath.Join(work, "logs"), Timeout: 120})
+	res, err := Execute(t.Context(), env, Request{Question: "Probe.", Team: Team{ConfigYAML: []byte(yaml)}, Overrides: Overrides{Timeout: 120}, Logging: Logging{LogDir: filepath.Join(work, "logs")}})
 	if err != nil {
 		t.Fatalf("%v\n%s", err, yaml)
 	}

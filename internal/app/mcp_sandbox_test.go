@@ -121,7 +121,7 @@ orchestrator:
 	projBefore := wstest.Snapshot(t, proj)
 	var stderr strings.Builder
 	env := &Env{Getenv: func(string) string { return "" }, Stderr: &stderr, WorkDir: work}
-	out, err := Execute(t.Context(), env, Request{Question: "Try.", ConfigYAML: []byte(yaml), LogDir: filepath.Join(work, "logs"), Timeout: 120})
+	out, err := Execute(t.Context(), env, Request{Question: "Try.", Team: Team{ConfigYAML: []byte(yaml)}, Overrides: Overrides{Timeout: 120}, Logging: Logging{LogDir: filepath.Join(work, "logs")}})
 	if err != nil {
 		t.Fatalf("%v\n%s", err, yaml)
 	}
@@ -172,7 +172,7 @@ func TestMCPServerOfAWorkspaceAgentNeedsTheSandbox(t *testing.T) {
 `, unsandboxed, fs)
 		var stderr strings.Builder
 		env := &Env{Getenv: func(string) string { return "" }, Stderr: &stderr, WorkDir: work}
-		out, err := Execute(t.Context(), env, Request{Question: "q", ConfigYAML: []byte(yaml), NoLogs: true, Timeout: 60})
+		out, err := Execute(t.Context(), env, Request{Question: "q", Team: Team{ConfigYAML: []byte(yaml)}, Overrides: Overrides{Timeout: 60}, Logging: Logging{NoLogs: true}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -299,7 +299,7 @@ orchestrator:
 	homeBefore := wstest.Snapshot(t, home)
 	var stderr strings.Builder
 	env := &Env{Getenv: func(string) string { return "" }, Stderr: &stderr, WorkDir: work}
-	out, err := Execute(t.Context(), env, Request{Question: "Probe.", ConfigYAML: []byte(yaml), LogDir: filepath.Join(work, "logs"), Timeout: 120})
+	out, err := Execute(t.Context(), env, Request{Question: "Probe.", Team: Team{ConfigYAML: []byte(yaml)}, Overrides: Overrides{Timeout: 120}, Logging: Logging{LogDir: filepath.Join(work, "logs")}})
 	if err != nil {
 		t.Fatalf("%v\n%s", err, yaml)
 	}

@@ -26,7 +26,7 @@ func TestAServerThatNeverStartsIsLeftOutAndTheRunSaysSo(t *testing.T) {
 `
 	var stderr bytes.Buffer
 	env := &Env{Getenv: func(string) string { return "" }, Stderr: &lockedBuffer{b: &stderr}, WorkDir: dir}
-	out, err := Execute(t.Context(), env, Request{Question: "q", ConfigYAML: []byte(cfg), LogDir: filepath.Join(dir, "logs"), Timeout: 120})
+	out, err := Execute(t.Context(), env, Request{Question: "q", Team: Team{ConfigYAML: []byte(cfg)}, Overrides: Overrides{Timeout: 120}, Logging: Logging{LogDir: filepath.Join(dir, "logs")}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -90,8 +90,12 @@ func TestMCPToolIsCalledInARunAndItsServerStopsAfter(t *testing.T) {
 	pidFile := filepath.Join(dir, "pids")
 	var stderr bytes.Buffer
 	env := &Env{Getenv: func(string) string { return "" }, Stderr: &lockedBuffer{b: &stderr}, WorkDir: dir}
-	out, err := Execute(t.Context(), env, Request{Question: "What is 2+40?", ConfigYAML: []byte(mcpTeam(server, pidFile)),
-		LogDir: filepath.Join(dir, "logs"), Timeout: 120})
+	out, err := Execute(t.Context(), env, Request{
+		Question:  "What is 2+40?",
+		Team:      Team{ConfigYAML: []byte(mcpTeam(server, pidFile))},
+		Overrides: Overrides{Timeout: 120},
+		Logging:   Logging{LogDir: filepath.Join(dir, "logs")},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +156,7 @@ func TestCachedTeamReusesItsMCPServerAcrossRuns(t *testing.T) {
 	teams := NewTeamCache()
 	for i := range 2 {
 		env := &Env{Getenv: func(string) string { return "" }, Stderr: discard{}, WorkDir: dir}
-		out, err := Execute(t.Context(), env, Request{Question: "ping?", Config: cfgPath, NoLogs: true, Teams: teams, Timeout: 120})
+		out, err := Execute(t.Context(), env, Request{Question: "ping?", Team: Team{Config: cfgPath, Teams: teams}, Overrides: Overrides{Timeout: 120}, Logging: Logging{NoLogs: true}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -253,7 +257,7 @@ func TestDotEnvVariableReachesTheServersEnvironment(t *testing.T) {
 `, server)
 	var stderr bytes.Buffer
 	env := &Env{Getenv: func(string) string { return "" }, Stderr: &lockedBuffer{b: &stderr}, WorkDir: dir}
-	out, err := Execute(t.Context(), env, Request{Question: "env?", ConfigYAML: []byte(cfg), NoLogs: true, Timeout: 120})
+	out, err := Execute(t.Context(), env, Request{Question: "env?", Team: Team{ConfigYAML: []byte(cfg)}, Overrides: Overrides{Timeout: 120}, Logging: Logging{NoLogs: true}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -74,7 +74,7 @@ orchestrator:
 `, proj, shared, fs)
 	var stderr strings.Builder
 	env := &Env{Getenv: func(string) string { return "" }, Stderr: &stderr, WorkDir: work}
-	out, err := Execute(t.Context(), env, Request{Question: "Write the files.", ConfigYAML: []byte(yaml), NoLogs: true, Timeout: 120})
+	out, err := Execute(t.Context(), env, Request{Question: "Write the files.", Team: Team{ConfigYAML: []byte(yaml)}, Overrides: Overrides{Timeout: 120}, Logging: Logging{NoLogs: true}})
 	if err != nil {
 		t.Fatal(err)
 	}

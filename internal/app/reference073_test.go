@@ -77,7 +77,7 @@ func TestV073ConfigsRunAgainstTheSimulator(t *testing.T) {
 			env := &Env{Getenv: func(k string) string { return vars[k] }, Stderr: discard{}, WorkDir: t.TempDir()}
 			makeContextPaths(t, abs, env.WorkDir)
 			before := len(srv.Requests())
-			out, err := Execute(t.Context(), env, Request{Question: "What is 2+2?", Config: abs, NoLogs: true, Timeout: 60})
+			out, err := Execute(t.Context(), env, Request{Question: "What is 2+2?", Team: Team{Config: abs}, Overrides: Overrides{Timeout: 60}, Logging: Logging{NoLogs: true}})
 			if err == nil {
 				checkKit(t, data, out, srv.Requests()[before:]) // kit_corpus_test.go
 			}

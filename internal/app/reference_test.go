@@ -67,7 +67,7 @@ func TestEveryReferenceConfigRunsAgainstTheSimulator(t *testing.T) {
 			abs, _ := filepath.Abs(f)
 			env := &Env{Getenv: func(k string) string { return vars[k] }, Stderr: discard{}, WorkDir: t.TempDir()}
 			makeContextPaths(t, abs, env.WorkDir)
-			out, err := Execute(t.Context(), env, Request{Question: "What is 2+2?", Config: abs, NoLogs: true, Timeout: 60})
+			out, err := Execute(t.Context(), env, Request{Question: "What is 2+2?", Team: Team{Config: abs}, Overrides: Overrides{Timeout: 60}, Logging: Logging{NoLogs: true}})
 			if err != nil {
 				t.Fatalf("did not start: %v", err)
 			}
@@ -146,7 +146,7 @@ func TestFilesystemConfigsRunWithoutIgnoredKeys(t *testing.T) {
 				var stderr strings.Builder
 				env := &Env{Getenv: func(k string) string { return vars[k] }, Stderr: &stderr, WorkDir: t.TempDir()}
 				makeContextPaths(t, abs, env.WorkDir)
-				out, err := Execute(t.Context(), env, Request{Question: "What is 2+2?", Config: abs, NoLogs: true, Timeout: 60})
+				out, err := Execute(t.Context(), env, Request{Question: "What is 2+2?", Team: Team{Config: abs}, Overrides: Overrides{Timeout: 60}, Logging: Logging{NoLogs: true}})
 				if err != nil {
 					t.Fatalf("did not start: %v", err)
 				}

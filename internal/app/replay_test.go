@@ -40,7 +40,7 @@ ui: {logging_enabled: true}
 `,
 	}
 	env := simDir(t, dir, files)
-	out, err := Execute(t.Context(), env, Request{Question: "What is the capital of France?", Config: "c.yaml", LogDir: filepath.Join(dir, "logs")})
+	out, err := Execute(t.Context(), env, Request{Question: "What is the capital of France?", Team: Team{Config: "c.yaml"}, Logging: Logging{LogDir: filepath.Join(dir, "logs")}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -132,7 +132,7 @@ func runOnSimulator(t *testing.T, config string, env map[string]string, prepare 
 			}
 		}
 		e := &Env{Getenv: func(k string) string { return vars[k] }, Stderr: discard{}, WorkDir: work}
-		out, err := Execute(t.Context(), e, Request{Question: "What is 2+2?", Config: config, NoLogs: true, Timeout: 60, Observe: observe})
+		out, err := Execute(t.Context(), e, Request{Question: "What is 2+2?", Team: Team{Config: config}, Overrides: Overrides{Timeout: 60}, Logging: Logging{NoLogs: true}, Observer: Observer{Observe: observe}})
 		mu.Lock()
 		defer mu.Unlock()
 		return out, err, srv, maps.Clone(called)

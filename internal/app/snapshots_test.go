@@ -118,8 +118,12 @@ orchestrator:
 `, proj, view("a"), view("b"), view("c"))
 	var stderr strings.Builder
 	env := &Env{Getenv: func(string) string { return "" }, Stderr: &stderr, WorkDir: work}
-	out, err := Execute(t.Context(), env, Request{Question: "Make greet polite.", ConfigYAML: []byte(yaml),
-		LogDir: filepath.Join(work, "logs"), Timeout: 120})
+	out, err := Execute(t.Context(), env, Request{
+		Question:  "Make greet polite.",
+		Team:      Team{ConfigYAML: []byte(yaml)},
+		Overrides: Overrides{Timeout: 120},
+		Logging:   Logging{LogDir: filepath.Join(work, "logs")},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,12 +35,16 @@ ui: {logging_enabled: true}
 	logDir := make(chan string, 1)
 	done := make(chan *Outcome, 1)
 	go func() {
-		out, err := Execute(ctx, env, Request{Question: "q", Config: "c.yaml", LogDir: filepath.Join(dir, "logs"),
-			Observe: func(sub *event.Subscription, info RunInfo) {
+		out, err := Execute(ctx, env, Request{
+			Question: "q",
+			Team:     Team{Config: "c.yaml"},
+			Logging:  Logging{LogDir: filepath.Join(dir, "logs")},
+			Observer: Observer{Observe: func(sub *event.Subscription, info RunInfo) {
 				logDir <- info.LogDir
 				for ok := true; ok; _, ok = sub.Next(nil) {
 				}
-			}})
+			}},
+		})
 		if err != nil {
 			t.Error(err)
 		}

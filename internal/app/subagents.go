@@ -182,8 +182,20 @@ func (c *childRunner) Run(ctx context.Context, s subagent.Spec) subagent.Report 
 	}
 	var stderr bytes.Buffer
 	env := &Env{Getenv: c.getenv, Stderr: &stderr, Now: c.now, WorkDir: s.Dir, DotEnvLoaded: true}
-	rq := Request{Question: s.Task, Agents: agents, Quick: !s.Refine, Timeout: s.Timeout.Seconds(),
-		LogDir: s.LogDir, NoLogs: s.LogDir == "", Automation: s.LogDir != "", ContextPaths: ro}
+	rq := Request{
+		Question: s.Task,
+		Team:     Team{Agents: agents},
+		Overrides: Overrides{
+			Quick:   !s.Refine,
+			Timeout: s.Timeout.Seconds(),
+		},
+		Files: Files{ContextPaths: ro},
+		Logging: Logging{
+			LogDir:     s.LogDir,
+			NoLogs:     s.LogDir == "",
+			Automation: s.LogDir != "",
+		},
+	}
 	out, err := Execute(subagent.WithInbox(ctx, s.Inbox), env, rq)
 	if w := stderr.Bytes(); len(bytes.TrimSpace(w)) > 0 && s.LogDir != "" {
 		// Its warnings, kept with its logs.

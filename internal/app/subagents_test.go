@@ -110,7 +110,7 @@ ui: {enable_final_presentation: false}
 	var stderr strings.Builder
 	env := &Env{Getenv: func(string) string { return "" }, Stderr: &stderr, WorkDir: work}
 	logs := filepath.Join(work, "logs")
-	out, err := Execute(t.Context(), env, Request{Question: "Build the jazz site.", ConfigYAML: []byte(yaml), LogDir: logs, Automation: true, Timeout: 300})
+	out, err := Execute(t.Context(), env, Request{Question: "Build the jazz site.", Team: Team{ConfigYAML: []byte(yaml)}, Overrides: Overrides{Timeout: 300}, Logging: Logging{LogDir: logs, Automation: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +211,7 @@ orchestrator:
 		}
 	}
 	env := &Env{Getenv: func(string) string { return "" }, Stderr: io.Discard, WorkDir: work}
-	out, err := Execute(t.Context(), env, Request{Question: "q", ConfigYAML: []byte(yaml), NoLogs: true, Timeout: 120, Observe: observe})
+	out, err := Execute(t.Context(), env, Request{Question: "q", Team: Team{ConfigYAML: []byte(yaml)}, Overrides: Overrides{Timeout: 120}, Logging: Logging{NoLogs: true}, Observer: Observer{Observe: observe}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -329,7 +329,7 @@ ui: {enable_final_presentation: false}
 			}
 		}
 		env := &Env{Getenv: func(string) string { return "" }, Stderr: discard{}, WorkDir: dir}
-		out, err := Execute(b.Context(), env, Request{Question: "q", ConfigYAML: []byte(yaml), NoLogs: true, Quick: true, Observe: observe})
+		out, err := Execute(b.Context(), env, Request{Question: "q", Team: Team{ConfigYAML: []byte(yaml)}, Overrides: Overrides{Quick: true}, Logging: Logging{NoLogs: true}, Observer: Observer{Observe: observe}})
 		if err != nil || out.Status != orchestrator.Completed {
 			b.Fatalf("run failed: %v %+v", err, out)
 		}

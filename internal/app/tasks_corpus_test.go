@@ -60,7 +60,7 @@ func TestUpstreamTaskPlanningConfigsOfferThePlanningTools(t *testing.T) {
 				env := &Env{Getenv: func(k string) string { return vars[k] }, Stderr: discard{}, WorkDir: t.TempDir()}
 				makeContextPaths(t, abs, env.WorkDir)
 				before := len(srv.Requests())
-				out, err := Execute(t.Context(), env, Request{Question: "What is 2+2?", Config: abs, NoLogs: true, Timeout: 60})
+				out, err := Execute(t.Context(), env, Request{Question: "What is 2+2?", Team: Team{Config: abs}, Overrides: Overrides{Timeout: 60}, Logging: Logging{NoLogs: true}})
 				if err != nil && strings.Contains(err.Error(), "which is not set") {
 					t.Skipf("needs keys the config names: %v", err) // azure_openai_multi: its own variable names
 				}

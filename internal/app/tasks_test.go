@@ -67,7 +67,7 @@ orchestrator:
 	must(t, os.WriteFile(filepath.Join(dir, "c.yaml"), []byte(cfg), 0o644))
 	var stderr bytes.Buffer
 	env := &Env{Getenv: func(string) string { return "" }, Stderr: &lockedBuffer{b: &stderr}, WorkDir: dir}
-	out, err := Execute(t.Context(), env, Request{Question: "q", Config: filepath.Join(dir, "c.yaml"), Timeout: 120})
+	out, err := Execute(t.Context(), env, Request{Question: "q", Team: Team{Config: filepath.Join(dir, "c.yaml")}, Overrides: Overrides{Timeout: 120}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,7 +36,7 @@ func TestBuiltinToolFlagsReachTheProviderAdapters(t *testing.T) {
 }
 
 func TestModelWithProviderPrefixSelectsTheProviderAndDropsThePrefix(t *testing.T) {
-	cfg, err := quickConfig(&Request{Model: "openrouter/openai/gpt-4o-mini"}, func(string) string { return "" })
+	cfg, err := quickConfig(&Request{Team: Team{Model: "openrouter/openai/gpt-4o-mini"}}, func(string) string { return "" })
 	if err != nil {
 		t.Fatal(err)
 	}

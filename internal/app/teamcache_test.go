@@ -43,7 +43,7 @@ func serveRunner(t *testing.T, cfg string) (*cachedRunner, *syncBuffer, string) 
 
 func (r *cachedRunner) Run(ctx context.Context, question string) (*Outcome, error) {
 	env := r.env
-	return Execute(ctx, &env, Request{Question: question, Config: r.path, NoLogs: true, Teams: r.teams})
+	return Execute(ctx, &env, Request{Question: question, Team: Team{Config: r.path, Teams: r.teams}, Logging: Logging{NoLogs: true}})
 }
 
 func ask(t *testing.T, r *cachedRunner) *Outcome {
@@ -145,12 +145,12 @@ func TestTeamCacheEvictsTheLeastRecentlyUsed(t *testing.T) {
 	c := NewTeamCache()
 	defer c.Close()
 	env := &Env{Getenv: func(string) string { return "" }, Stderr: &bytes.Buffer{}, WorkDir: t.TempDir()}
-	_, held, err := c.prepare(env, &Request{Model: "sim-held"}, env.Getenv)
+	_, held, err := c.prepare(env, &Request{Team: Team{Model: "sim-held"}}, env.Getenv)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i := range teamCacheSize + 5 {
-		_, release, err := c.prepare(env, &Request{Model: fmt.Sprintf("gpt-4o-mini-%d", i)}, func(k string) string {
+		_, release, err := c.prepare(env, &Request{Team: Team{Model: fmt.Sprintf("gpt-4o-mini-%d", i)}}, func(k string) string {
 			if k == "OPENAI_API_KEY" {
 				return "k"
 			}
@@ -216,15 +216,15 @@ func TestTeamCacheHandsOutOneTeamPerConfig(t *testing.T) {
 		}
 		return ""
 	}, Stderr: &bytes.Buffer{}, WorkDir: t.TempDir()}
-	p1, r1, err := c.prepare(env, &Request{Model: "gpt-4o-mini"}, env.Getenv)
+	p1, r1, err := c.prepare(env, &Request{Team: Team{Model: "gpt-4o-mini"}}, env.Getenv)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p2, r2, err := c.prepare(env, &Request{Model: "gpt-4o-mini"}, env.Getenv)
+	p2, r2, err := c.prepare(env, &Request{Team: Team{Model: "gpt-4o-mini"}}, env.Getenv)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p3, r3, err := c.prepare(env, &Request{Model: "gpt-4o"}, env.Getenv)
+	p3, r3, err := c.prepare(env, &Request{Team: Team{Model: "gpt-4o"}}, env.Getenv)
 	if err != nil {
 		t.Fatal(err)
 	}

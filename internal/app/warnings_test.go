@@ -39,8 +39,16 @@ func TestAppWarningsAreEventsOfTheRun(t *testing.T) {
 	var stderr bytes.Buffer
 	vars := map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:1"}
 	env := &Env{Getenv: func(k string) string { return vars[k] }, Stderr: &stderr, WorkDir: t.TempDir()}
-	out, err := Execute(t.Context(), env, Request{Question: "Read @nowhere.txt", ConfigYAML: []byte(warnedYAML), NoLogs: true,
-		MissingRefs: []string{"@nowhere.txt"}, Observe: collect(&events), ObserveSkips: event.Deltas})
+	out, err := Execute(t.Context(), env, Request{
+		Question: "Read @nowhere.txt",
+		Team:     Team{ConfigYAML: []byte(warnedYAML)},
+		Files:    Files{MissingRefs: []string{"@nowhere.txt"}},
+		Logging:  Logging{NoLogs: true},
+		Observer: Observer{
+			Observe:      collect(&events),
+			ObserveSkips: event.Deltas,
+		},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +83,7 @@ func TestAppWarningsAreEventsOfTheRun(t *testing.T) {
 func TestAnUnobservedRunPrintsItsWarnings(t *testing.T) {
 	var stderr bytes.Buffer
 	env := &Env{Getenv: func(string) string { return "" }, Stderr: &stderr, WorkDir: t.TempDir()}
-	out, err := Execute(t.Context(), env, Request{Question: "q", ConfigYAML: []byte(warnedYAML), NoLogs: true})
+	out, err := Execute(t.Context(), env, Request{Question: "q", Team: Team{ConfigYAML: []byte(warnedYAML)}, Logging: Logging{NoLogs: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,8 +98,12 @@ func TestTheWarningsOfARunThatNeverStartsGoToStderr(t *testing.T) {
 	var stderr bytes.Buffer
 	var events []event.Event
 	env := &Env{Getenv: func(string) string { return "" }, Stderr: &stderr, WorkDir: t.TempDir()}
-	_, err := Execute(t.Context(), env, Request{Question: "q", NoLogs: true, Observe: collect(&events),
-		ConfigYAML: []byte(warnedYAML + "  - id: b\n    backend: {type: openai, model: gpt-4o}\n")})
+	_, err := Execute(t.Context(), env, Request{
+		Question: "q",
+		Team:     Team{ConfigYAML: []byte(warnedYAML + "  - id: b\n    backend: {type: openai, model: gpt-4o}\n")},
+		Logging:  Logging{NoLogs: true},
+		Observer: Observer{Observe: collect(&events)},
+	})
 	if err == nil || !strings.Contains(err.Error(), "needs an API key") {
 		t.Fatalf("err = %v, want the missing key", err)
 	}

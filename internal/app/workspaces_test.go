@@ -79,8 +79,12 @@ orchestrator:
 	var stderr strings.Builder
 	env := &Env{Getenv: func(string) string { return "" }, Stderr: &stderr, WorkDir: work}
 	before := wstest.Snapshot(t, proj)
-	out, err := Execute(t.Context(), env, Request{Question: "Build a greeting.", ConfigYAML: []byte(yaml),
-		LogDir: filepath.Join(work, "logs"), Timeout: 120})
+	out, err := Execute(t.Context(), env, Request{
+		Question:  "Build a greeting.",
+		Team:      Team{ConfigYAML: []byte(yaml)},
+		Overrides: Overrides{Timeout: 120},
+		Logging:   Logging{LogDir: filepath.Join(work, "logs")},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +114,7 @@ func TestMissingContextPathFailsAtStart(t *testing.T) {
 	for path, want := range map[string]string{"nowhere": "context path nowhere does not exist", "afile/": "context path afile/ is a file"} {
 		yaml := "agent:\n  backend: {type: sim, cwd: ws}\norchestrator:\n  context_paths: [{path: " + path + "}]\n"
 		env := &Env{Getenv: func(string) string { return "" }, Stderr: discard{}, WorkDir: work}
-		_, err := Execute(t.Context(), env, Request{Question: "q", ConfigYAML: []byte(yaml), NoLogs: true})
+		_, err := Execute(t.Context(), env, Request{Question: "q", Team: Team{ConfigYAML: []byte(yaml)}, Logging: Logging{NoLogs: true}})
 		if err == nil || !strings.Contains(err.Error(), want) || KindOf(err) != KindConfig {
 			t.Errorf("%s: %v (kind %v), want a config error saying %q", path, err, KindOf(err), want)
 		}
@@ -169,7 +173,7 @@ orchestrator:
 `, proj)
 	var stderr strings.Builder
 	env := &Env{Getenv: func(string) string { return "" }, Stderr: &stderr, WorkDir: work}
-	out, err := Execute(t.Context(), env, Request{Question: "Patch main.go.", ConfigYAML: []byte(yaml), LogDir: filepath.Join(work, "logs"), Timeout: 120})
+	out, err := Execute(t.Context(), env, Request{Question: "Patch main.go.", Team: Team{ConfigYAML: []byte(yaml)}, Overrides: Overrides{Timeout: 120}, Logging: Logging{LogDir: filepath.Join(work, "logs")}})
 	if err != nil {
 		t.Fatal(err)
 	}

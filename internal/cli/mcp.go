@@ -119,7 +119,7 @@ func serveMCP(cmd *cobra.Command, env *Env, f mcpFlags) error {
 	}
 	if f.config != "" {
 		// A typo fails at start, not on every call.
-		if _, err := app.ResolveConfig(&runEnv, &app.Request{Config: f.config}, runEnv.Getenv); err != nil {
+		if _, err := app.ResolveConfig(&runEnv, &app.Request{Team: app.Team{Config: f.config}}, runEnv.Getenv); err != nil {
 			return err
 		}
 	}

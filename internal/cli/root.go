@@ -66,7 +66,7 @@ func Run(ctx context.Context, args []string, env Env) int {
 }
 
 func newRoot(ctx context.Context, env *Env, argv []string) *cobra.Command {
-	rq := app.Request{Args: argv}
+	rq := app.Request{Logging: app.Logging{Args: argv}}
 	var outputFile, cwdContext, displayFlag string
 	var noAtRefs bool
 	var up upstreamFlags

@@ -91,8 +91,21 @@ func (s *ServeRunner) Close() { s.teams.Close() }
 // Run is a server.Runner.
 func (s *ServeRunner) Run(ctx context.Context, r server.RunRequest) (*server.RunResult, error) {
 	o := s.o
-	rq := app.Request{Question: r.Question, History: r.History, ClientTools: r.Tools, PreviousTurn: r.PreviousLogDir,
-		NoLogs: o.NoLogs, LogDir: o.LogDir, Debug: o.Debug, Args: []string{"serve"}, Teams: s.teams}
+	rq := app.Request{
+		Question: r.Question,
+		Team:     app.Team{Teams: s.teams},
+		Client: app.Client{
+			History:     r.History,
+			ClientTools: r.Tools,
+		},
+		Logging: app.Logging{
+			NoLogs: o.NoLogs,
+			LogDir: o.LogDir,
+			Debug:  o.Debug,
+			Args:   []string{"serve"},
+		},
+		Resume: app.Resume{PreviousTurn: r.PreviousLogDir},
+	}
 	rq.Seed, rq.SeedVotes = carriedFrom(r.ResumeFrom)
 	if f := r.Output; f != nil {
 		rq.FinalFormat = &app.FinalFormat{Instruction: f.Instruction(), Name: f.Name, Schema: f.Schema, Strict: f.Strict}
@@ -383,7 +396,7 @@ func serve(cmd *cobra.Command, env *Env, f serveFlags) error {
 	// Check the default config now, so that a typo fails at start rather
 	// than on every request. Discovery may legitimately find nothing (no
 	// key set): the massgen/<example> models still work, so only warn.
-	probe := app.Request{Config: f.config, Model: f.defaultModel}
+	probe := app.Request{Team: app.Team{Config: f.config, Model: f.defaultModel}}
 	if _, err := app.ResolveConfig(env.app(), &probe, getenv); err != nil {
 		if f.config != "" || f.defaultModel != "" {
 			return err

@@ -128,7 +128,7 @@ func TestConfigDisplayType(t *testing.T) {
 // says what is wrong with it.
 func TestConfigDisplayKeepsModeOnABadConfig(t *testing.T) {
 	env := &Env{Getenv: func(string) string { return "" }, Stderr: &bytes.Buffer{}, WorkDir: t.TempDir()}
-	if got := configDisplay(env, app.Request{Config: "missing.yaml"}, displayTUI); got != displayTUI {
+	if got := configDisplay(env, app.Request{Team: app.Team{Config: "missing.yaml"}}, displayTUI); got != displayTUI {
 		t.Errorf("a missing config: %q, want tui kept", got)
 	}
 }

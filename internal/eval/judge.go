@@ -78,8 +78,15 @@ func JudgePrompt(template string, it dataset.Item, answer string) string {
 }
 
 func (j *Judge) Score(ctx context.Context, it dataset.Item, answer string) (Score, error) {
-	rq := app.Request{Question: JudgePrompt(j.Prompt, it, answer), Config: j.Config, Model: j.Model,
-		Quick: true, NoLogs: true}
+	rq := app.Request{
+		Question: JudgePrompt(j.Prompt, it, answer),
+		Team: app.Team{
+			Config: j.Config,
+			Model:  j.Model,
+		},
+		Overrides: app.Overrides{Quick: true},
+		Logging:   app.Logging{NoLogs: true},
+	}
 	if j.Config != "" {
 		rq.SingleAgent = j.Agent
 		if rq.SingleAgent == "" {

@@ -65,7 +65,7 @@ func systems(env *app.Env, configs []string, baselines, seed bool) ([]System, er
 	for _, c := range configs {
 		e := *env
 		e.Stderr = io.Discard // the first run prints the config's warnings
-		cfg, err := app.ResolveConfig(&e, &app.Request{Config: c}, e.Getenv)
+		cfg, err := app.ResolveConfig(&e, &app.Request{Team: app.Team{Config: c}}, e.Getenv)
 		if err != nil {
 			return nil, err
 		}
@@ -238,24 +238,35 @@ launch:
 func runOne(ctx context.Context, o Options, spec Spec, stderr io.Writer, t task) (*Run, error) {
 	var recs []event.Record
 	rq := app.Request{
-		Question: t.item.Prompt(), Config: t.sys.Config, SingleAgent: t.sys.Agent,
-		Timeout: spec.TimeoutSeconds, MaxCostUSD: spec.MaxCostUSD, MaxTokens: spec.MaxTokens,
-		NoLogs: !o.Logs, LogDir: filepath.Join(o.Dir, "logs"),
-		// The observer runs in Execute's own wait group: recs is whole
-		// when Execute returns.
-		Observe: func(sub *event.Subscription, _ app.RunInfo) {
-			for {
-				e, ok := sub.Next(nil)
-				if !ok {
-					return
-				}
-				if w, ok := e.(event.Warning); ok {
-					fmt.Fprintln(stderr, w.Line()) // once each, as the runs' warnings always were
-				}
-				recs = append(recs, event.ToRecord(e))
-			}
+		Question: t.item.Prompt(),
+		Team:     app.Team{Config: t.sys.Config},
+		Overrides: app.Overrides{
+			SingleAgent: t.sys.Agent,
+			Timeout:     spec.TimeoutSeconds,
+			MaxCostUSD:  spec.MaxCostUSD,
+			MaxTokens:   spec.MaxTokens,
 		},
-		ObserveSkips: event.Deltas,
+		Logging: app.Logging{
+			NoLogs: !o.Logs,
+			LogDir: filepath.Join(o.Dir, "logs"),
+		},
+		Observer: app.Observer{
+			// The observer runs in Execute's own wait group: recs is whole
+			// when Execute returns.
+			Observe: func(sub *event.Subscription, _ app.RunInfo) {
+				for {
+					e, ok := sub.Next(nil)
+					if !ok {
+						return
+					}
+					if w, ok := e.(event.Warning); ok {
+						fmt.Fprintln(stderr, w.Line()) // once each, as the runs' warnings always were
+					}
+					recs = append(recs, event.ToRecord(e))
+				}
+			},
+			ObserveSkips: event.Deltas,
+		},
 	}
 	if spec.EpochSeed {
 		rq.Params = map[string]any{"seed": t.epoch}

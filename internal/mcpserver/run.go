@@ -99,7 +99,7 @@ func (s *Server) run(ctx context.Context, req *mcp.CallToolRequest, in RunInput)
 // request turns a call's arguments into a run. shown is false when the
 // run's config errors must be withheld (configs.go).
 func (s *Server) request(in RunInput) (rq app.Request, shown bool, err error) {
-	rq = app.Request{Question: in.Question, NoLogs: s.o.NoLogs, LogDir: s.o.LogDir, Args: []string{"mcp"}, Teams: s.teams}
+	rq = app.Request{Question: in.Question, Team: app.Team{Teams: s.teams}, Logging: app.Logging{NoLogs: s.o.NoLogs, LogDir: s.o.LogDir, Args: []string{"mcp"}}}
 	if strings.TrimSpace(in.Question) == "" {
 		return rq, true, errors.New("question is empty: ask the team something")
 	}

@@ -151,7 +151,7 @@ func (u *UI) startRun(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusBadRequest, "type a question first")
 		return
 	}
-	rq := app.Request{Question: req.Question, LogDir: u.d.LogDir, Args: []string{"--web"}}
+	rq := app.Request{Question: req.Question, Logging: app.Logging{LogDir: u.d.LogDir, Args: []string{"--web"}}}
 	if req.Config != "" {
 		src, ok := u.d.Configs()[req.Config]
 		if !ok {

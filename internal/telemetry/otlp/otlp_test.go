@@ -167,8 +167,12 @@ func TestRunExportsToCollector(t *testing.T) {
 	vars := map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": rcv.URL, "OTEL_RESOURCE_ATTRIBUTES": "deployment.environment=test"}
 	var stderr lockedBuffer
 	env := &app.Env{Getenv: func(k string) string { return vars[k] }, Stderr: &stderr, WorkDir: dir}
-	out, err := app.Execute(t.Context(), env, app.Request{Question: "What is the capital of France?",
-		Config: filepath.Join(dir, "c.yaml"), NoLogs: true, Timeout: 120})
+	out, err := app.Execute(t.Context(), env, app.Request{
+		Question:  "What is the capital of France?",
+		Team:      app.Team{Config: filepath.Join(dir, "c.yaml")},
+		Overrides: app.Overrides{Timeout: 120},
+		Logging:   app.Logging{NoLogs: true},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -412,7 +416,7 @@ func TestUnreachableEndpointWarns(t *testing.T) {
 	vars := map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": url}
 	var stderr lockedBuffer
 	env := &app.Env{Getenv: func(k string) string { return vars[k] }, Stderr: &stderr, WorkDir: t.TempDir()}
-	out, err := app.Execute(t.Context(), env, app.Request{Question: "q", Config: "@examples/sim_three_agents", NoLogs: true})
+	out, err := app.Execute(t.Context(), env, app.Request{Question: "q", Team: app.Team{Config: "@examples/sim_three_agents"}, Logging: app.Logging{NoLogs: true}})
 	if err != nil || out.Status != "completed" {
 		t.Fatalf("status %v, err %v", out, err)
 	}
@@ -469,7 +473,7 @@ func TestRunExportsOverGRPCInTheCallersTrace(t *testing.T) {
 		"TRACEPARENT": "00-" + traceID + "-" + callerSpan + "-01", "TRACESTATE": "caller=yes"}
 	var stderr lockedBuffer
 	env := &app.Env{Getenv: func(k string) string { return vars[k] }, Stderr: &stderr, WorkDir: t.TempDir()}
-	out, err := app.Execute(t.Context(), env, app.Request{Question: "q", Config: "@examples/sim_three_agents", NoLogs: true})
+	out, err := app.Execute(t.Context(), env, app.Request{Question: "q", Team: app.Team{Config: "@examples/sim_three_agents"}, Logging: app.Logging{NoLogs: true}})
 	if err != nil || out.Status != "completed" {
 		t.Fatalf("status %v, err %v\n%s", out, err, stderr.String())
 	}
