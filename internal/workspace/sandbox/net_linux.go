@@ -29,12 +29,20 @@ const relayPortBase = 47100
 // control socket and massgen's side of every relayed connection. A Net
 // serves one program; Close it once the program has exited.
 type Net struct {
-	routes []Route
-	ports  []int
-	ends   []*hostEnd
+	hostSide
 	exe    string   // the relay's executable: this program
 	inside *os.File // the relay's end of the control socket
 	ctl    *net.UnixConn
+}
+
+// hostSide is massgen's side of a relayed network, whichever way the
+// relayed connections come (a Net's control socket, a TunnelNet's
+// tunnel): the endpoints as the inside reaches them, massgen's end of
+// each, and every connection relayed so far.
+type hostSide struct {
+	routes []Route
+	ports  []int
+	ends   []*hostEnd
 
 	mu     sync.Mutex
 	conns  map[net.Conn]struct{}
@@ -58,32 +66,10 @@ func NewNet(eps []Endpoint) (*Net, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the network relay: %w", err)
 	}
-	n := &Net{exe: exe, conns: map[net.Conn]struct{}{}}
-	n.ctx, n.cancel = context.WithCancel(context.Background())
-	for i, ep := range eps {
-		u, err := url.Parse(ep.URL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			n.Close()
-			return nil, fmt.Errorf("endpoint %q is not an http or https URL", ep.URL)
-		}
-		port := relayPortBase + i
-		inside := *u
-		inside.Scheme, inside.Host, inside.User = "http", "127.0.0.1:"+strconv.Itoa(port), nil
-		r := Route{URL: inside.String()}
-		end := &hostEnd{}
-		if u.Scheme == "https" || ep.Key != "" {
-			if ep.Key != "" {
-				r.Key = standIn()
-			}
-			end.proxy(u, ep.Key, r.Key)
-			n.wg.Go(func() { _ = end.srv.Serve(end.ln) })
-		} else {
-			end.addr = u.Host
-			if u.Port() == "" {
-				end.addr = net.JoinHostPort(u.Hostname(), "80")
-			}
-		}
-		n.routes, n.ports, n.ends = append(n.routes, r), append(n.ports, port), append(n.ends, end)
+	n := &Net{exe: exe}
+	if err := n.hostSide.open(eps); err != nil {
+		n.Close()
+		return nil, err
 	}
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
@@ -108,13 +94,7 @@ func (n *Net) Routes() []Route { return n.routes }
 
 // Close ends every relayed connection and massgen's side of the relay.
 func (n *Net) Close() error {
-	n.mu.Lock()
-	n.closed = true
-	for c := range n.conns {
-		c.Close()
-	}
-	n.mu.Unlock()
-	n.cancel()
+	n.shut()
 	if n.ctl != nil {
 		n.ctl.Close()
 	}
@@ -195,8 +175,52 @@ func (n *Net) serve() {
 	}
 }
 
+// open sets up massgen's end of each of eps, the i-th reached inside on
+// port relayPortBase+i. On an error the caller closes what is open.
+func (n *hostSide) open(eps []Endpoint) error {
+	n.conns = map[net.Conn]struct{}{}
+	n.ctx, n.cancel = context.WithCancel(context.Background())
+	for i, ep := range eps {
+		u, err := url.Parse(ep.URL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("endpoint %q is not an http or https URL", ep.URL)
+		}
+		port := relayPortBase + i
+		inside := *u
+		inside.Scheme, inside.Host, inside.User = "http", "127.0.0.1:"+strconv.Itoa(port), nil
+		r := Route{URL: inside.String()}
+		end := &hostEnd{}
+		if u.Scheme == "https" || ep.Key != "" {
+			if ep.Key != "" {
+				r.Key = standIn()
+			}
+			end.proxy(u, ep.Key, r.Key)
+			n.wg.Go(func() { _ = end.srv.Serve(end.ln) })
+		} else {
+			end.addr = u.Host
+			if u.Port() == "" {
+				end.addr = net.JoinHostPort(u.Hostname(), "80")
+			}
+		}
+		n.routes, n.ports, n.ends = append(n.routes, r), append(n.ports, port), append(n.ends, end)
+	}
+	return nil
+}
+
+// shut marks n closed, ends every relayed connection and cancels the
+// dials under way; the caller then closes its own parts and the ends.
+func (n *hostSide) shut() {
+	n.mu.Lock()
+	n.closed = true
+	for c := range n.conns {
+		c.Close()
+	}
+	n.mu.Unlock()
+	n.cancel()
+}
+
 // track records a connection for Close; false once closed.
-func (n *Net) track(c net.Conn) bool {
+func (n *hostSide) track(c net.Conn) bool {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.closed {
@@ -206,7 +230,7 @@ func (n *Net) track(c net.Conn) bool {
 	return true
 }
 
-func (n *Net) untrack(c net.Conn) {
+func (n *hostSide) untrack(c net.Conn) {
 	n.mu.Lock()
 	delete(n.conns, c)
 	n.mu.Unlock()
@@ -214,7 +238,7 @@ func (n *Net) untrack(c net.Conn) {
 }
 
 // tcp relays c to addr.
-func (n *Net) tcp(c net.Conn, addr string) {
+func (n *hostSide) tcp(c net.Conn, addr string) {
 	defer n.untrack(c)
 	d := net.Dialer{Timeout: 30 * time.Second}
 	up, err := d.DialContext(n.ctx, "tcp", addr)

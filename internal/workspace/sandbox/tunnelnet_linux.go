@@ -1,14 +1,8 @@
 package sandbox
 
 import (
-	"context"
-	"fmt"
 	"io"
-	"net"
-	"net/url"
 	"strconv"
-	"sync"
-	"time"
 )
 
 // TunnelNet is the network of a container (docker mode): its endpoints,
@@ -20,47 +14,16 @@ import (
 // TCP. One TunnelNet serves the containers of one agent in turn (a
 // container made anew keeps the routes); Close it when the agent is done.
 type TunnelNet struct {
-	routes []Route
-	ports  []int
-	ends   []*hostEnd
-
-	mu     sync.Mutex
-	conns  map[net.Conn]struct{}
-	closed bool
-	wg     sync.WaitGroup
-	ctx    context.Context
-	cancel context.CancelFunc
+	hostSide
 }
 
 // NewTunnelNet prepares the network of a container whose only ways out
 // are eps.
 func NewTunnelNet(eps []Endpoint) (*TunnelNet, error) {
-	n := &TunnelNet{conns: map[net.Conn]struct{}{}}
-	n.ctx, n.cancel = context.WithCancel(context.Background())
-	for i, ep := range eps {
-		u, err := url.Parse(ep.URL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			n.Close()
-			return nil, fmt.Errorf("endpoint %q is not an http or https URL", ep.URL)
-		}
-		port := relayPortBase + i
-		inside := *u
-		inside.Scheme, inside.Host, inside.User = "http", "127.0.0.1:"+strconv.Itoa(port), nil
-		r := Route{URL: inside.String()}
-		end := &hostEnd{}
-		if u.Scheme == "https" || ep.Key != "" {
-			if ep.Key != "" {
-				r.Key = standIn()
-			}
-			end.proxy(u, ep.Key, r.Key)
-			n.wg.Go(func() { _ = end.srv.Serve(end.ln) })
-		} else {
-			end.addr = u.Host
-			if u.Port() == "" {
-				end.addr = net.JoinHostPort(u.Hostname(), "80")
-			}
-		}
-		n.routes, n.ports, n.ends = append(n.routes, r), append(n.ports, port), append(n.ends, end)
+	n := &TunnelNet{}
+	if err := n.open(eps); err != nil {
+		n.Close()
+		return nil, err
 	}
 	return n, nil
 }
@@ -116,13 +79,7 @@ func (n *TunnelNet) ServeReady(r io.Reader, w io.Writer, ready func()) error {
 // Close ends every relayed connection and massgen's side of the
 // endpoints.
 func (n *TunnelNet) Close() error {
-	n.mu.Lock()
-	n.closed = true
-	for c := range n.conns {
-		c.Close()
-	}
-	n.mu.Unlock()
-	n.cancel()
+	n.shut()
 	for _, e := range n.ends {
 		if e.srv != nil {
 			e.srv.Close()
@@ -132,37 +89,4 @@ func (n *TunnelNet) Close() error {
 	}
 	n.wg.Wait()
 	return nil
-}
-
-func (n *TunnelNet) track(c net.Conn) bool {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.closed {
-		return false
-	}
-	n.conns[c] = struct{}{}
-	return true
-}
-
-func (n *TunnelNet) untrack(c net.Conn) {
-	n.mu.Lock()
-	delete(n.conns, c)
-	n.mu.Unlock()
-	c.Close()
-}
-
-// tcp relays c to addr.
-func (n *TunnelNet) tcp(c net.Conn, addr string) {
-	defer n.untrack(c)
-	d := net.Dialer{Timeout: 30 * time.Second}
-	up, err := d.DialContext(n.ctx, "tcp", addr)
-	if err != nil {
-		return
-	}
-	if !n.track(up) {
-		up.Close()
-		return
-	}
-	defer n.untrack(up)
-	pipe(c, up)
 }
