@@ -33,9 +33,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/moby/moby/api/pkg/stdcopy"
 	"github.com/moby/moby/api/types/mount"
-	"github.com/moby/moby/client"
 
 	"github.com/massgen/massgen/internal/workspace/sandbox"
 )
@@ -118,46 +116,9 @@ func (b *dockerBox) startEndpointsLocked(ctx context.Context) error {
 	if b.ep == nil {
 		return nil
 	}
-	ex, err := b.cli.ExecCreate(ctx, b.id, client.ExecCreateOptions{User: b.user, AttachStdin: true, AttachStdout: true,
-		AttachStderr: true, Env: []string{"LANG=C.UTF-8"}, WorkingDir: "/", Cmd: b.ep.relay})
+	stop, err := b.startRelay(ctx, b.id, b.ep.relay, b.ep.net)
 	if err != nil {
-		return fmt.Errorf("cannot start the network relay in agent %s's container: %w", b.g.Agent(), err)
-	}
-	att, err := b.cli.ExecAttach(ctx, ex.ID, client.ExecAttachOptions{})
-	if err != nil {
-		return fmt.Errorf("cannot start the network relay in agent %s's container: %w", b.g.Agent(), err)
-	}
-	pr, pw := io.Pipe()
-	errs := &capped{max: 2000}
-	go func() {
-		_, err := stdcopy.StdCopy(pw, errs, att.Reader)
-		pw.CloseWithError(err)
-	}()
-	done, ready := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = b.ep.net.ServeReady(pr, att.Conn, func() { close(ready) })
-		att.Close() // a tunnel torn down (an overrun) ends its relay too
-	}()
-	stop := func() {
-		att.Close()
-		pr.Close()
-		<-done
-	}
-	// A command must not start before the relay listens: it would find
-	// nothing at its endpoints.
-	select {
-	case <-ready:
-	case <-done:
-		stop()
-		return fmt.Errorf("the network relay in agent %s's container ended at once: %s", b.g.Agent(), strings.TrimSpace(errs.buf.String()))
-	case <-time.After(relayTimeout):
-		stop()
-		return fmt.Errorf("the network relay in agent %s's container did not start within %v: %s", b.g.Agent(), relayTimeout,
-			strings.TrimSpace(errs.buf.String()))
-	case <-ctx.Done():
-		stop()
-		return ctx.Err()
+		return err
 	}
 	b.ep.mu.Lock()
 	b.ep.stop = stop

@@ -227,7 +227,9 @@ func engineEnv() []string {
 }
 
 // startRelay runs the network relay (argv) in container id, serves it
-// with n until the returned stop, and returns once the relay listens.
+// with n until the returned stop, and returns once the relay listens: the
+// relay of a program (Program) and that of a container's commands
+// (startEndpointsLocked).
 func (b *dockerBox) startRelay(ctx context.Context, id string, argv []string, n *sandbox.TunnelNet) (func(), error) {
 	fail := func(err error) (func(), error) {
 		return nil, fmt.Errorf("cannot start the network relay in agent %s's container: %w", b.g.Agent(), err)
@@ -251,14 +253,15 @@ func (b *dockerBox) startRelay(ctx context.Context, id string, argv []string, n 
 	go func() {
 		defer close(done)
 		_ = n.ServeReady(pr, att.Conn, func() { close(ready) })
+		att.Close() // a tunnel torn down (an overrun) ends its relay too
 	}()
 	stop := func() {
 		att.Close()
 		pr.Close()
 		<-done
 	}
-	// The program must not start before the relay listens: it would find
-	// nothing at its endpoints.
+	// Nothing must start before the relay listens: it would find nothing
+	// at its endpoints.
 	select {
 	case <-ready:
 	case <-done:
@@ -267,6 +270,9 @@ func (b *dockerBox) startRelay(ctx context.Context, id string, argv []string, n 
 	case <-time.After(relayTimeout):
 		stop()
 		return fail(fmt.Errorf("it did not listen within %v: %s", relayTimeout, strings.TrimSpace(stderr.buf.String())))
+	case <-ctx.Done():
+		stop()
+		return nil, ctx.Err()
 	}
 	return stop, nil
 }
