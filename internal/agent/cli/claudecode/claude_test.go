@@ -14,6 +14,7 @@ import (
 	"github.com/massgen/massgen/internal/agent"
 	"github.com/massgen/massgen/internal/agent/cli"
 	"github.com/massgen/massgen/internal/agent/cli/claudecode"
+	"github.com/massgen/massgen/internal/agent/cli/clitest"
 	"github.com/massgen/massgen/internal/coord"
 	"github.com/massgen/massgen/internal/llmsim"
 	"github.com/massgen/massgen/internal/llmsim/simtest"
@@ -233,33 +234,14 @@ func TestCancelStopsTheCLI(t *testing.T) {
 	}
 	// A process sent SIGKILL is gone once the kernel has delivered it:
 	// look a few times before calling it left behind.
-	left := processesMentioning(a.Home)
+	left := clitest.Processes(t, a.Home)
 	for i := 0; i < 40 && len(left) > 0; i++ {
 		time.Sleep(50 * time.Millisecond)
-		left = processesMentioning(a.Home)
+		left = clitest.Processes(t, a.Home)
 	}
 	if len(left) > 0 {
 		t.Errorf("processes left: %v", left)
 	}
-}
-
-// processesMentioning lists the processes whose command line holds s.
-func processesMentioning(s string) []string {
-	ents, _ := os.ReadDir("/proc")
-	var out []string
-	for _, e := range ents {
-		if e.Name()[0] < '0' || e.Name()[0] > '9' {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil {
-			continue
-		}
-		if cmd := strings.ReplaceAll(string(b), "\x00", " "); strings.Contains(cmd, s) {
-			out = append(out, e.Name()+": "+cmd)
-		}
-	}
-	return out
 }
 
 // Under bubblewrap, as massgen runs it, Claude Code still works, and a

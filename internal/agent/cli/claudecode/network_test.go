@@ -111,7 +111,7 @@ func TestNetworkLimitedToItsEndpoints(t *testing.T) {
 	if len(sim.Requests()) < 2 {
 		t.Errorf("%d model requests", len(sim.Requests()))
 	}
-	if left := processesMentioning(a.Home); len(left) > 0 {
+	if left := clitest.Processes(t, a.Home); len(left) > 0 {
 		t.Errorf("processes left: %v", left)
 	}
 }

@@ -116,30 +116,29 @@ func setupCLI(t testing.TB, typ, base, model, outside string) *fixture {
 	return f
 }
 
-func run(t testing.TB, ctx context.Context, a *cli.Agent, task agent.Task) (outs []agent.Outcome, done agent.Done) {
-	t.Helper()
-	inbox := agent.NewInbox()
-	for o := range a.Run(ctx, task, inbox) {
-		outs = append(outs, o)
-		switch o := o.(type) {
-		case agent.Propose:
-			inbox.Post(agent.Verdict{Verdict: coord.Verdict{Outcome: coord.Accepted, Label: "agent1"}})
-		case agent.Done:
-			done = o
-		}
-	}
-	return outs, done
-}
-
 func coordinate(question string) agent.Task {
 	return agent.Task{Kind: agent.TaskCoordinate, Turn: 1, System: "You are agent cx of a team.", User: "Question: " + question,
 		Question: question}
 }
 
-func timeout(t testing.TB, d time.Duration) context.Context {
-	ctx, cancel := context.WithTimeout(t.Context(), d)
-	t.Cleanup(cancel)
-	return ctx
+// answered checks that a turn ended without a failure, its one proposal
+// the new answer want.
+func answered(t *testing.T, sim *llmsim.Server, outs []agent.Outcome, done agent.Done, want string) {
+	t.Helper()
+	if done.Failure != nil {
+		t.Fatalf("failure: %+v (requests %d)", done.Failure, len(sim.Requests()))
+	}
+	if acts := clitest.Proposals(outs); len(acts) != 1 || acts[0].Kind != coord.ActNewAnswer || acts[0].Content != want {
+		t.Fatalf("proposals %+v, want the scripted new_answer", acts)
+	}
+}
+
+// removed checks that the agent's container is gone.
+func (f *fixture) removed(t *testing.T) {
+	t.Helper()
+	if id := f.r.Docker().ID(); id != "" {
+		t.Errorf("container %s still runs", id)
+	}
 }
 
 // A coordination turn in docker mode: Codex runs in the container (its
@@ -167,19 +166,8 @@ models:
 	f := setup(t, base, "sim-codex", outside)
 	before := wstest.Snapshot(t, f.outside)
 	credBefore, _ := os.ReadFile(f.cred)
-	outs, done := run(t, timeout(t, 90*time.Second), f.a, coordinate("Where do you run?"))
-	if done.Failure != nil {
-		t.Fatalf("failure: %+v (requests %d)", done.Failure, len(sim.Requests()))
-	}
-	var acts []coord.Action
-	for _, o := range outs {
-		if p, ok := o.(agent.Propose); ok {
-			acts = append(acts, p.Action)
-		}
-	}
-	if len(acts) != 1 || acts[0].Kind != coord.ActNewAnswer || acts[0].Content != "Checked from the container." {
-		t.Fatalf("proposals %+v, want the scripted new_answer", acts)
-	}
+	outs, done := clitest.Run(t, clitest.Timeout(t, 90*time.Second), f.a, coordinate("Where do you run?"))
+	answered(t, sim, outs, done, "Checked from the container.")
 	if done.Usage.InputTokens == 0 {
 		t.Errorf("usage %+v", done.Usage)
 	}
@@ -229,9 +217,7 @@ models:
 			}
 		}
 	}
-	if id := f.r.Docker().ID(); id != "" {
-		t.Errorf("container %s still runs after the task", id)
-	}
+	f.removed(t)
 }
 
 // Gemini CLI, a Node program, runs in the container by this machine's
@@ -252,19 +238,8 @@ models:
 `)
 	f := setupCLI(t, "gemini_cli", base, "sim-gemini", t.TempDir())
 	before := wstest.Snapshot(t, filepath.Dir(f.a.Workdir))
-	outs, done := run(t, timeout(t, 120*time.Second), f.a, coordinate("Write a note."))
-	if done.Failure != nil {
-		t.Fatalf("failure: %+v (requests %d)", done.Failure, len(sim.Requests()))
-	}
-	var acts []coord.Action
-	for _, o := range outs {
-		if p, ok := o.(agent.Propose); ok {
-			acts = append(acts, p.Action)
-		}
-	}
-	if len(acts) != 1 || acts[0].Kind != coord.ActNewAnswer || acts[0].Content != "I wrote notes/hello.txt." {
-		t.Fatalf("proposals %+v, want the scripted new_answer", acts)
-	}
+	outs, done := clitest.Run(t, clitest.Timeout(t, 120*time.Second), f.a, coordinate("Write a note."))
+	answered(t, sim, outs, done, "I wrote notes/hello.txt.")
 	if b, err := os.ReadFile(filepath.Join(f.a.Workdir, "notes", "hello.txt")); err != nil || string(b) != "written in the container" {
 		t.Errorf("notes/hello.txt: %q, %v", b, err)
 	}
@@ -280,9 +255,7 @@ models:
 			t.Errorf("written beside the workspace: %s", line)
 		}
 	}
-	if id := f.r.Docker().ID(); id != "" {
-		t.Errorf("container %s still runs after the task", id)
-	}
+	f.removed(t)
 }
 
 // Cancelling a turn in docker mode ends Run at once and leaves nothing
@@ -299,14 +272,14 @@ models:
       - answer: "Slept."
 `)
 	f := setup(t, base, "sim-codex", t.TempDir())
-	ctx, cancel := context.WithCancel(timeout(t, 90*time.Second))
+	ctx, cancel := context.WithCancel(clitest.Timeout(t, 90*time.Second))
 	ended := make(chan agent.Done, 1)
 	go func() {
-		_, done := run(t, ctx, f.a, coordinate("Wait."))
+		_, done := clitest.Run(t, ctx, f.a, coordinate("Wait."))
 		ended <- done
 	}()
 	called := func(recs []llmsim.Record) bool { return len(recs) >= 1 && recs[0].Outcome == llmsim.OutcomeCompleted }
-	wctx, stopWait := context.WithCancel(timeout(t, 60*time.Second))
+	wctx, stopWait := context.WithCancel(clitest.Timeout(t, 60*time.Second))
 	early := make(chan agent.Done, 1)
 	go func() {
 		select {
@@ -333,7 +306,7 @@ models:
 	}
 	var procs []string
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if procs = processes(t, f.a); slices.ContainsFunc(procs, func(p string) bool { return strings.Contains(p, "sleep 6007") }) {
+		if procs = clitest.AgentProcesses(t, f.a, "sleep 6007"); slices.ContainsFunc(procs, func(p string) bool { return strings.Contains(p, "sleep 6007") }) {
 			break
 		}
 	}
@@ -341,46 +314,11 @@ models:
 		cancel()
 		t.Fatalf("the background sleep is not running (%v): the check below would prove nothing", procs)
 	}
-	cancel()
-	select {
-	case done := <-ended:
-		if done.Failure == nil || done.Failure.Kind != coord.FailCancelled {
-			t.Errorf("failure %+v, want cancelled", done.Failure)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("Run did not end after its context was cancelled")
-	}
-	if procs := processes(t, f.a); len(procs) > 0 {
+	clitest.Cancel(t, cancel, ended)
+	if procs := clitest.AgentProcesses(t, f.a, "sleep 6007"); len(procs) > 0 {
 		t.Errorf("processes left: %v", procs)
 	}
-	if id := f.r.Docker().ID(); id != "" {
-		t.Errorf("container %s still runs", id)
-	}
-}
-
-// processes are the host's processes (a container's among them) whose
-// command line or environment names the agent's workspace or home.
-func processes(t *testing.T, a *cli.Agent) []string {
-	t.Helper()
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		t.Skipf("no /proc: %v", err)
-	}
-	var found []string
-	for _, e := range entries {
-		if _, err := strconv.Atoi(e.Name()); err != nil {
-			continue
-		}
-		for _, f := range []string{"cmdline", "environ"} {
-			b, err := os.ReadFile(filepath.Join("/proc", e.Name(), f))
-			if err == nil && (bytes.Contains(b, []byte(a.Home)) || bytes.Contains(b, []byte(a.Workdir)) || string(b) == "sleep\x006007\x00") {
-				cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-				found = append(found, e.Name()+": "+strings.ReplaceAll(string(cmdline), "\x00", " "))
-				break
-			}
-		}
-	}
-	return found
+	f.removed(t)
 }
 
 // BenchmarkCodexTurnDockerVsBubblewrap plays the same coordination turn
@@ -409,7 +347,7 @@ func BenchmarkCodexTurnDockerVsBubblewrap(b *testing.B) {
 	b.Cleanup(func() { _ = local.Close() })
 	turn := func(a *cli.Agent) time.Duration {
 		start := time.Now()
-		_, done := run(b, timeout(b, 120*time.Second), a, coordinate("What is the capital of France?"))
+		_, done := clitest.Run(b, clitest.Timeout(b, 120*time.Second), a, coordinate("What is the capital of France?"))
 		if done.Failure != nil {
 			b.Fatalf("failure: %+v", done.Failure)
 		}

@@ -8,13 +8,13 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/massgen/massgen/internal/agent"
 	"github.com/massgen/massgen/internal/agent/cli"
+	"github.com/massgen/massgen/internal/agent/cli/clitest"
 	"github.com/massgen/massgen/internal/agent/cli/codex"
 	"github.com/massgen/massgen/internal/coord"
 	"github.com/massgen/massgen/internal/llm"
@@ -56,48 +56,11 @@ func newAgent(t *testing.T, base, model string) *cli.Agent {
 	return a
 }
 
-// run plays a task to its end, accepting every proposal, and returns what
-// it reported.
-func run(t *testing.T, ctx context.Context, a *cli.Agent, task agent.Task) (outs []agent.Outcome, done agent.Done) {
-	t.Helper()
-	inbox := agent.NewInbox()
-	for o := range a.Run(ctx, task, inbox) {
-		outs = append(outs, o)
-		switch o := o.(type) {
-		case agent.Propose:
-			v := coord.Verdict{Outcome: coord.Accepted, Label: "agent1"}
-			if o.Action.Kind == coord.ActVote {
-				v.Label, v.Target = o.Action.Label, "other"
-			}
-			inbox.Post(agent.Verdict{Verdict: v})
-		case agent.Done:
-			done = o
-		}
-	}
-	return outs, done
-}
-
-func testCtx(t *testing.T, d time.Duration) context.Context {
-	ctx, cancel := context.WithTimeout(t.Context(), d)
-	t.Cleanup(cancel)
-	return ctx
-}
-
 const system = "You are agent cx of a team. Answer the question, or vote for the best answer."
 
 func coordinate(question string, answers ...coord.Answer) agent.Task {
 	return agent.Task{Kind: agent.TaskCoordinate, Turn: 1, System: system, User: "Question: " + question,
 		Question: question, Answers: answers, Epoch: len(answers)}
-}
-
-func proposals(outs []agent.Outcome) []coord.Action {
-	var acts []coord.Action
-	for _, o := range outs {
-		if p, ok := o.(agent.Propose); ok {
-			acts = append(acts, p.Action)
-		}
-	}
-	return acts
 }
 
 // workflowCalls are the records whose step called a workflow tool, with
@@ -118,11 +81,11 @@ func offered(recs []llmsim.Record, step string) (tools []string, ok bool) {
 func TestCoordinationTurnAnswers(t *testing.T) {
 	sim, base := simtest.Start(t, "")
 	a := newAgent(t, base, "sim-codex")
-	outs, done := run(t, testCtx(t, 60*time.Second), a, coordinate("What is the capital of France?"))
+	outs, done := clitest.Run(t, clitest.Timeout(t, 60*time.Second), a, coordinate("What is the capital of France?"))
 	if done.Failure != nil {
 		t.Fatalf("failure: %+v", done.Failure)
 	}
-	acts := proposals(outs)
+	acts := clitest.Proposals(outs)
 	if len(acts) != 1 || acts[0].Kind != coord.ActNewAnswer || acts[0].Content == "" {
 		t.Fatalf("proposals %+v, want one new_answer", acts)
 	}
@@ -158,12 +121,12 @@ func TestCoordinationTurnVotes(t *testing.T) {
 	a.Options = map[string]any{"reasoning": map[string]any{"effort": "low", "summary": "auto"}, "enable_web_search": true,
 		"allowed_tools": []any{"mcp__extra__a"}, "exclude_tools": []any{"mcp__extra__b"}}
 	a.MCPServers = []cli.MCPServer{{Name: "extra", Command: "/bin/false", Args: []string{"x"}, Env: map[string]string{"A": "b"}}}
-	outs, done := run(t, testCtx(t, 60*time.Second), a, coordinate("What is the capital of France?",
+	outs, done := clitest.Run(t, clitest.Timeout(t, 60*time.Second), a, coordinate("What is the capital of France?",
 		coord.Answer{Label: "agent1", Agent: "other", Content: "Paris.", Rev: 1}))
 	if done.Failure != nil {
 		t.Fatalf("failure: %+v", done.Failure)
 	}
-	acts := proposals(outs)
+	acts := clitest.Proposals(outs)
 	if len(acts) != 1 || acts[0].Kind != coord.ActVote || acts[0].Label != "agent1" {
 		t.Fatalf("proposals %+v, want one vote for agent1", acts)
 	}
@@ -202,7 +165,7 @@ func TestPresentation(t *testing.T) {
 	a.Wrap = strict
 	task := agent.Task{Kind: agent.TaskPresent, System: system, User: "Present the final answer.", Question: "Capital of France?",
 		Answers: []coord.Answer{{Label: "agent1", Agent: "cx", Content: "Paris.", Rev: 1}}}
-	outs, done := run(t, testCtx(t, 60*time.Second), a, task)
+	outs, done := clitest.Run(t, clitest.Timeout(t, 60*time.Second), a, task)
 	if done.Failure != nil {
 		t.Fatalf("failure: %+v", done.Failure)
 	}
@@ -238,7 +201,7 @@ func TestAuthFailure(t *testing.T) {
 		cmd.Args = slices.Insert(cmd.Args, 2, "-c", "model_providers."+codex.ProviderID+".stream_max_retries=0")
 		cmd.Env = env
 	}
-	_, done := run(t, testCtx(t, 60*time.Second), a, agent.Task{Kind: agent.TaskPresent, System: system, User: "Present."})
+	_, done := clitest.Run(t, clitest.Timeout(t, 60*time.Second), a, agent.Task{Kind: agent.TaskPresent, System: system, User: "Present."})
 	if done.Failure == nil || done.Failure.Kind != coord.FailAuth || done.Failure.Status != 401 {
 		t.Fatalf("failure %+v, want an auth failure with status 401", done.Failure)
 	}
@@ -294,11 +257,11 @@ models:
 	a.Wrap = func(cmd *exec.Cmd, env []string) {
 		sandbox.ProgramWith(bwrap, g, cmd, env, sandbox.ProgramOptions{Writable: []string{a.Home}})
 	}
-	outs, done := run(t, testCtx(t, 60*time.Second), a, coordinate("Write proof.txt."))
+	outs, done := clitest.Run(t, clitest.Timeout(t, 60*time.Second), a, coordinate("Write proof.txt."))
 	if done.Failure != nil {
 		t.Fatalf("failure: %+v (requests: %d)", done.Failure, len(sim.Requests()))
 	}
-	if acts := proposals(outs); len(acts) != 1 || acts[0].Content != "I wrote proof.txt." {
+	if acts := clitest.Proposals(outs); len(acts) != 1 || acts[0].Content != "I wrote proof.txt." {
 		t.Errorf("proposals %+v", acts)
 	}
 	if b, err := os.ReadFile(filepath.Join(a.Workdir, "proof.txt")); err != nil || string(b) != "massgen-codex-ok\n" {
@@ -375,16 +338,16 @@ models:
 					sandbox.ProgramWith(bwrap, g, cmd, env, sandbox.ProgramOptions{Writable: []string{a.Home}})
 				}
 			}
-			ctx, cancel := context.WithCancel(testCtx(t, 60*time.Second))
+			ctx, cancel := context.WithCancel(clitest.Timeout(t, 60*time.Second))
 			ended := make(chan agent.Done, 1)
 			go func() {
-				_, done := run(t, ctx, a, coordinate("What is the capital of France?"))
+				_, done := clitest.Run(t, ctx, a, coordinate("What is the capital of France?"))
 				ended <- done
 			}()
 			inFlight := func(recs []llmsim.Record) bool {
 				return slices.ContainsFunc(recs, func(r llmsim.Record) bool { return r.Outcome == "" })
 			}
-			if err := sim.WaitFor(testCtx(t, 30*time.Second), inFlight); err != nil {
+			if err := sim.WaitFor(clitest.Timeout(t, 30*time.Second), inFlight); err != nil {
 				cancel()
 				t.Fatalf("the model was never asked: %v", err)
 			}
@@ -402,23 +365,14 @@ models:
 			for deadline := time.Now().Add(10 * time.Second); !recorded() && time.Now().Before(deadline); {
 				time.Sleep(20 * time.Millisecond)
 			}
-			procs := cliProcesses(t, a)
+			procs := clitest.AgentProcesses(t, a)
 			if len(procs) == 0 {
 				t.Fatal("no CLI process found while it works: the check below would prove nothing")
 			}
 			if slices.ContainsFunc(procs, func(p string) bool { return strings.Contains(p, "node ") }) {
 				t.Errorf("the npm launcher runs (%v): Codex's native binary should run directly", procs)
 			}
-			cancel()
-			var done agent.Done
-			select {
-			case done = <-ended:
-			case <-time.After(30 * time.Second):
-				t.Fatal("Run did not end after its context was cancelled")
-			}
-			if done.Failure == nil || done.Failure.Kind != coord.FailCancelled {
-				t.Errorf("failure %+v, want cancelled", done.Failure)
-			}
+			done := clitest.Cancel(t, cancel, ended)
 			if want := int64(sim.Requests()[0].PromptTokens); done.Usage.InputTokens != want {
 				t.Errorf("usage %+v, want the first response's %d input tokens", done.Usage, want)
 			}
@@ -426,8 +380,8 @@ models:
 			// killed; a command Codex was forking at that moment can land
 			// outside it and finish on its own (CI saw `echo looked` do so).
 			// What must not be is a process still there seconds later.
-			procs = cliProcesses(t, a)
-			for deadline := time.Now().Add(5 * time.Second); len(procs) > 0 && time.Now().Before(deadline); procs = cliProcesses(t, a) {
+			procs = clitest.AgentProcesses(t, a)
+			for deadline := time.Now().Add(5 * time.Second); len(procs) > 0 && time.Now().Before(deadline); procs = clitest.AgentProcesses(t, a) {
 				time.Sleep(50 * time.Millisecond)
 			}
 			if len(procs) > 0 {
@@ -435,31 +389,6 @@ models:
 			}
 		})
 	}
-}
-
-// cliProcesses are the processes whose command line or environment names
-// the agent's workspace or home (both unique to the test).
-func cliProcesses(t *testing.T, a *cli.Agent) []string {
-	t.Helper()
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		t.Skipf("no /proc: %v", err)
-	}
-	var found []string
-	for _, e := range entries {
-		if _, err := strconv.Atoi(e.Name()); err != nil {
-			continue
-		}
-		for _, f := range []string{"cmdline", "environ"} {
-			b, err := os.ReadFile(filepath.Join("/proc", e.Name(), f))
-			if err == nil && (bytes.Contains(b, []byte(a.Home)) || bytes.Contains(b, []byte(a.Workdir))) {
-				cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-				found = append(found, e.Name()+": "+strings.ReplaceAll(string(cmdline), "\x00", " "))
-				break
-			}
-		}
-	}
-	return found
 }
 
 // Without massgen's sandbox (command_line_allow_unsandboxed), Codex's own
@@ -480,7 +409,7 @@ models:
 `)
 	a := newAgent(t, base, "sim-codex")
 	a.Options = map[string]any{"approval_mode": "full-auto"}
-	outs, done := run(t, testCtx(t, 60*time.Second), a, coordinate("Write proof.txt."))
+	outs, done := clitest.Run(t, clitest.Timeout(t, 60*time.Second), a, coordinate("Write proof.txt."))
 	if done.Failure != nil {
 		t.Fatalf("failure: %+v (requests: %d)", done.Failure, len(sim.Requests()))
 	}
@@ -522,7 +451,7 @@ func TestWorkspaceDoesNotConfigureTheCLI(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(a.Workdir, ".codex", "config.toml"), []byte(planted), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, done := run(t, testCtx(t, 60*time.Second), a, agent.Task{Kind: agent.TaskPresent, System: system, User: "Present."})
+	_, done := clitest.Run(t, clitest.Timeout(t, 60*time.Second), a, agent.Task{Kind: agent.TaskPresent, System: system, User: "Present."})
 	if done.Failure != nil {
 		t.Fatalf("failure: %+v", done.Failure)
 	}

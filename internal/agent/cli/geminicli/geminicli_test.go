@@ -15,6 +15,7 @@ import (
 
 	"github.com/massgen/massgen/internal/agent"
 	"github.com/massgen/massgen/internal/agent/cli"
+	"github.com/massgen/massgen/internal/agent/cli/clitest"
 	"github.com/massgen/massgen/internal/agent/cli/geminicli"
 	"github.com/massgen/massgen/internal/coord"
 	"github.com/massgen/massgen/internal/llmsim"
@@ -265,37 +266,13 @@ func TestCancelKillsTheCLI(t *testing.T) {
 	if err := sim.WaitFor(wctx, func(rs []llmsim.Record) bool { return len(rs) > 0 }); err != nil {
 		t.Fatalf("the CLI never reached the simulator: %v", err)
 	}
-	if len(processesOf(model)) == 0 {
+	if len(clitest.Processes(t, model)) == 0 {
 		t.Fatal("no process of the CLI found while it waits: the check below would prove nothing")
 	}
-	cancel()
-	select {
-	case done := <-ended:
-		if done.Failure == nil || done.Failure.Kind != coord.FailCancelled {
-			t.Errorf("failure %+v, want cancelled", done.Failure)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("Run did not end after its context was cancelled")
-	}
-	if ps := processesOf(model); len(ps) > 0 {
+	clitest.Cancel(t, cancel, ended)
+	if ps := clitest.Processes(t, model); len(ps) > 0 {
 		t.Errorf("processes of the CLI left: %v", ps)
 	}
-}
-
-// processesOf lists the processes whose command line mentions s.
-func processesOf(s string) []string {
-	var out []string
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		if e.Name()[0] < '0' || e.Name()[0] > '9' {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err == nil && strings.Contains(string(b), s) {
-			out = append(out, e.Name()+": "+strings.ReplaceAll(string(b), "\x00", " "))
-		}
-	}
-	return out
 }
 
 func steps(recs []llmsim.Record) []string {
