@@ -3,22 +3,17 @@ package workflowmcp_test
 import (
 	"context"
 	"iter"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/massgen/massgen/internal/agent"
 	"github.com/massgen/massgen/internal/agent/workflowmcp"
 	"github.com/massgen/massgen/internal/coord"
-	"github.com/massgen/massgen/internal/event"
-	"github.com/massgen/massgen/internal/llm/chatcompat"
-	"github.com/massgen/massgen/internal/llmsim/simtest"
 	"github.com/massgen/massgen/internal/orchestrator"
 	"github.com/massgen/massgen/internal/tool"
 	"github.com/massgen/massgen/internal/workspace"
@@ -52,9 +47,7 @@ func (g *gatedCLI) Run(ctx context.Context, task agent.Task, inbox *agent.Inbox)
 		return func(yield func(agent.Outcome) bool) { yield(agent.Done{Text: "presented"}) }
 	}
 	return g.srv.Run(ctx, task, inbox, func(ctx context.Context, emit func(agent.Outcome)) error {
-		client := mcp.NewClient(&mcp.Implementation{Name: "fake-cli", Version: "1"}, nil)
-		sess, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: g.url,
-			HTTPClient: &http.Client{Transport: tokenTransport{g.srv.Token()}}, DisableStandaloneSSE: true}, nil)
+		sess, err := connect(ctx, g.url, g.srv.Token())
 		if err != nil {
 			return err
 		}
@@ -65,7 +58,7 @@ func (g *gatedCLI) Run(ctx context.Context, task agent.Task, inbox *agent.Inbox)
 				return err
 			}
 			g.mu.Lock()
-			g.results[name] = append(g.results[name], res.Content[0].(*mcp.TextContent).Text)
+			g.results[name] = append(g.results[name], text(res))
 			g.mu.Unlock()
 			return nil
 		}
@@ -134,18 +127,8 @@ func TestACLIAgentGetsTheReportGateAndDraftApproachOverMCP(t *testing.T) {
 	}
 	defer srv.Close()
 	cli := &gatedCLI{srv: srv, url: url, ws: ws, results: map[string][]string{}}
-	_, simURL := simtest.Start(t, "")
-	team := []orchestrator.Agent{{ID: "cli", Backend: "external", Impl: cli}}
-	for _, id := range []string{"b", "c"} {
-		team = append(team, orchestrator.Agent{ID: id, Backend: "sim", ModelName: "sim-" + id, Simulated: true,
-			Model: chatcompat.New(chatcompat.Options{Provider: "sim", BaseURL: simURL, APIKey: "sim", Model: "sim-" + id, Stream: true})})
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-	defer cancel()
-	b := event.NewBroker()
-	res := orchestrator.Run(ctx, "q", orchestrator.Options{Agents: team, Events: b,
-		Settings: coord.Settings{Checklist: &coord.Checklist{Agents: []string{"cli"}, Report: true}}})
-	b.Close()
+	res := runTeam(t, cli, []string{"b", "c"}, "q",
+		orchestrator.Options{Settings: coord.Settings{Checklist: &coord.Checklist{Agents: []string{"cli"}, Report: true}}})
 	if res.Status != orchestrator.Completed {
 		t.Fatalf("status %s (%v)", res.Status, res.Err)
 	}

@@ -2,7 +2,6 @@ package workflowmcp_test
 
 import (
 	"context"
-	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -24,26 +23,21 @@ func evaluate(t *testing.T, srv *workflowmcp.Server, url string, calls []*mcp.Ca
 	defer cancel()
 	task := agent.Task{Kind: agent.TaskEvaluate, Question: "Capital of France?", Final: "Lyon."}
 	for o := range srv.Evaluate(ctx, task, func(ctx context.Context, emit func(agent.Outcome)) error {
-		client := mcp.NewClient(&mcp.Implementation{Name: "fake-cli", Version: "1"}, nil)
-		sess, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url,
-			HTTPClient: &http.Client{Transport: tokenTransport{srv.Token()}}, DisableStandaloneSSE: true}, nil)
+		sess, err := connect(ctx, url, srv.Token())
 		if err != nil {
 			return err
 		}
 		defer sess.Close()
-		list, err := sess.ListTools(ctx, nil)
+		offered, err = toolNames(ctx, sess)
 		if err != nil {
 			return err
-		}
-		for _, tl := range list.Tools {
-			offered = append(offered, tl.Name)
 		}
 		for _, c := range calls {
 			res, err := sess.CallTool(ctx, c)
 			if err != nil {
 				return err
 			}
-			results = append(results, res.Content[0].(*mcp.TextContent).Text)
+			results = append(results, text(res))
 		}
 		emit(agent.Text{Text: "reviewed"})
 		return nil
@@ -104,19 +98,14 @@ func TestEvaluationOverMCP(t *testing.T) {
 	defer cancel()
 	var names []string
 	for range srv.Run(ctx, agent.Task{Kind: agent.TaskCoordinate}, agent.NewInbox(), func(ctx context.Context, emit func(agent.Outcome)) error {
-		client := mcp.NewClient(&mcp.Implementation{Name: "fake-cli", Version: "1"}, nil)
-		sess, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url,
-			HTTPClient: &http.Client{Transport: tokenTransport{srv.Token()}}, DisableStandaloneSSE: true}, nil)
+		sess, err := connect(ctx, url, srv.Token())
 		if err != nil {
 			return err
 		}
 		defer sess.Close()
-		list, err := sess.ListTools(ctx, nil)
+		names, err = toolNames(ctx, sess)
 		if err != nil {
 			return err
-		}
-		for _, tl := range list.Tools {
-			names = append(names, tl.Name)
 		}
 		return nil
 	}) {

@@ -33,6 +33,52 @@ func (t tokenTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return http.DefaultTransport.RoundTrip(r)
 }
 
+// connect is an MCP client's session with the server at url, made as a
+// CLI's MCP configuration makes it: with the bearer token.
+func connect(ctx context.Context, url, token string) (*mcp.ClientSession, error) {
+	client := mcp.NewClient(&mcp.Implementation{Name: "fake-cli", Version: "1"}, nil)
+	return client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url,
+		HTTPClient: &http.Client{Transport: tokenTransport{token}}, DisableStandaloneSSE: true}, nil)
+}
+
+// toolNames are the names of the tools sess is offered.
+func toolNames(ctx context.Context, sess *mcp.ClientSession) ([]string, error) {
+	list, err := sess.ListTools(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, t := range list.Tools {
+		names = append(names, t.Name)
+	}
+	return names, nil
+}
+
+// text is a tool result's text.
+func text(res *mcp.CallToolResult) string { return res.Content[0].(*mcp.TextContent).Text }
+
+// runTeam runs question with impl, an agent with its own tool loop, as
+// agent "cli" and simulated agents sims (on a simulator of the test's)
+// beside it, under opts' settings, for 30 s at the most; its events go to
+// opts.Events (a broker of its own when nil), closed at the end.
+func runTeam(t *testing.T, impl agent.Agent, sims []string, question string, opts orchestrator.Options) *orchestrator.Result {
+	t.Helper()
+	_, simURL := simtest.Start(t, "")
+	opts.Agents = []orchestrator.Agent{{ID: "cli", Backend: "external", Impl: impl}}
+	for _, id := range sims {
+		opts.Agents = append(opts.Agents, orchestrator.Agent{ID: id, Backend: "sim", ModelName: "sim-" + id, Simulated: true,
+			Model: chatcompat.New(chatcompat.Options{Provider: "sim", BaseURL: simURL, APIKey: "sim", Model: "sim-" + id, Stream: true})})
+	}
+	if opts.Events == nil {
+		opts.Events = event.NewBroker()
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	res := orchestrator.Run(ctx, question, opts)
+	opts.Events.Close()
+	return res
+}
+
 // external is an agent with its own tool loop: each turn it connects to
 // the workflow server as an MCP client over HTTP — what a coding-agent
 // CLI does — looks at the tools offered, and calls one; then it ends, or
@@ -57,20 +103,14 @@ func (e *external) Run(ctx context.Context, task agent.Task, inbox *agent.Inbox)
 		}
 	}
 	return e.srv.Run(ctx, task, inbox, func(ctx context.Context, emit func(agent.Outcome)) error {
-		client := mcp.NewClient(&mcp.Implementation{Name: "fake-cli", Version: "1"}, nil)
-		sess, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: e.url,
-			HTTPClient: &http.Client{Transport: tokenTransport{e.srv.Token()}}, DisableStandaloneSSE: true}, nil)
+		sess, err := connect(ctx, e.url, e.srv.Token())
 		if err != nil {
 			return err
 		}
 		defer sess.Close()
-		list, err := sess.ListTools(ctx, nil)
+		names, err := toolNames(ctx, sess)
 		if err != nil {
 			return err
-		}
-		var names []string
-		for _, t := range list.Tools {
-			names = append(names, t.Name)
 		}
 		e.mu.Lock()
 		e.offered = append(e.offered, names)
@@ -96,7 +136,7 @@ func (e *external) Run(ctx context.Context, task agent.Task, inbox *agent.Inbox)
 				return err
 			}
 			e.mu.Lock()
-			e.results = append(e.results, res.Content[0].(*mcp.TextContent).Text)
+			e.results = append(e.results, text(res))
 			e.mu.Unlock()
 		}
 		res, err := sess.CallTool(ctx, call)
@@ -104,7 +144,7 @@ func (e *external) Run(ctx context.Context, task agent.Task, inbox *agent.Inbox)
 			return err
 		}
 		e.mu.Lock()
-		e.results = append(e.results, res.Content[0].(*mcp.TextContent).Text)
+		e.results = append(e.results, text(res))
 		e.mu.Unlock()
 		if e.linger {
 			<-ctx.Done() // it would go on: the end of the turn stops it
@@ -137,17 +177,7 @@ func testOwnToolLoop(t *testing.T, linger bool) {
 	}
 	defer srv.Close()
 	ext := &external{srv: srv, url: url, answer: "Paris is the capital of France.", linger: linger}
-	_, simURL := simtest.Start(t, "")
-	team := []orchestrator.Agent{{ID: "cli", Backend: "external", Impl: ext}}
-	for _, id := range []string{"b", "c"} {
-		team = append(team, orchestrator.Agent{ID: id, Backend: "sim", ModelName: "sim-" + id, Simulated: true,
-			Model: chatcompat.New(chatcompat.Options{Provider: "sim", BaseURL: simURL, APIKey: "sim", Model: "sim-" + id, Stream: true})})
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-	defer cancel()
-	b := event.NewBroker()
-	res := orchestrator.Run(ctx, "What is the capital of France?", orchestrator.Options{Agents: team, Events: b})
-	b.Close()
+	res := runTeam(t, ext, []string{"b", "c"}, "What is the capital of France?", orchestrator.Options{})
 	if res.Status != orchestrator.Completed || res.Winner != "cli" || res.Final != "Paris (external)." {
 		t.Fatalf("status %s, winner %q, final %q (%v)", res.Status, res.Winner, res.Final, res.Err)
 	}
@@ -188,15 +218,13 @@ func TestTheEndpointNeedsItsTokenAndATurn(t *testing.T) {
 		t.Errorf("without the token: %d, want 401", resp.StatusCode)
 	}
 	ctx := t.Context()
-	client := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil)
-	sess, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url,
-		HTTPClient: &http.Client{Transport: tokenTransport{srv.Token()}}, DisableStandaloneSSE: true}, nil)
+	sess, err := connect(ctx, url, srv.Token())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sess.Close()
 	res, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: "new_answer", Arguments: map[string]any{"content": "x"}})
-	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "No coordination turn") {
+	if err != nil || !res.IsError || !strings.Contains(text(res), "No coordination turn") {
 		t.Errorf("a call between turns: %+v, %v", res, err)
 	}
 }
@@ -212,18 +240,8 @@ func TestAnAgentWithItsOwnToolLoopSubmitsAChecklist(t *testing.T) {
 	}
 	defer srv.Close()
 	ext := &external{srv: srv, url: url, answer: "Paris is the capital of France."}
-	_, simURL := simtest.Start(t, "")
-	team := []orchestrator.Agent{{ID: "cli", Backend: "external", Impl: ext}}
-	for _, id := range []string{"b", "c"} {
-		team = append(team, orchestrator.Agent{ID: id, Backend: "sim", ModelName: "sim-" + id, Simulated: true,
-			Model: chatcompat.New(chatcompat.Options{Provider: "sim", BaseURL: simURL, APIKey: "sim", Model: "sim-" + id, Stream: true})})
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-	defer cancel()
-	b := event.NewBroker()
-	res := orchestrator.Run(ctx, "What is the capital of France?", orchestrator.Options{Agents: team, Events: b,
-		Settings: coord.Settings{Checklist: &coord.Checklist{Agents: []string{"cli"}}}})
-	b.Close()
+	res := runTeam(t, ext, []string{"b", "c"}, "What is the capital of France?",
+		orchestrator.Options{Settings: coord.Settings{Checklist: &coord.Checklist{Agents: []string{"cli"}}}})
 	if res.Status != orchestrator.Completed || res.Winner != "cli" || res.Tally["cli"] != 3 {
 		t.Fatalf("status %s, winner %q, tally %v (%v)", res.Status, res.Winner, res.Tally, res.Err)
 	}

@@ -3,11 +3,9 @@ package workflowmcp_test
 import (
 	"context"
 	"iter"
-	"net/http"
 	"slices"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -15,8 +13,6 @@ import (
 	"github.com/massgen/massgen/internal/agent/workflowmcp"
 	"github.com/massgen/massgen/internal/coord"
 	"github.com/massgen/massgen/internal/event"
-	"github.com/massgen/massgen/internal/llm/chatcompat"
-	"github.com/massgen/massgen/internal/llmsim/simtest"
 	"github.com/massgen/massgen/internal/orchestrator"
 )
 
@@ -40,20 +36,14 @@ func (d *decomposer) Run(ctx context.Context, task agent.Task, inbox *agent.Inbo
 		}
 	}
 	return d.srv.Run(ctx, task, inbox, func(ctx context.Context, emit func(agent.Outcome)) error {
-		client := mcp.NewClient(&mcp.Implementation{Name: "fake-cli", Version: "1"}, nil)
-		sess, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: d.url,
-			HTTPClient: &http.Client{Transport: tokenTransport{d.srv.Token()}}, DisableStandaloneSSE: true}, nil)
+		sess, err := connect(ctx, d.url, d.srv.Token())
 		if err != nil {
 			return err
 		}
 		defer sess.Close()
-		list, err := sess.ListTools(ctx, nil)
+		names, err := toolNames(ctx, sess)
 		if err != nil {
 			return err
-		}
-		var names []string
-		for _, t := range list.Tools {
-			names = append(names, t.Name)
 		}
 		call := &mcp.CallToolParams{Name: "new_answer", Arguments: map[string]any{"content": "the parser, in parse.py"}}
 		if slices.ContainsFunc(task.Answers, func(a coord.Answer) bool { return a.Content == "the parser, in parse.py" }) {
@@ -65,7 +55,7 @@ func (d *decomposer) Run(ctx context.Context, task agent.Task, inbox *agent.Inbo
 		}
 		d.mu.Lock()
 		d.offered = append(d.offered, names)
-		d.results = append(d.results, res.Content[0].(*mcp.TextContent).Text)
+		d.results = append(d.results, text(res))
 		d.mu.Unlock()
 		return nil
 	})
@@ -82,11 +72,6 @@ func TestACLIAgentStopsOverMCP(t *testing.T) {
 	}
 	defer srv.Close()
 	d := &decomposer{srv: srv, url: url}
-	_, simURL := simtest.Start(t, "")
-	team := []orchestrator.Agent{{ID: "cli", Backend: "external", Impl: d}, {ID: "b", Backend: "sim", ModelName: "sim-b", Simulated: true,
-		Model: chatcompat.New(chatcompat.Options{Provider: "sim", BaseURL: simURL, APIKey: "sim", Model: "sim-b", Stream: true})}}
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-	defer cancel()
 	b := event.NewBroker()
 	sub := b.Subscribe()
 	stops := make(chan []string, 1)
@@ -103,9 +88,8 @@ func TestACLIAgentStopsOverMCP(t *testing.T) {
 			}
 		}
 	}()
-	res := orchestrator.Run(ctx, "Build a calculator", orchestrator.Options{Agents: team, Events: b,
+	res := runTeam(t, d, []string{"b"}, "Build a calculator", orchestrator.Options{Events: b,
 		Settings: coord.Settings{Decomposition: true}, Subtasks: &orchestrator.Subtasks{Given: map[string]string{"cli": "the parser", "b": "the evaluator"}}})
-	b.Close()
 	if res.Status != orchestrator.Completed || res.Winner != "b" {
 		t.Fatalf("status %s, winner %q (%v)", res.Status, res.Winner, res.Err)
 	}

@@ -31,9 +31,7 @@ func TestToolsServerListsAndCallsTheAgentsTools(t *testing.T) {
 		t.Fatalf("without the token: %d, want 401", resp.StatusCode)
 	}
 	ctx := t.Context()
-	client := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil)
-	sess, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url,
-		HTTPClient: &http.Client{Transport: tokenTransport{srv.Token()}}, DisableStandaloneSSE: true}, nil)
+	sess, err := connect(ctx, url, srv.Token())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +41,7 @@ func TestToolsServerListsAndCallsTheAgentsTools(t *testing.T) {
 		t.Fatalf("tools: %+v, %v", list, err)
 	}
 	res, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: "add", Arguments: map[string]any{"a": 2, "b": 3}})
-	if err != nil || res.IsError || res.Content[0].(*mcp.TextContent).Text != "5" {
+	if err != nil || res.IsError || text(res) != "5" {
 		t.Errorf("add: %+v, %v", res, err)
 	}
 	res, err = sess.CallTool(ctx, &mcp.CallToolParams{Name: "lookup", Arguments: map[string]any{"country": "Atlantis"}})
