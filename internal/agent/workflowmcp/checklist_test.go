@@ -46,12 +46,7 @@ func (g *gatedCLI) Run(ctx context.Context, task agent.Task, inbox *agent.Inbox)
 	if task.Kind != agent.TaskCoordinate {
 		return func(yield func(agent.Outcome) bool) { yield(agent.Done{Text: "presented"}) }
 	}
-	return g.srv.Run(ctx, task, inbox, func(ctx context.Context, emit func(agent.Outcome)) error {
-		sess, err := connect(ctx, g.url, g.srv.Token())
-		if err != nil {
-			return err
-		}
-		defer sess.Close()
+	return overMCP(ctx, g.srv, g.url, task, inbox, func(ctx context.Context, sess *mcp.ClientSession) error {
 		call := func(name string, args map[string]any) error {
 			res, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
 			if err != nil {

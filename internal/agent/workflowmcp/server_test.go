@@ -54,6 +54,30 @@ func toolNames(ctx context.Context, sess *mcp.ClientSession) ([]string, error) {
 	return names, nil
 }
 
+// overMCP plays a coordination turn as an agent with its own tool loop
+// does: turn works with an MCP session with srv at url (made with the
+// bearer token) for the turn.
+func overMCP(ctx context.Context, srv *workflowmcp.Server, url string, task agent.Task, inbox *agent.Inbox,
+	turn func(context.Context, *mcp.ClientSession) error) iter.Seq[agent.Outcome] {
+	return srv.Run(ctx, task, inbox, func(ctx context.Context, emit func(agent.Outcome)) error {
+		sess, err := connect(ctx, url, srv.Token())
+		if err != nil {
+			return err
+		}
+		defer sess.Close()
+		return turn(ctx, sess)
+	})
+}
+
+// presents is a task that answers text.
+func presents(text string) iter.Seq[agent.Outcome] {
+	return func(yield func(agent.Outcome) bool) {
+		if yield(agent.Text{Text: text}) {
+			yield(agent.Done{Text: text})
+		}
+	}
+}
+
 // text is a tool result's text.
 func text(res *mcp.CallToolResult) string { return res.Content[0].(*mcp.TextContent).Text }
 
@@ -96,18 +120,9 @@ type external struct {
 
 func (e *external) Run(ctx context.Context, task agent.Task, inbox *agent.Inbox) iter.Seq[agent.Outcome] {
 	if task.Kind != agent.TaskCoordinate {
-		return func(yield func(agent.Outcome) bool) {
-			if yield(agent.Text{Text: "Paris (external)."}) {
-				yield(agent.Done{Text: "Paris (external)."})
-			}
-		}
+		return presents("Paris (external).")
 	}
-	return e.srv.Run(ctx, task, inbox, func(ctx context.Context, emit func(agent.Outcome)) error {
-		sess, err := connect(ctx, e.url, e.srv.Token())
-		if err != nil {
-			return err
-		}
-		defer sess.Close()
+	return overMCP(ctx, e.srv, e.url, task, inbox, func(ctx context.Context, sess *mcp.ClientSession) error {
 		names, err := toolNames(ctx, sess)
 		if err != nil {
 			return err

@@ -29,18 +29,9 @@ type decomposer struct {
 
 func (d *decomposer) Run(ctx context.Context, task agent.Task, inbox *agent.Inbox) iter.Seq[agent.Outcome] {
 	if task.Kind != agent.TaskCoordinate {
-		return func(yield func(agent.Outcome) bool) {
-			if yield(agent.Text{Text: "merged"}) {
-				yield(agent.Done{Text: "merged"})
-			}
-		}
+		return presents("merged")
 	}
-	return d.srv.Run(ctx, task, inbox, func(ctx context.Context, emit func(agent.Outcome)) error {
-		sess, err := connect(ctx, d.url, d.srv.Token())
-		if err != nil {
-			return err
-		}
-		defer sess.Close()
+	return overMCP(ctx, d.srv, d.url, task, inbox, func(ctx context.Context, sess *mcp.ClientSession) error {
 		names, err := toolNames(ctx, sess)
 		if err != nil {
 			return err
