@@ -175,26 +175,12 @@ func (p *play) updateMessage() string {
 // (voting_sensitivity: checklist_gated): the agent scores only its own
 // current work, flat, and the terminate action is stop.
 func DecompositionChecklistSection(criteria []coord.Criterion) string {
-	var b strings.Builder
-	b.WriteString("\n\n<evaluation_checklist priority=\"critical\">\n")
-	b.WriteString("Your stops are checklist-gated. Round 1, before you have shared work: build your subtask's first " +
-		"version, check it, and submit it with new_answer. From then on, before you stop or share new work:\n" +
-		"1. Read every agent's current work; gather concrete evidence about your own (run it, test it).\n" +
-		"2. Score your own current work for your subtask on every criterion below, 0-10 with a short reason, flat: " +
-		`{"E1": {"score": 8, "reasoning": "…"}, "E2": …}, and call submit_checklist.` + "\n" +
-		"3. Obey its verdict. Stop: call stop. Iterate: call draft_approach with your plan for each failing criterion, " +
-		"then build it and call new_answer.\n" +
-		"A stop or new_answer that goes against the verdict is refused. Criteria:\n")
-	for i, c := range criteria {
-		tag := ""
-		switch coord.NormalCategory(c.Category) {
-		case coord.CatPrimary:
-			tag = " [PRIMARY]"
-		case coord.CatStretch:
-			tag = " [STRETCH: nice to have]"
-		}
-		fmt.Fprintf(&b, "%s%s: %s ___/10\n", coord.CriterionID(i), tag, c.Text)
-	}
-	b.WriteString("</evaluation_checklist>")
-	return b.String()
+	return checklistSection("Your stops are checklist-gated. Round 1, before you have shared work: build your subtask's first "+
+		"version, check it, and submit it with new_answer. From then on, before you stop or share new work:\n"+
+		"1. Read every agent's current work; gather concrete evidence about your own (run it, test it).\n"+
+		"2. Score your own current work for your subtask on every criterion below, 0-10 with a short reason, flat: "+
+		`{"E1": {"score": 8, "reasoning": "…"}, "E2": …}, and call submit_checklist.`+"\n"+
+		"3. Obey its verdict. Stop: call stop. Iterate: call draft_approach with your plan for each failing criterion, "+
+		"then build it and call new_answer.\n"+
+		"A stop or new_answer that goes against the verdict is refused. Criteria:\n", criteria)
 }

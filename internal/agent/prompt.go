@@ -147,28 +147,12 @@ func PresentationUser(task, winner, voteSummary string, answers []coord.Answer) 
 	return b.String()
 }
 
-// PostEvalUser asks the winner to check the final answer.
-func PostEvalUser(task, final string) string {
-	return fmt.Sprintf("<ORIGINAL MESSAGE> %s <END OF ORIGINAL MESSAGE>\n\nFINAL ANSWER TO EVALUATE:\n%s\n\n"+
-		"Post-Presentation Evaluation: verify that this final answer fully and correctly addresses the original message. "+
-		"Call `submit` with confirmed=true if it does, or `restart_orchestration` with the reason and concrete instructions if it does not.", task, final)
-}
-
-// ChecklistSection tells a checklist-gated agent its evaluation criteria
-// and how the gate works (voting_sensitivity: checklist_gated). The bar
-// itself (voting_threshold) stays hidden, as upstream keeps it: the agent
-// scores honestly and the coordinator decides.
-func ChecklistSection(criteria []coord.Criterion) string {
+// checklistSection is the evaluation checklist section: how the gate
+// works (how), then the criteria, each with its category's tag.
+func checklistSection(how string, criteria []coord.Criterion) string {
 	var b strings.Builder
 	b.WriteString("\n\n<evaluation_checklist priority=\"critical\">\n")
-	b.WriteString("Your votes are checklist-gated. Round 1, before you have an answer of your own: build the best first " +
-		"version you can, check it, and submit it with new_answer. From then on, before you vote or give a new answer:\n" +
-		"1. Compare all current answers: what each one has that the others lack. Gather concrete evidence.\n" +
-		"2. Score every answer (by its label) on every criterion below, 0-10 with a short reason, and call submit_checklist.\n" +
-		"3. Obey its verdict. Vote: call vote for the answer it names. Iterate: say what a great answer would look like, call " +
-		"draft_approach with your plan for each failing criterion, then build it and call new_answer with an answer that fixes the " +
-		"failing criteria (existing answers are material, not a base to patch).\n" +
-		"A vote or new_answer that goes against the verdict is refused. Criteria:\n")
+	b.WriteString(how)
 	for i, c := range criteria {
 		tag := ""
 		switch coord.NormalCategory(c.Category) {
@@ -181,4 +165,26 @@ func ChecklistSection(criteria []coord.Criterion) string {
 	}
 	b.WriteString("</evaluation_checklist>")
 	return b.String()
+}
+
+// PostEvalUser asks the winner to check the final answer.
+func PostEvalUser(task, final string) string {
+	return fmt.Sprintf("<ORIGINAL MESSAGE> %s <END OF ORIGINAL MESSAGE>\n\nFINAL ANSWER TO EVALUATE:\n%s\n\n"+
+		"Post-Presentation Evaluation: verify that this final answer fully and correctly addresses the original message. "+
+		"Call `submit` with confirmed=true if it does, or `restart_orchestration` with the reason and concrete instructions if it does not.", task, final)
+}
+
+// ChecklistSection tells a checklist-gated agent its evaluation criteria
+// and how the gate works (voting_sensitivity: checklist_gated). The bar
+// itself (voting_threshold) stays hidden, as upstream keeps it: the agent
+// scores honestly and the coordinator decides.
+func ChecklistSection(criteria []coord.Criterion) string {
+	return checklistSection("Your votes are checklist-gated. Round 1, before you have an answer of your own: build the best first "+
+		"version you can, check it, and submit it with new_answer. From then on, before you vote or give a new answer:\n"+
+		"1. Compare all current answers: what each one has that the others lack. Gather concrete evidence.\n"+
+		"2. Score every answer (by its label) on every criterion below, 0-10 with a short reason, and call submit_checklist.\n"+
+		"3. Obey its verdict. Vote: call vote for the answer it names. Iterate: say what a great answer would look like, call "+
+		"draft_approach with your plan for each failing criterion, then build it and call new_answer with an answer that fixes the "+
+		"failing criteria (existing answers are material, not a base to patch).\n"+
+		"A vote or new_answer that goes against the verdict is refused. Criteria:\n", criteria)
 }
