@@ -117,12 +117,9 @@ RECOMMENDED ACTIONS:
 
 // DecompositionPresentationSystem is the presenter's system prompt.
 func DecompositionPresentationSystem(systemMessage string) string {
-	s := ""
-	if m := strings.TrimSpace(systemMessage); m != "" {
-		s = "## Instructions\n" + m + "\n\n"
-	}
-	return s + "You are the presenter of a decomposed team: each agent worked on its own subtask. Assemble the final deliverable " +
-		"from the work each agent produced. Write the answer itself, addressed to the user; do not describe the coordination."
+	return instructionsHeader(systemMessage) + "You are the presenter of a decomposed team: each agent worked on its own subtask. " +
+		"Assemble the final deliverable from the work each agent produced. Write the answer itself, addressed to the user; " +
+		"do not describe the coordination."
 }
 
 // DecompositionPresentationUser is the presenter's user message: the task

@@ -121,14 +121,21 @@ func FeedbackBlock(reason, instructions, previous string) string {
 		"Previous final answer (for reference):\n%s\nEND OF PREVIOUS ATTEMPT FEEDBACK", reason, instructions, previous)
 }
 
+// instructionsHeader is the user's system message (agent_config's
+// system_message) as a presenter's prompt starts with it, or "" when there
+// is none.
+func instructionsHeader(systemMessage string) string {
+	if m := strings.TrimSpace(systemMessage); m != "" {
+		return "## Instructions\n" + m + "\n\n"
+	}
+	return ""
+}
+
 // PresentationSystem is the winner's system prompt for the final answer.
 func PresentationSystem(systemMessage string) string {
-	s := ""
-	if m := strings.TrimSpace(systemMessage); m != "" {
-		s = "## Instructions\n" + m + "\n\n"
-	}
-	return s + "You were selected by the other agents as the winning presenter. Present the best final answer to the original message, " +
-		"combining the strengths of every participant's answer. Write the answer itself, addressed to the user; do not describe the coordination."
+	return instructionsHeader(systemMessage) + "You were selected by the other agents as the winning presenter. " +
+		"Present the best final answer to the original message, combining the strengths of every participant's answer. " +
+		"Write the answer itself, addressed to the user; do not describe the coordination."
 }
 
 // PresentationUser is the winner's user message: the task, the vote results
