@@ -1,18 +1,12 @@
 package attack
 
 import (
-	"encoding/json"
-	"fmt"
 	"net"
-	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/massgen/massgen/internal/agent/cli/clitest"
-	"github.com/massgen/massgen/internal/llmsim"
-	"github.com/massgen/massgen/internal/llmsim/simtest"
 	"github.com/massgen/massgen/internal/workspace/sandbox/dockertest"
 )
 
@@ -25,37 +19,22 @@ import (
 // the key the canary of massgen's environment; HOME is user.
 func codexDockerProbe(t *testing.T, dir, user, image string, mk func(provider string) string) (string, result) {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	must(t, err)
-	wrapped := fmt.Sprintf("( %s ) > out.txt 2>&1; echo ran > ran.txt", mk(ln.Addr().String()))
-	args, _ := json.Marshal(map[string]string{"cmd": wrapped})
-	sc := fmt.Sprintf("models:\n  hostile:\n    steps:\n      - calls:\n          - {name: exec_command, arguments: '%s'}\n      - answer: \"done\"\n",
-		strings.ReplaceAll(string(args), "'", "''"))
-	sim := llmsim.New(simtest.Scenario(t, sc))
-	srv := &http.Server{Handler: sim.Handler()}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close(); sim.Close() })
-	base := "http://" + ln.Addr().String() + "/v1"
-	b := map[string]any{"type": "codex", "model": "hostile", "cwd": "ws", "enable_mcp_command_line": true,
+	ln := loopback(t)
+	base := simServe(t, ln, hostileScenario(callStep("exec_command", map[string]string{"cmd": probeWrap(mk(ln.Addr().String()))}), answerStep))
+	r := cliRun(t, dir, "codex", base, map[string]any{"enable_mcp_command_line": true,
 		"command_line_execution_mode": "docker", "command_line_docker_image": image,
-		"command_line_docker_credentials": map[string]any{"mount": []string{"claude_config"}}}
-	cfg, _ := json.Marshal(map[string]any{"agent": map[string]any{"id": "solo", "backend": b},
-		"ui": map[string]any{"enable_final_presentation": false}})
-	must(t, os.WriteFile(filepath.Join(dir, "c.yaml"), cfg, 0o644))
-	r := massgen(t, dir, runOpts{env: []string{"PATH=" + clitest.PATH(t, "codex"), "MASSGEN_CODEX_BASE_URL=" + base, "HOME=" + user}},
-		"--display", "plain", "--log-dir", "logs", "--config", "c.yaml", "Do the task.")
-	if r.code != 0 {
-		t.Fatalf("the run failed:\n%s", r)
-	}
+		"command_line_docker_credentials": map[string]any{"mount": []string{"claude_config"}}}, nil, "HOME="+user)
+	inContainer(t, r)
+	return probeOutput(t, dir, r), r
+}
+
+// inContainer fails t when the run says its CLI agent's commands did not
+// run in its container.
+func inContainer(t *testing.T, r result) {
+	t.Helper()
 	if strings.Contains(r.stderr, "bubblewrap on this machine") {
 		t.Fatalf("the CLI did not run in its container:\n%s", r)
 	}
-	if _, ran := wsFile(dir, "ran.txt"); !ran {
-		t.Fatalf("the probe did not run:\n%s", r)
-	}
-	out, _ := wsFile(dir, "out.txt")
-	t.Logf("output: %s", tail(out, 500))
-	return out, r
 }
 
 // Class 13: a coding-agent CLI in docker mode (Codex in its agent's
@@ -107,20 +86,7 @@ func TestCLIDockerMode(t *testing.T) {
 			t.Parallel()
 			dir, user := tempDir(t), tempDir(t)
 			writeFiles(t, filepath.Join(user, ".claude"), map[string]string{".credentials.json": `{"token":"login-` + canary + `"}`})
-			var l *listener
-			addr := ""
-			switch a.target {
-			case "loopback":
-				l = listen(t, "tcp", "127.0.0.1:0")
-				addr = l.ln.Addr().String()
-			case "address":
-				ip := hostAddr()
-				if ip == "" {
-					t.Skip("the host has no non-loopback address")
-				}
-				l = listen(t, "tcp", net.JoinHostPort(ip, "0"))
-				addr = l.ln.Addr().String()
-			}
+			l, addr := hostTarget(t, a.target)
 			userBefore := snap(t, user)
 			out, r := codexDockerProbe(t, dir, user, image, func(provider string) string {
 				if a.target == "provider" {
@@ -128,53 +94,16 @@ func TestCLIDockerMode(t *testing.T) {
 				}
 				return a.cmd(addr, dir, user)
 			})
-			if l != nil {
-				if n := l.conns.Load(); n > 0 {
-					t.Errorf("the host's listener %s got %d connection(s); output: %s", addr, n, out)
-				}
-			}
+			noConnections(t, l, addr, out)
 			if strings.Contains(out, "connected") {
 				t.Errorf("the command got through: %s", out)
 			}
 			if a.check != nil {
 				a.check(t, out, dir, user)
 			}
-			// The user's home: the login unchanged, nothing planted, and
-			// nothing but massgen's cache added.
-			after := snap(t, user)
-			var changed []string
-			for _, line := range diffLines(userBefore, after) {
-				if !strings.Contains(line, ".cache") {
-					changed = append(changed, line)
-				}
-			}
-			if len(changed) > 0 {
-				t.Errorf("the user's home changed:\n%s", strings.Join(changed, "\n"))
-			}
-			for _, p := range []string{filepath.Join(dir, "escape.txt"), filepath.Join(dir, "outside")} {
-				if _, err := os.Lstat(p); err == nil {
-					t.Errorf("%s was written on the host", p)
-				}
-			}
+			homeUnchanged(t, user, userBefore)
+			notOnHost(t, filepath.Join(dir, "escape.txt"), filepath.Join(dir, "outside"))
 			noCanary(t, r)
 		})
 	}
-}
-
-// diffLines are the lines of one tree's listing that the other lacks.
-func diffLines(a, b []string) []string {
-	in := map[string]int{}
-	for _, l := range a {
-		in[l]++
-	}
-	for _, l := range b {
-		in[l]--
-	}
-	var out []string
-	for l, n := range in {
-		if n != 0 {
-			out = append(out, fmt.Sprintf("%+d %s", -n, l))
-		}
-	}
-	return out
 }

@@ -2,16 +2,11 @@ package attack
 
 import (
 	"encoding/json"
-	"net"
-	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/massgen/massgen/internal/agent/cli/clitest"
-	"github.com/massgen/massgen/internal/llmsim"
-	"github.com/massgen/massgen/internal/llmsim/simtest"
 )
 
 // cliKitRun runs a claude_code agent (Claude Code from tests/cli-agents)
@@ -19,21 +14,8 @@ import (
 // keys given, through the massgen binary.
 func cliKitRun(t *testing.T, dir string, steps []any, coordination map[string]any) result {
 	t.Helper()
-	sc, _ := json.Marshal(map[string]any{"models": map[string]any{"hostile": map[string]any{"steps": steps}}})
-	sim := llmsim.New(simtest.Scenario(t, string(sc)))
-	srv := &http.Server{Handler: sim.Handler()}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	must(t, err)
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close(); sim.Close() })
-	cfg, _ := json.Marshal(map[string]any{
-		"agent":        map[string]any{"id": "solo", "backend": map[string]any{"type": "claude_code", "model": "hostile", "cwd": "ws"}},
-		"orchestrator": map[string]any{"coordination": coordination},
-		"ui":           map[string]any{"enable_final_presentation": false}})
-	must(t, os.WriteFile(filepath.Join(dir, "c.yaml"), cfg, 0o644))
-	return massgen(t, dir, runOpts{env: []string{"PATH=" + clitest.PATH(t, "claude_code"),
-		"MASSGEN_CLAUDE_CODE_BASE_URL=http://" + ln.Addr().String() + "/v1"}},
-		"--display", "plain", "--log-dir", "logs", "--config", "c.yaml", "Do the task.")
+	base := simServe(t, loopback(t), hostileScenario(steps...))
+	return cliRun(t, dir, "claude_code", base, nil, map[string]any{"orchestrator": map[string]any{"coordination": coordination}})
 }
 
 // A coding-agent CLI gets the kit's tools over MCP (issue 21 for CLI

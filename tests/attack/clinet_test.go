@@ -1,18 +1,11 @@
 package attack
 
 import (
-	"encoding/json"
-	"fmt"
 	"net"
-	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/massgen/massgen/internal/agent/cli/clitest"
-	"github.com/massgen/massgen/internal/llmsim"
-	"github.com/massgen/massgen/internal/llmsim/simtest"
 )
 
 // cliProbe runs cmd by Claude Code's Bash tool, as a claude_code agent of
@@ -25,46 +18,11 @@ func cliProbe(t *testing.T, dir string, mk func(provider string) string, backend
 	t.Helper()
 	// The scenario may name the simulator's own address: its listener
 	// comes first.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	must(t, err)
-	wrapped := fmt.Sprintf("( %s ) > out.txt 2>&1; echo ran > ran.txt", mk(ln.Addr().String()))
-	args, _ := json.Marshal(map[string]string{"command": wrapped, "description": "probe"})
-	sc := fmt.Sprintf("models:\n  hostile:\n    steps:\n      - calls:\n          - {name: Bash, arguments: '%s'}\n      - answer: \"done\"\n",
-		strings.ReplaceAll(string(args), "'", "''"))
-	sim := llmsim.New(simtest.Scenario(t, sc))
-	srv := &http.Server{Handler: sim.Handler()}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close(); sim.Close() })
-	base := "http://" + ln.Addr().String() + "/v1"
-	b := map[string]any{"type": "claude_code", "model": "hostile", "cwd": "ws"}
-	for k, v := range backend {
-		b[k] = v
-	}
-	cfg, _ := json.Marshal(map[string]any{"agent": map[string]any{"id": "solo", "backend": b},
-		"ui": map[string]any{"enable_final_presentation": false}})
-	must(t, os.WriteFile(filepath.Join(dir, "c.yaml"), cfg, 0o644))
-	r := massgen(t, dir, runOpts{env: []string{"PATH=" + clitest.PATH(t, "claude_code"), "MASSGEN_CLAUDE_CODE_BASE_URL=" + base}},
-		"--display", "plain", "--log-dir", "logs", "--config", "c.yaml", "Do the task.")
-	if r.code != 0 {
-		t.Fatalf("the run failed:\n%s", r)
-	}
-	if _, ran := wsFile(dir, "ran.txt"); !ran {
-		t.Fatalf("the probe did not run:\n%s", r)
-	}
-	out, _ := wsFile(dir, "out.txt")
-	t.Logf("output: %s", tail(out, 500))
-	return out, r
-}
-
-// hostAddr is a non-loopback IPv4 address of this host, or "".
-func hostAddr() string {
-	addrs, _ := net.InterfaceAddrs()
-	for _, a := range addrs {
-		if n, ok := a.(*net.IPNet); ok && !n.IP.IsLoopback() && n.IP.To4() != nil {
-			return n.IP.String()
-		}
-	}
-	return ""
+	ln := loopback(t)
+	base := simServe(t, ln, hostileScenario(
+		callStep("Bash", map[string]string{"command": probeWrap(mk(ln.Addr().String())), "description": "probe"}), answerStep))
+	r := cliRun(t, dir, "claude_code", base, backend, nil)
+	return probeOutput(t, dir, r), r
 }
 
 // Class 12: a coding-agent CLI's network is limited to what massgen
@@ -99,31 +57,14 @@ func TestCLINetwork(t *testing.T) {
 		attempt(t, "claude_code: "+name, func(t *testing.T) {
 			t.Parallel()
 			dir := tempDir(t)
-			var l *listener
-			addr := a.target
-			switch a.target {
-			case "loopback":
-				l = listen(t, "tcp", "127.0.0.1:0")
-				addr = l.ln.Addr().String()
-			case "address":
-				ip := hostAddr()
-				if ip == "" {
-					t.Skip("the host has no non-loopback address")
-				}
-				l = listen(t, "tcp", net.JoinHostPort(ip, "0"))
-				addr = l.ln.Addr().String()
-			}
+			l, addr := hostTarget(t, a.target)
 			out, r := cliProbe(t, dir, func(provider string) string {
 				if a.target == "provider" {
 					return a.cmd(provider)
 				}
 				return a.cmd(addr)
 			}, nil)
-			if l != nil {
-				if n := l.conns.Load(); n > 0 {
-					t.Errorf("the host's listener %s got %d connection(s); output: %s", addr, n, out)
-				}
-			}
+			noConnections(t, l, addr, out)
 			if strings.Contains(out, "connected") || strings.Contains(out, "HOST-SOCKET-ANSWER") {
 				t.Errorf("the command got through: %s", out)
 			}

@@ -21,22 +21,8 @@ func TestCodeBasedToolsInDockerEscapes(t *testing.T) {
 	needPython(t)
 	image := dockertest.Image(t)
 	dir := tempDir(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	must(t, err)
-	_, port, _ := net.SplitHostPort(ln.Addr().String())
-	accepted := make(chan struct{}, 16)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			accepted <- struct{}{}
-			c.Close()
-		}
-	}()
+	host := listen(t, "tcp", "127.0.0.1:0") // another service of the host's loopback
+	_, port, _ := net.SplitHostPort(host.ln.Addr().String())
 	// The relay's process, found in the container, and its standard
 	// output, which massgen reads as the tunnel.
 	forge := "import os, struct, glob\n" +
@@ -61,8 +47,6 @@ func TestCodeBasedToolsInDockerEscapes(t *testing.T) {
 		presentSteps: [][]call{{py("from servers.evil import run\ntry: print(run('echo after-' + 'flood'))\nexcept Exception as e: print('after-flood-refused:', e)")}},
 	}
 	r := runTeam(t, dir, s, runOpts{})
-	ln.Close()
-	<-done
 	logs := filepath.Join(dir, "logs")
 	attempt(t, "docker: the wrapper calls the server through massgen's relay", func(t *testing.T) {
 		if r.code != 0 {
@@ -78,7 +62,7 @@ func TestCodeBasedToolsInDockerEscapes(t *testing.T) {
 		}
 	})
 	attempt(t, "docker: the container reaches no other service of the host", func(t *testing.T) {
-		if len(accepted) > 0 || len(grepTree(logs, "CONNECTED")) > 0 {
+		if host.conns.Load() > 0 || len(grepTree(logs, "CONNECTED")) > 0 {
 			t.Error("the host's listener was reached")
 		}
 		if len(grepTree(logs, "host-service:")) == 0 {

@@ -24,22 +24,8 @@ func TestCodeBasedToolsEscapes(t *testing.T) {
 	dir := tempDir(t)
 	out := filepath.Join(dir, plantedDir)
 	writeFiles(t, out, map[string]string{"keep.txt": "the user's"})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	must(t, err)
-	_, port, _ := net.SplitHostPort(ln.Addr().String())
-	accepted := make(chan struct{}, 16)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			accepted <- struct{}{}
-			c.Close()
-		}
-	}()
+	host := listen(t, "tcp", "127.0.0.1:0") // another service of the host's loopback
+	_, port, _ := net.SplitHostPort(host.ln.Addr().String())
 	s := team{
 		mcp:     evilServer(""),
 		backend: map[string]any{"enable_code_based_tools": true},
@@ -64,8 +50,6 @@ func TestCodeBasedToolsEscapes(t *testing.T) {
 	must(t, os.WriteFile(filepath.Join(dir, "c.yaml"), b, 0o644))
 	before := snap(t, out)
 	r := massgen(t, dir, runOpts{}, "--display", "plain", "--log-dir", "logs", "--config", "c.yaml", "Do the task.")
-	ln.Close()
-	<-done
 	attempt(t, "the wrapper calls the server through massgen", func(t *testing.T) {
 		if r.code != 0 {
 			t.Fatalf("the run failed: %s", r)
@@ -85,7 +69,7 @@ func TestCodeBasedToolsEscapes(t *testing.T) {
 		}
 	})
 	attempt(t, "the sandbox reaches no other service of the host", func(t *testing.T) {
-		if len(accepted) > 0 || len(grepTree(filepath.Join(dir, "logs"), "CONNECTED")) > 0 {
+		if host.conns.Load() > 0 || len(grepTree(filepath.Join(dir, "logs"), "CONNECTED")) > 0 {
 			t.Error("the host's listener was reached")
 		}
 		if len(grepTree(filepath.Join(dir, "logs"), "host-service:")) == 0 {
