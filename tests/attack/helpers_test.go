@@ -307,6 +307,7 @@ type team struct {
 	mcp            map[string]any // mcp_servers
 	backend        map[string]any // more backend keys
 	final          string         // the presentation's text, default "final"
+	top            map[string]any // more top-level keys of the config
 }
 
 func (s team) yaml() []byte {
@@ -340,6 +341,9 @@ func (s team) yaml() []byte {
 	}
 	if len(s.contexts) > 0 {
 		cfg["orchestrator"] = map[string]any{"context_paths": s.contexts}
+	}
+	for k, v := range s.top {
+		cfg[k] = v
 	}
 	b, _ := json.MarshalIndent(cfg, "", " ")
 	return b // JSON is YAML
