@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/api/types/mount"
 	"github.com/moby/moby/client"
@@ -144,11 +145,22 @@ func (b *dockerBox) removeLocked() {
 	b.id, b.made, b.hold = "", "", nil
 }
 
-// removeID kills and removes a container, within removeTimeout.
+// removeID kills and removes a container, within removeTimeout, and
+// returns once it is gone: with AutoRemove the engine may be removing it
+// already (its hold just closed), and then ContainerRemove answers at once
+// with a conflict while the container is still there.
 func (b *dockerBox) removeID(id string) {
 	ctx, cancel := context.WithTimeout(context.Background(), removeTimeout)
 	defer cancel()
-	b.cli.ContainerRemove(ctx, id, client.ContainerRemoveOptions{Force: true})
+	_, err := b.cli.ContainerRemove(ctx, id, client.ContainerRemoveOptions{Force: true})
+	if err == nil || cerrdefs.IsNotFound(err) {
+		return
+	}
+	w := b.cli.ContainerWait(ctx, id, client.ContainerWaitOptions{Condition: container.WaitConditionRemoved})
+	select {
+	case <-w.Result:
+	case <-w.Error: // gone already (not found), or the time is up
+	}
 }
 
 // Close stops a pull in flight, removes the container and lets go of the
