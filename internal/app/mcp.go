@@ -2,10 +2,8 @@ package app
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -90,21 +88,17 @@ func redactName(k string) bool {
 // that matches no tool), once each. They arise during a run, when the
 // tools are first known, and are warnings of the runs in progress; one
 // that arises when no run is (massgen serve starting a cached team's
-// servers) goes where the team's build warnings would.
+// servers) waits for the next run, which says it first.
 func (t *team) mcpWarn(msg string) {
 	t.mcpMu.Lock()
 	defer t.mcpMu.Unlock()
-	if len(t.mcpRuns) > 0 {
-		for r := range t.mcpRuns {
-			r.warn(msg)
-		}
+	if len(t.mcpRuns) == 0 {
+		t.mcpPending = append(t.mcpPending, msg)
 		return
 	}
-	w := t.stderr
-	if w == nil {
-		w = os.Stderr
+	for r := range t.mcpRuns {
+		r.warn(msg)
 	}
-	fmt.Fprintf(w, "warning: %s\n", msg)
 }
 
 // mcpLeftOut tells the runs in progress of a server an agent goes
@@ -135,6 +129,10 @@ func (t *team) withMCPRun(ctx context.Context, log *slog.Logger, logDir string, 
 		t.mcpRuns = map[*runIgnored]bool{}
 	}
 	t.mcpRuns[ignored] = true
+	for _, msg := range t.mcpPending {
+		ignored.warn(msg)
+	}
+	t.mcpPending = nil
 	t.mcpMu.Unlock()
 	t.startMCP(logDir, deadline)
 	t.mcp.RetryFailed() // a cached team's server that failed before gets another chance, after a back-off

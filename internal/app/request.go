@@ -146,10 +146,11 @@ type TurnLog struct {
 	SessionDir string
 	// Persist, when set, stores the run's events as they are published,
 	// before anyone sees them (event.Broker.Persist: deltas never reach
-	// it, and it must return once the event is durable).
+	// it, and it must return once the event is durable). Its first error
+	// is a warning of the run; the event is shown all the same.
 	Persist func(event.Event) error
 	// Opened, when set, is told the run's log directory as soon as it
 	// exists, before the run starts: a turn killed at any point can be
-	// resumed from the replay log there.
-	Opened func(logDir string)
+	// resumed from the replay log there. Its error is a warning of the run.
+	Opened func(logDir string) error
 }

@@ -92,11 +92,17 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 	}
 	p, release, err := prepare(env, &rq, getenv)
 	if err != nil {
+		if p != nil {
+			warn.config(p.cfg.Warnings) // printed, as the run never starts (unpublished)
+		}
 		return nil, err
 	}
 	defer release()
 	cfg, t := p.cfg, p.team
 	warn.team(cfg, t)
+	for _, s := range p.warnings {
+		warn.add("%s", s)
+	}
 	if rq.Timeout > 0 {
 		c := *cfg // p may be shared by concurrent runs
 		c.Orchestrator.TimeoutSeconds = rq.Timeout
@@ -189,7 +195,9 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 			return nil, execErr("cannot create the log directory: %w", err)
 		default:
 			if rq.Turn != nil && rq.Turn.Opened != nil {
-				rq.Turn.Opened(logs.Dir())
+				if err := rq.Turn.Opened(logs.Dir()); err != nil {
+					warn.add("%v", err)
+				}
 			}
 			logOut = io.MultiWriter(logOut, logs.LogWriter())
 			watchBytes(logs.View())
@@ -217,7 +225,7 @@ func Execute(ctx context.Context, env *Env, rq Request) (*Outcome, error) {
 		broker.Persist(logs.Persist)
 	}
 	if rq.Turn != nil && rq.Turn.Persist != nil {
-		broker.Persist(rq.Turn.Persist)
+		broker.Persist(warn.sink(rq.Turn.Persist))
 	}
 	// The run's own writers are never cut for lagging: they queue.
 	if logs != nil {
@@ -353,10 +361,14 @@ func withParams(agents []orchestrator.Agent, params map[string]any) []orchestrat
 type prepared struct {
 	cfg  *config.Config
 	team *team
+	// warnings are this run's alone, besides the config's and the team's
+	// (a TeamCache serving a previous version of the config).
+	warnings []string
 }
 
-// preparer resolves the config of rq and builds its team, printing the
-// warnings of both; release is called when the run has ended. A run
+// preparer resolves the config of rq and builds its team; release is
+// called when the run has ended. When the config was read but the team
+// cannot be built, p holds the config alone (its warnings) with the error. A run
 // prepares afresh (prepareFresh) unless it shares a TeamCache.
 type preparer func(env *Env, rq *Request, getenv func(string) string) (p *prepared, release func(), err error)
 
@@ -367,10 +379,8 @@ func prepareFresh(env *Env, rq *Request, getenv func(string) string) (*prepared,
 	}
 	t, err := buildTeam(cfg, getenv, env.WorkDir) // Execute publishes cfg's and t's warnings
 	if err != nil {
-		printWarnings(env.Stderr, cfg.Warnings) // no run: they would not be seen otherwise
-		return nil, nil, err
+		return &prepared{cfg: cfg}, nil, err
 	}
-	t.stderr = env.Stderr
 	return &prepared{cfg: cfg, team: t}, t.Close, nil
 }
 
@@ -434,26 +444,6 @@ func logEvents(log *slog.Logger, sub *event.Subscription) {
 			rec.Add(attrs...)
 			_ = h.Handle(context.Background(), rec)
 		}
-	}
-}
-
-// printWarnings shows each distinct config warning once, with a count of its
-// repetitions: a fifty-agent config should not print fifty identical lines.
-// `massgen config validate` lists every one.
-func printWarnings(w io.Writer, ds []config.Diagnostic) {
-	seen := map[string]int{}
-	var order []config.Diagnostic
-	for _, d := range ds {
-		if seen[d.Message]++; seen[d.Message] == 1 {
-			order = append(order, d)
-		}
-	}
-	for _, d := range order {
-		more := ""
-		if n := seen[d.Message] - 1; n > 0 {
-			more = fmt.Sprintf(" (and %d more like it)", n)
-		}
-		fmt.Fprintf(w, "%s%s\n", d, more)
 	}
 }
 

@@ -169,11 +169,17 @@ func (s *Session) LastTurn() int { return s.last }
 
 // Reset forgets the conversation for real (upstream's /reset did not):
 // the next turn starts a new session, with no history.
-func (s *Session) Reset(ctx context.Context) {
+// The error is the store's failure to mark the old session closed: the
+// session is forgotten all the same.
+func (s *Session) Reset(ctx context.Context) error {
+	var err error
 	if s.info.ID != "" {
-		s.warner()(s.st.SetSessionStatus(ctx, s.info.ID, store.SessionClosed, s.env.Now()))
+		if err = s.st.SetSessionStatus(ctx, s.info.ID, store.SessionClosed, s.env.Now()); err != nil {
+			err = fmt.Errorf("sessions database: %w", err)
+		}
 	}
 	s.info, s.history, s.Interrupted, s.pending, s.last = store.Session{}, nil, nil, nil, 0
+	return err
 }
 
 // Close marks the session closed and closes the database.
@@ -198,7 +204,6 @@ func (s *Session) Turn(ctx context.Context, rq Request, nested bool) (*Outcome, 
 // with the turn: see ResumePending).
 func (s *Session) turn(ctx context.Context, rq Request, nested bool, carried []store.Answer) (*Outcome, error) {
 	wctx := context.WithoutCancel(ctx) // an interrupted turn still records how it ended
-	warn := s.warner()
 	if s.info.ID == "" {
 		info, err := s.st.NewSession(wctx, s.env.Now(), sessionConfig(s.env, rq), "")
 		if err != nil {
@@ -213,16 +218,29 @@ func (s *Session) turn(ctx context.Context, rq Request, nested bool, carried []s
 		return nil, execErr("sessions database: %v", err)
 	}
 	s.last = n
-	rec := &turnRecorder{st: s.st, session: s.info.ID, turn: n, ctx: wctx, warn: warn, carried: slices.Clone(carried)}
+	rec := &turnRecorder{st: s.st, session: s.info.ID, turn: n, ctx: wctx, carried: slices.Clone(carried)}
 	rq.History = append(rq.History, s.history...)
 	rq.Turn = &TurnLog{N: n, Nested: nested || s.info.LogDir != "", SessionDir: s.info.LogDir, Persist: rec.persist,
 		// Recorded before the run starts, so that --continue after a kill
 		// finds the turn's replay log.
-		Opened: func(dir string) { warn(s.st.SetTurnLogDir(wctx, s.info.ID, n, dir)) }}
+		Opened: func(dir string) error { return rec.failed(s.st.SetTurnLogDir(wctx, s.info.ID, n, dir)) }}
 	out, err := Execute(ctx, s.env, rq)
 	if err != nil {
-		warn(s.st.FinishTurn(wctx, s.info.ID, n, store.TurnEnd{Status: "failed", Err: err.Error(), At: s.env.Now()}))
+		if serr := rec.failed(s.st.FinishTurn(wctx, s.info.ID, n, store.TurnEnd{Status: "failed", Err: err.Error(), At: s.env.Now()})); serr != nil {
+			err = fmt.Errorf("%w (and the turn's failure could not be recorded: %v)", err, serr)
+		}
 		return nil, err
+	}
+	// The store's failures after the run are the last of its warnings,
+	// after its events: in the outcome, once (the run may have said it).
+	warn := func(err error) {
+		if first := rec.failureCount() == 0; err != nil {
+			line := event.Warning{Text: rec.failed(err).Error()}.Line()
+			if first {
+				out.Warnings = append(out.Warnings, line)
+				out.LateWarnings = append(out.LateWarnings, line)
+			}
+		}
 	}
 	if out.LogDir != "" {
 		warn(s.st.SetTurnLogDir(wctx, s.info.ID, n, out.LogDir))
@@ -262,17 +280,6 @@ func sessionConfig(env *Env, rq Request) string {
 	return filepath.Join(env.WorkDir, c)
 }
 
-// warner prints the first store failure of a turn as a warning; the rest
-// would repeat it.
-func (s *Session) warner() func(error) {
-	var once sync.Once
-	return func(err error) {
-		if err != nil {
-			once.Do(func() { fmt.Fprintf(s.env.Stderr, "warning: sessions database: %v\n", err) })
-		}
-	}
-}
-
 // turnRecorder writes a turn's accepted answers and votes to the store as
 // the broker's durable sink: each is committed before any display or
 // client is told of it, so an answer shown as accepted is stored, even if
@@ -282,7 +289,6 @@ type turnRecorder struct {
 	session string
 	turn    int
 	ctx     context.Context
-	warn    func(error)
 	// carried are the answers BeginTurn recorded with the turn (a resumed
 	// one): the run accepts them again as it starts, and they are not
 	// recorded twice.
@@ -290,10 +296,30 @@ type turnRecorder struct {
 
 	mu          sync.Mutex // persist runs on the publisher's goroutine
 	winnerLabel string
+	failures    int // store failures so far
 }
 
-// persist is the sink. A store failure is a warning (the turn goes on);
-// it is not returned, which would report it twice.
+// failed names err as the sessions database's, and marks the turn as
+// having had a store failure; nil stays nil.
+func (r *turnRecorder) failed(err error) error {
+	if err == nil {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.failures++
+	return fmt.Errorf("sessions database: %w", err)
+}
+
+// failureCount is how many store failures the turn has had.
+func (r *turnRecorder) failureCount() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.failures
+}
+
+// persist is the sink. A store failure is the run's warning (the turn
+// goes on, and the event is shown all the same).
 func (r *turnRecorder) persist(e event.Event) error {
 	var err error
 	switch e := e.(type) {
@@ -310,8 +336,7 @@ func (r *turnRecorder) persist(e event.Event) error {
 		r.winnerLabel = e.Label
 		r.mu.Unlock()
 	}
-	r.warn(err)
-	return nil
+	return r.failed(err)
 }
 
 // winner is the stable label of the winning answer, once selected.

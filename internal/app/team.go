@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"io"
 	"maps"
 	"strings"
 	"sync"
@@ -26,19 +25,21 @@ import (
 // Its models are safe to share: massgen serve runs many requests on one
 // team, so that they share its rate limiters and circuit breakers too.
 type team struct {
-	agents   []orchestrator.Agent
-	guards   *llm.Guards // the agents' circuit breakers and rate limiters
-	sims     []*llmsim.Server
-	python   *custom.Python        // the runner of the team's Python tools, if any
-	mcp      *mcp.Pool             // the team's MCP servers, if any (mcp.go)
-	mcpMu    sync.Mutex            // serialises the pool's warnings
-	warned   atomic.Bool           // its config's and build's warnings were printed (warnings.go)
-	mcpRuns  map[*runIgnored]bool  // the runs in progress, told of the servers left out (guarded by mcpMu)
-	stderr   io.Writer             // where warnings found during runs go (nil: os.Stderr)
-	warnings []string              // for the user, once
-	notes    []string              // for each run's log
-	dropped  []string              // what the config asks that the agents go without (customtools.go): every run reports it
-	cli      map[string]*cliMember // the coding-agent CLIs among the agents, by id (cliagents.go)
+	agents  []orchestrator.Agent
+	guards  *llm.Guards // the agents' circuit breakers and rate limiters
+	sims    []*llmsim.Server
+	python  *custom.Python       // the runner of the team's Python tools, if any
+	mcp     *mcp.Pool            // the team's MCP servers, if any (mcp.go)
+	mcpMu   sync.Mutex           // serialises the pool's warnings
+	warned  atomic.Bool          // its config's and build's warnings were printed (warnings.go)
+	mcpRuns map[*runIgnored]bool // the runs in progress, told of the servers left out (guarded by mcpMu)
+	// mcpPending are the pool's warnings from when no run was in
+	// progress, for the next run (guarded by mcpMu).
+	mcpPending []string
+	warnings   []string              // for the user, once
+	notes      []string              // for each run's log
+	dropped    []string              // what the config asks that the agents go without (customtools.go): every run reports it
+	cli        map[string]*cliMember // the coding-agent CLIs among the agents, by id (cliagents.go)
 }
 
 func (t *team) Close() {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -95,8 +96,9 @@ func cacheKey(rq *Request) string {
 //
 // A config that changed on disk is built anew. When the new version cannot
 // be used (a typo, or a file caught half-written by an editor), the
-// previous team keeps serving and the server says why on stderr, once per
-// version of the file: a running server does not start failing requests
+// previous team keeps serving and says why, once per version of the file,
+// as a warning of the run that found it (massgen serve prints its runs'
+// warnings on its stderr, each once): a running server does not start failing requests
 // because of an edit in progress.
 func (c *TeamCache) prepare(env *Env, rq *Request, getenv func(string) string) (*prepared, func(), error) {
 	if rq.ConfigYAML != nil || len(rq.Agents) > 0 {
@@ -120,12 +122,16 @@ func (c *TeamCache) prepare(env *Env, rq *Request, getenv func(string) string) (
 			// old, or a team another request has built meanwhile.
 			if cur == old && old.seen != now {
 				old.seen = now
-				fmt.Fprintf(env.Stderr, "warning: massgen serve keeps running the previous version of this config: %v\n", err)
+				msg := fmt.Sprintf("massgen serve keeps running the previous version of this config: %v", err)
+				p, release, _ := c.useLocked(cur)
+				withNote := *p // shared by the other runs: the note is this run's
+				withNote.warnings = append(slices.Clip(p.warnings), msg)
+				return &withNote, release, nil
 			}
 			return c.useLocked(cur)
 		}
 		c.mu.Unlock()
-		return nil, nil, err
+		return p, nil, err // p: the config's warnings, when it was read
 	}
 	e := &cacheEntry{p: p, discover: key == "discover"}
 	// A scripted simulator scenario is the script of one run: every

@@ -33,14 +33,16 @@ func TestTurnRecorderStoresBeforeDeliveryAndOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := &turnRecorder{st: st, session: sess.ID, turn: n, ctx: ctx, warn: func(err error) {
+	rec := &turnRecorder{st: st, session: sess.ID, turn: n, ctx: ctx, carried: carried}
+
+	b := event.NewBroker()
+	b.Persist(func(e event.Event) error {
+		err := rec.persist(e)
 		if err != nil {
 			t.Error(err)
 		}
-	}, carried: carried}
-
-	b := event.NewBroker()
-	b.Persist(rec.persist)
+		return err
+	})
 	sub := b.Subscribe(event.Deltas...)
 	var wg sync.WaitGroup
 	var unstored []string

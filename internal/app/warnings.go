@@ -31,6 +31,37 @@ type warnings struct {
 	late   int          // how many of all came after it closed (the last ones)
 	closed bool
 	direct io.Writer // nil when an observer shows them
+
+	// A durable sink's failure (sink) is published from a goroutine of
+	// its own: the sink runs inside the broker's Publish, which holds the
+	// broker's lock, so it cannot publish, nor take mu (publish holds mu
+	// while it calls the broker).
+	smu         sync.Mutex
+	sinkClosed  bool     // detach has begun: no more goroutines
+	sinkLate    []string // failures after that, for the outcome only
+	sinkPending sync.WaitGroup
+}
+
+// sink wraps a durable sink of the broker (event.Broker.Persist) whose
+// failures are warnings of the run: the first one is published, the rest
+// would repeat it, and the broker is told none of them (PersistErr would
+// report it a second time). A failed sink does not hold the event back.
+func (w *warnings) sink(persist func(event.Event) error) func(event.Event) error {
+	var once sync.Once
+	return func(e event.Event) error {
+		if err := persist(e); err != nil {
+			once.Do(func() {
+				w.smu.Lock()
+				defer w.smu.Unlock()
+				if w.sinkClosed {
+					w.sinkLate = append(w.sinkLate, err.Error())
+					return
+				}
+				w.sinkPending.Go(func() { w.add("%v", err) })
+			})
+		}
+		return nil
+	}
 }
 
 // team records the warnings of the run's config and team. A team massgen
@@ -120,6 +151,10 @@ func (w *warnings) attach(b *event.Broker, direct io.Writer) {
 // detach is called before the broker closes: later warnings are kept for
 // the outcome only.
 func (w *warnings) detach() {
+	w.smu.Lock()
+	w.sinkClosed = true
+	w.smu.Unlock()
+	w.sinkPending.Wait() // a sink's warning still on its way to the broker
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.closed = true
@@ -130,6 +165,13 @@ func (w *warnings) detach() {
 func (w *warnings) lines() (all, late []string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.smu.Lock() // smu is only ever taken last
+	for _, s := range w.sinkLate {
+		w.all = append(w.all, event.Warning{Text: s})
+		w.late++
+	}
+	w.sinkLate = nil
+	w.smu.Unlock()
 	for i, e := range w.all {
 		all = append(all, e.Line())
 		if i >= len(w.all)-w.late {

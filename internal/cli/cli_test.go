@@ -13,9 +13,8 @@ import (
 	"go.uber.org/goleak"
 )
 
-// The genai SDK (Gemini adapter) starts an opencensus worker at init time.
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("go.opencensus.io/stats/view.(*worker).start"))
+	goleak.VerifyTestMain(m)
 }
 
 type result struct {

@@ -151,7 +151,9 @@ func command(ctx context.Context, env *Env, w io.Writer, sess *app.Session, rq *
 	case "/help", "/h", "/?":
 		fmt.Fprint(w, interactiveHelp)
 	case "/clear", "/reset", "reset", "clear":
-		sess.Reset(ctx)
+		if err := sess.Reset(ctx); err != nil {
+			fmt.Fprintf(env.Stderr, "warning: %v\n", err)
+		}
 		fmt.Fprintln(w, "The conversation is forgotten: the next question starts a new session with no history.")
 	case "/status":
 		info := sess.Info()

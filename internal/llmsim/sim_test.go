@@ -14,10 +14,8 @@ import (
 	"go.uber.org/goleak"
 )
 
-// The genai SDK pulls in go.opencensus.io, whose init starts a worker
-// goroutine that lives as long as the process: not a leak of ours.
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("go.opencensus.io/stats/view.(*worker).start"))
+	goleak.VerifyTestMain(m)
 }
 
 // fixture is a started simulator and an official-SDK client pointed at it.

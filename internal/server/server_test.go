@@ -27,9 +27,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	// The Gemini SDK (through the CLI's team building) starts OpenCensus's
-	// worker at init; it is not ours and lives as long as the process.
-	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("go.opencensus.io/stats/view.(*worker).start"))
+	goleak.VerifyTestMain(m)
 }
 
 // fixture is a massgen server on 127.0.0.1 whose runner is the CLI's, and

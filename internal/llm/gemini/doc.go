@@ -112,10 +112,6 @@
 // also keeps error bodies and broken-stream causes, which the SDK would
 // otherwise flatten or write to the standard logger.
 //
-// Importing the SDK starts an opencensus stats worker goroutine at init (via
-// cloud.google.com/go/auth); goleak checks in packages that import this one
-// need goleak.IgnoreTopFunction("go.opencensus.io/stats/view.(*worker).start").
-//
 // This package imports llm and the genai SDK, never anything else from
 // massgen.
 package gemini

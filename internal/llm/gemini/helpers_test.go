@@ -14,12 +14,7 @@ import (
 	"github.com/massgen/massgen/internal/llm"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m, ignoreSDKWorker) }
-
-// ignoreSDKWorker: the genai SDK imports opencensus (through
-// cloud.google.com/go/auth), whose init starts a stats worker that lives for
-// the whole process.
-var ignoreSDKWorker = goleak.IgnoreTopFunction("go.opencensus.io/stats/view.(*worker).start")
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // sse renders events as the Gemini API sends them (CRLF-separated).
 func sse(events ...string) string {

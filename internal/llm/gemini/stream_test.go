@@ -316,7 +316,7 @@ func TestConsumerBreakClosesTheStream(t *testing.T) {
 	}
 	llmtest.RequireServerGone(t, gone)
 	srv.Close()
-	goleak.VerifyNone(t, ignoreSDKWorker)
+	goleak.VerifyNone(t)
 }
 
 func TestCancelMidStreamReturnsPromptly(t *testing.T) {
