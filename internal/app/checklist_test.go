@@ -1,7 +1,6 @@
 package app
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -64,18 +63,10 @@ orchestrator:
     enable_agent_task_planning: true
     task_planning_filesystem_mode: true
 `
-	must(t, os.WriteFile(filepath.Join(dir, "c.yaml"), []byte(cfg), 0o644))
-	var stderr bytes.Buffer
-	env := &Env{Getenv: func(string) string { return "" }, Stderr: &lockedBuffer{b: &stderr}, WorkDir: dir}
-	out, err := Execute(t.Context(), env, Request{Question: "q", Team: Team{Config: filepath.Join(dir, "c.yaml")}, Overrides: Overrides{Timeout: 120}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out.Status != "completed" || !strings.Contains(out.Final, "a second, every part deep") || len(out.Failures) > 0 {
-		t.Fatalf("status %s, final %q, failures %v, err %v\n%s", out.Status, out.Final, out.Failures, out.Err, stderr.String())
-	}
-	if strings.Contains(stderr.String(), "ignored") {
-		t.Errorf("warnings: %s", stderr.String())
+	out, stderr := runConfigFile(t, dir, cfg)
+	wantFinal(t, out, stderr, "a second, every part deep")
+	if strings.Contains(stderr, "ignored") {
+		t.Errorf("warnings: %s", stderr)
 	}
 	// a's second answer's snapshot holds its report and the plan its draft laid.
 	var plans, reports []string

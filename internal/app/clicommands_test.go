@@ -1,17 +1,11 @@
 package app
 
 import (
-	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/massgen/massgen/internal/llmsim"
-	"github.com/massgen/massgen/internal/llmsim/simtest"
-	"github.com/massgen/massgen/internal/workspace/sandbox/dockertest"
 )
 
 // A Claude Code agent in docker mode, as upstream runs it: the CLI on this
@@ -19,13 +13,7 @@ import (
 // offered; massgen's execute_command is (over MCP), and the command it
 // runs sees the image's shell (busybox), writing into its workspace.
 func TestClaudeCodeInDockerModeRunsItsCommandsInTheContainer(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts Claude Code and a container")
-	}
-	image := dockertest.Image(t)
-	dockertest.Engine(t)
-	t.Setenv("PATH", cliPath(t, "claude_code"))
-	srv, url := simtest.Start(t, `models:
+	_, srv, work, stderr := runCLIInDocker(t, "claude_code", `models:
   cc-docker:
     steps:
       - calls:
@@ -33,10 +21,7 @@ func TestClaudeCodeInDockerModeRunsItsCommandsInTheContainer(t *testing.T) {
       - expect_results:
           - {name: execute_command, contains: "ran-in-container"}
         answer: "My command ran in the container."
-`)
-	work := t.TempDir()
-	cfg := filepath.Join(work, "team.yaml")
-	must(t, os.WriteFile(cfg, []byte(fmt.Sprintf(`agents:
+`, `agents:
   - id: claude
     backend:
       type: claude_code
@@ -47,20 +32,9 @@ func TestClaudeCodeInDockerModeRunsItsCommandsInTheContainer(t *testing.T) {
       command_line_docker_image: %s
   - id: sim
     backend: {type: sim, model: helper}
-`, image)), 0o644))
-	vars := map[string]string{"ANTHROPIC_API_KEY": "sk-ant-test", "MASSGEN_CLAUDE_CODE_BASE_URL": url}
-	var stderr strings.Builder
-	env := &Env{Getenv: func(k string) string { return vars[k] }, Stderr: &stderr, WorkDir: work}
-	out, err := Execute(t.Context(), env, Request{Question: "Where do your commands run?", Team: Team{Config: cfg}, Overrides: Overrides{Timeout: 240}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out.Status != "completed" || out.Final == "" {
-		logRun(t, out.LogDir)
-		t.Fatalf("status %s, final %q, err %v; stderr:\n%s", out.Status, out.Final, out.Err, stderr.String())
-	}
-	if strings.Contains(stderr.String(), "bubblewrap on this machine") {
-		t.Errorf("the run says the commands are not in the container:\n%s", stderr.String())
+`, "Where do your commands run?")
+	if strings.Contains(stderr, "bubblewrap on this machine") {
+		t.Errorf("the run says the commands are not in the container:\n%s", stderr)
 	}
 	var asked bool
 	for _, r := range srv.Requests() {
@@ -78,15 +52,5 @@ func TestClaudeCodeInDockerModeRunsItsCommandsInTheContainer(t *testing.T) {
 	if !asked || !slices.ContainsFunc(srv.Requests(), func(r llmsim.Record) bool { return r.Model == "cc-docker" && r.Step == "answer" }) {
 		t.Fatal("claude never answered")
 	}
-	var where []string
-	_ = filepath.WalkDir(work, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && d.Name() == "where.txt" {
-			b, _ := os.ReadFile(p)
-			where = append(where, string(b))
-		}
-		return nil
-	})
-	if len(where) == 0 || where[0] != "busybox\n" {
-		t.Errorf("where.txt %q: the command did not run in the container", where)
-	}
+	ranInContainer(t, work)
 }

@@ -1,7 +1,6 @@
 package app
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -38,10 +37,6 @@ func TestAutoDiscoveredCustomToolsInARun(t *testing.T) {
 		must(t, os.MkdirAll(filepath.Dir(filepath.Join(work, p)), 0o755))
 		must(t, os.WriteFile(filepath.Join(work, p), []byte(c), 0o644))
 	}
-	cmd := func(c string) string {
-		args, _ := json.Marshal(map[string]string{"command": c})
-		return "{name: execute_command, arguments: '" + strings.ReplaceAll(string(args), "'", "''") + "'}"
-	}
 	yaml := fmt.Sprintf(`agents:
   - id: a
     backend:
@@ -72,50 +67,22 @@ func TestAutoDiscoveredCustomToolsInARun(t *testing.T) {
               - when: coordination
                 vote: agent1
               - text: "hello container"
-  - id: b
-    backend:
-      type: sim
-      model: other
-      scenario:
-        defaults: {ttft_ms: 0}
-        models:
-          other:
-            steps:
-              - answer: "B answers."
-              - when: coordination
-                vote: agent1
-orchestrator:
+`+teammateB+`orchestrator:
   coordination:
     enable_agent_task_planning: true
     task_planning_filesystem_mode: true
-`, image, cmd(`python3 -c "from custom_tools._greet.greet import greet; print(greet('container'))"`), cmd("ls custom_tools"))
-	var stderr strings.Builder
-	env := &Env{Getenv: func(string) string { return "" }, Stderr: &stderr, WorkDir: work}
-	out, err := Execute(t.Context(), env, Request{Question: "Greet.", Team: Team{ConfigYAML: []byte(yaml)}, Overrides: Overrides{Timeout: 180}, Logging: Logging{LogDir: filepath.Join(work, "logs")}})
-	if err != nil {
-		t.Fatalf("%v\n%s", err, yaml)
-	}
-	if out.Status != "completed" || out.Winner != "a" {
-		logRun(t, out.LogDir)
-		t.Fatalf("status %s, winner %q, err %v; stderr:\n%s", out.Status, out.Winner, out.Err, stderr.String())
-	}
+`, image, execCall(`python3 -c "from custom_tools._greet.greet import greet; print(greet('container'))"`), execCall("ls custom_tools"))
+	out, stderr := runYAML(t, work, "Greet.", yaml, 180)
+	wantWinner(t, out, stderr, "a")
 	ws := filepath.Join(work, ".massgen", "workspaces", "run1", "a")
-	for _, f := range []string{"custom_tools/_greet/greet.py", "custom_tools/_greet/TOOL.md", "massgen/tool/_result.py", "massgen/logger_config.py"} {
-		if _, err := os.Stat(filepath.Join(ws, f)); err != nil {
-			t.Errorf("%s: %v", f, err)
-		}
-	}
-	for _, f := range []string{"custom_tools/_paid", "custom_tools/_computer_use", "custom_tools/workflow_toolkits"} {
-		if _, err := os.Stat(filepath.Join(ws, f)); err == nil {
-			t.Errorf("%s was copied", f)
-		}
-	}
-	if !strings.Contains(stderr.String(), "_paid (needs PAID_API_KEY)") {
-		t.Errorf("no warning names the tool left out for its key:\n%s", stderr.String())
+	wantFiles(t, ws, "custom_tools/_greet/greet.py", "custom_tools/_greet/TOOL.md", "massgen/tool/_result.py", "massgen/logger_config.py")
+	noFiles(t, ws, "was copied", "custom_tools/_paid", "custom_tools/_computer_use", "custom_tools/workflow_toolkits")
+	if !strings.Contains(stderr, "_paid (needs PAID_API_KEY)") {
+		t.Errorf("no warning names the tool left out for its key:\n%s", stderr)
 	}
 	for _, k := range []string{"auto_discover_custom_tools", "exclude_custom_tools"} {
-		if strings.Contains(stderr.String(), "'"+k+"' is accepted but ignored") {
-			t.Errorf("%s called ignored:\n%s", k, stderr.String())
+		if strings.Contains(stderr, "'"+k+"' is accepted but ignored") {
+			t.Errorf("%s called ignored:\n%s", k, stderr)
 		}
 	}
 	ev, err := os.ReadFile(filepath.Join(out.LogDir, "coordination_events.jsonl"))

@@ -1,16 +1,10 @@
 package app
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
-	"net"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/moby/moby/client"
 
 	"github.com/massgen/massgen/internal/workspace/sandbox/dockertest"
 	"github.com/massgen/massgen/internal/workspace/wstest"
@@ -31,39 +25,12 @@ func TestCodeBasedToolsInDockerContainers(t *testing.T) {
 	everything := mcpEverything(t)
 	fixedRunName(t)
 	work := t.TempDir()
-	outside := filepath.Join(work, "outside")
-	must(t, os.MkdirAll(outside, 0o755))
-	must(t, os.WriteFile(filepath.Join(outside, "keep.txt"), []byte("the user's"), 0o644))
-	before := wstest.Snapshot(t, outside)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, port, _ := net.SplitHostPort(ln.Addr().String())
-	accepted := make(chan struct{}, 16)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			accepted <- struct{}{}
-			c.Close()
-		}
-	}()
-	run := func(py string) string {
-		args, _ := json.Marshal(map[string]string{"command": "python3 - <<'PY'\n" + py + "\nPY"})
-		return "{name: execute_command, arguments: '" + strings.ReplaceAll(string(args), "'", "''") + "'}"
-	}
-	connect := func(port string) string {
-		return run("import socket\ntry:\n socket.create_connection(('127.0.0.1', " + port + "), timeout=3); print('CONNECTED')\nexcept OSError: print('refused-or-unreachable')")
-	}
+	outside, before := userFiles(t, work)
+	host := listenOnHost(t)
 	// The hub's port on the host is in no command's environment; the
 	// script looks for it the way an agent could, among the host's
 	// listening ports it can read about, and tries each (none is there).
-	hubHunt := run("import socket\nports = set()\nfor f in ('/proc/net/tcp',):\n try:\n  for l in open(f).read().split('\\n')[1:]:\n   p = l.split()\n   if len(p) > 3 and p[3] == '0A': ports.add(int(p[1].split(':')[1], 16))\n except OSError: pass\nhits = []\nfor p in sorted(ports):\n try:\n  socket.create_connection(('127.0.0.1', p), timeout=2); hits.append(p)\n except OSError: pass\nimport os\nrelay = int(os.environ['MASSGEN_TOOLS_URL'].rsplit(':', 1)[1].split('/')[0])\nprint('OTHER-PORTS', [p for p in hits if p != relay])")
+	hubHunt := pythonCall("import socket\nports = set()\nfor f in ('/proc/net/tcp',):\n try:\n  for l in open(f).read().split('\\n')[1:]:\n   p = l.split()\n   if len(p) > 3 and p[3] == '0A': ports.add(int(p[1].split(':')[1], 16))\n except OSError: pass\nhits = []\nfor p in sorted(ports):\n try:\n  socket.create_connection(('127.0.0.1', p), timeout=2); hits.append(p)\n except OSError: pass\nimport os\nrelay = int(os.environ['MASSGEN_TOOLS_URL'].rsplit(':', 1)[1].split('/')[0])\nprint('OTHER-PORTS', [p for p in hits if p != relay])")
 	yaml := fmt.Sprintf(`agents:
   - id: a
     backend:
@@ -119,48 +86,20 @@ func TestCodeBasedToolsInDockerContainers(t *testing.T) {
               - when: coordination
                 vote: agent1
 `, everything, image,
-		run("from servers.everything import echo; print(echo('hello from the container'))"),
-		run("import os, urllib.request as u; u.urlopen(u.Request(os.environ['MASSGEN_TOOLS_URL'] + '/call', data=b'{}'))"),
-		connect(port), hubHunt,
-		run("import os; from servers.everything import echo; print(echo('shared hello'), os.path.exists('servers'))"))
-	var stderr strings.Builder
-	env := &Env{Getenv: func(string) string { return "" }, Stderr: &stderr, WorkDir: work}
-	out, err := Execute(t.Context(), env, Request{Question: "Use the tools.", Team: Team{ConfigYAML: []byte(yaml)}, Overrides: Overrides{Timeout: 180}, Logging: Logging{LogDir: filepath.Join(work, "logs")}})
-	if err != nil {
-		t.Fatalf("%v\n%s", err, yaml)
-	}
-	if out.Status != "completed" || out.Winner != "a" {
-		logRun(t, out.LogDir)
-		t.Fatalf("status %s, winner %q, err %v; stderr:\n%s", out.Status, out.Winner, out.Err, stderr.String())
-	}
-	if strings.Contains(stderr.String(), "code-based tools") {
-		t.Errorf("a warning about code-based tools:\n%s", stderr.String())
+		pythonCall("from servers.everything import echo; print(echo('hello from the container'))"),
+		pythonCall(noTokenCall), connectCall(host.port), hubHunt,
+		pythonCall("import os; from servers.everything import echo; print(echo('shared hello'), os.path.exists('servers'))"))
+	out, stderr := runYAML(t, work, "Use the tools.", yaml, 180)
+	wantWinner(t, out, stderr, "a")
+	if strings.Contains(stderr, "code-based tools") {
+		t.Errorf("a warning about code-based tools:\n%s", stderr)
 	}
 	ws := filepath.Join(work, ".massgen", "workspaces", "run1", "a")
-	for _, f := range []string{"servers/everything/echo.py", ".mcp/client.py"} {
-		if _, err := os.Stat(filepath.Join(ws, f)); err != nil {
-			t.Errorf("agent a's %s: %v", f, err)
-		}
-	}
-	if _, err := os.Stat(filepath.Join(work, ".massgen", "workspaces", "run1", "b", "servers")); err == nil {
-		t.Error("agent b's wrappers are in its workspace, not the shared tools directory")
-	}
-	ln.Close()
-	<-done
-	if len(accepted) > 0 {
+	wantFiles(t, ws, "servers/everything/echo.py", ".mcp/client.py")
+	noFiles(t, filepath.Join(work, ".massgen", "workspaces", "run1"), "is there: agent b's wrappers belong in the shared tools directory", "b/servers")
+	if host.reached() {
 		t.Error("a service on the host's loopback was reached from a container")
 	}
 	wstest.Unchanged(t, outside, before)
-	list, err := cli.ContainerList(context.Background(), client.ContainerListOptions{All: true,
-		Filters: make(client.Filters).Add("label", "massgen.agent")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range list.Items {
-		for _, m := range c.Mounts {
-			if strings.HasPrefix(m.Source, work) {
-				t.Errorf("container %s of this run is still there after it ended", c.ID)
-			}
-		}
-	}
+	noContainerLeft(t, cli, work)
 }

@@ -86,20 +86,10 @@ orchestrator:
   context_paths:
     - {path: project, permission: write, protected_paths: [.env]}
 `, proj, image)
-	var stderr strings.Builder
-	env := &Env{Getenv: func(string) string { return "" }, Stderr: &stderr, WorkDir: work}
-	out, err := Execute(t.Context(), env, Request{
-		Question:  "Build it and bump the version.",
-		Team:      Team{ConfigYAML: []byte(yaml)},
-		Overrides: Overrides{Timeout: 180},
-		Logging:   Logging{LogDir: filepath.Join(work, "logs")},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	out, stderr := runYAML(t, work, "Build it and bump the version.", yaml, 180)
 	if out.Status != "completed" || out.Winner != "a" || out.Final != "Bumped VERSION to 2." {
 		logRun(t, out.LogDir)
-		t.Fatalf("status %s, winner %q, final %q, err %v; stderr:\n%s", out.Status, out.Winner, out.Final, out.Err, stderr.String())
+		t.Fatalf("status %s, winner %q, final %q, err %v; stderr:\n%s", out.Status, out.Winner, out.Final, out.Err, stderr)
 	}
 	if b, _ := os.ReadFile(filepath.Join(proj, "VERSION")); string(b) != "2\n" {
 		t.Errorf("VERSION after the presentation: %q", b)
@@ -112,9 +102,17 @@ orchestrator:
 			t.Errorf("%s: %q %v", p, b, err)
 		}
 	}
-	if strings.Contains(stderr.String(), "accepted but ignored") {
-		t.Errorf("docker keys were called ignored:\n%s", stderr.String())
+	if strings.Contains(stderr, "accepted but ignored") {
+		t.Errorf("docker keys were called ignored:\n%s", stderr)
 	}
+	noContainerLeft(t, cli, work)
+}
+
+// noContainerLeft fails the test for each agent container (labelled
+// massgen.agent) that mounts a directory under work: a container of a
+// run from work still there after the run ended.
+func noContainerLeft(t *testing.T, cli *client.Client, work string) {
+	t.Helper()
 	list, err := cli.ContainerList(context.Background(), client.ContainerListOptions{All: true,
 		Filters: make(client.Filters).Add("label", "massgen.agent")})
 	if err != nil {
@@ -187,22 +185,18 @@ models:
 			}
 			defer srv.Close()
 			abs, _ := filepath.Abs(f)
-			var stderr strings.Builder
-			vars := map[string]string{"MASSGEN_OPENAI_BASE_URL": url}
-			env := &Env{Getenv: func(k string) string { return vars[k] }, Stderr: &stderr, WorkDir: t.TempDir()}
-			out, err := Execute(t.Context(), env, Request{Question: "Run something.", Team: Team{Config: abs}, Overrides: Overrides{Timeout: 120}, Logging: Logging{LogDir: filepath.Join(env.WorkDir, "logs")}})
-			if err != nil {
-				t.Fatalf("did not start: %v", err)
-			}
+			work := t.TempDir()
+			out, stderr := runFrom(t, work, map[string]string{"MASSGEN_OPENAI_BASE_URL": url}, Request{Question: "Run something.",
+				Team: Team{Config: abs}, Overrides: Overrides{Timeout: 120}, Logging: Logging{LogDir: filepath.Join(work, "logs")}})
 			if out.Status != "completed" {
 				logRun(t, out.LogDir)
-				t.Fatalf("status %s, final %q, err %v; stderr:\n%s", out.Status, out.Final, out.Err, stderr.String())
+				t.Fatalf("status %s, final %q, err %v; stderr:\n%s", out.Status, out.Final, out.Err, stderr)
 			}
 			if b, err := os.ReadFile(filepath.Join(out.LogDir, "final", out.Winner, "workspace", "out.txt")); string(b) != "from-the-container\n" {
 				t.Errorf("the command's file in the winner's workspace: %q %v", b, err)
 			}
-			if strings.Contains(stderr.String(), "accepted but ignored") {
-				t.Errorf("ignored keys:\n%s", stderr.String())
+			if strings.Contains(stderr, "accepted but ignored") {
+				t.Errorf("ignored keys:\n%s", stderr)
 			}
 		})
 	}

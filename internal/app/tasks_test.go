@@ -1,7 +1,6 @@
 package app
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"iter"
@@ -64,20 +63,12 @@ orchestrator:
     task_planning_filesystem_mode: true
     max_tasks_per_plan: 3
 `
-	must(t, os.WriteFile(filepath.Join(dir, "c.yaml"), []byte(cfg), 0o644))
-	var stderr bytes.Buffer
-	env := &Env{Getenv: func(string) string { return "" }, Stderr: &lockedBuffer{b: &stderr}, WorkDir: dir}
-	out, err := Execute(t.Context(), env, Request{Question: "q", Team: Team{Config: filepath.Join(dir, "c.yaml")}, Overrides: Overrides{Timeout: 120}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	out, stderr := runConfigFile(t, dir, cfg)
 	// The simulated model goes on only when each result matched what it
 	// expects (it fails the turn otherwise).
-	if out.Status != "completed" || !strings.Contains(out.Final, "planned and half done") || len(out.Failures) > 0 {
-		t.Fatalf("status %s, final %q, failures %v, err %v\n%s", out.Status, out.Final, out.Failures, out.Err, stderr.String())
-	}
-	if strings.Contains(stderr.String(), "task planning") || strings.Contains(stderr.String(), "ignored") {
-		t.Errorf("warnings: %s", stderr.String())
+	wantFinal(t, out, stderr, "planned and half done")
+	if strings.Contains(stderr, "task planning") || strings.Contains(stderr, "ignored") {
+		t.Errorf("warnings: %s", stderr)
 	}
 	live, _ := filepath.Glob(filepath.Join(dir, ".massgen", "workspaces", "*", "a"))
 	if len(live) != 1 {
