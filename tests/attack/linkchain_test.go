@@ -120,9 +120,13 @@ func TestLinkChainProgram(t *testing.T) {
 		noCanary(t, r)
 	})
 	// What the server may read of the home: its program's own files. The
-	// home's other files, beside a hop or not, are the user's.
+	// home's other files, beside a hop or not, are the user's: a link is
+	// made again in the sandbox, in a directory holding only the links
+	// (before, each hop's whole directory was shown).
 	for name, secret := range map[string]string{
-		"reads the home around the hops": "home",
+		"reads the home around the hops":                                    "home",
+		"reads a file beside the link in a hidden directory (a middle hop)": "hop",
+		"reads a file beside the PATH entry's link":                         "pathdir",
 	} {
 		attempt(t, "mcp via a link chain: "+name, func(t *testing.T) {
 			t.Parallel()

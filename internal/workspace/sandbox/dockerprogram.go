@@ -56,16 +56,7 @@ type ContainerProgram struct {
 // package root, a Python installation, an interpreter's script), as
 // Program shows them under bubblewrap: what a container must see of the
 // host, read-only, to run it. System directories are left out.
-func ProgramRoots(path string, args []string) []string {
-	var out []string
-	b := programBinds(path, args)
-	for i := 0; i+2 < len(b); i += 3 {
-		if b[i] == "--ro-bind" && !slices.Contains(out, b[i+1]) {
-			out = append(out, b[i+1])
-		}
-	}
-	return out
-}
+func ProgramRoots(path string, args []string) []string { return viewOf(path, args).roots }
 
 // Docker is docker mode's container of the runner, or nil (local mode, or
 // no engine).
@@ -144,6 +135,11 @@ func ContainerRunnable(exe, path string) error {
 	}
 	return nil
 }
+
+// ProgramPath is the file the program at path resolves to: a container
+// is shown the program's roots (ProgramRoots), not the links on the way
+// to them, which bubblewrap makes again as links.
+func ProgramPath(path string) string { return resolved(path) }
 
 // HostNode is the node that path (a PATH) finds, links resolved, or "".
 func HostNode(path string) string {

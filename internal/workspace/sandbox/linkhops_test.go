@@ -12,8 +12,8 @@ import (
 
 // A program reached through a chain of links — a PATH directory's link to
 // an installation's node_modules/.bin link, which names its package's
-// script — runs in the sandbox: every step of the chain is visible there,
-// read-only, not only the first and the last.
+// script — runs in the sandbox: every step of the chain is there,
+// read-only, not only the first and the last, and nothing beside them.
 func TestProgramThroughAChainOfLinksRuns(t *testing.T) {
 	needBwrap(t)
 	w := newWorld(t)
@@ -36,7 +36,14 @@ func TestProgramThroughAChainOfLinksRuns(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := os.WriteFile(filepath.Join(pkg, "cli.sh"), []byte("#!/bin/sh\necho RAN-THROUGH-LINKS\n"), 0o755); err != nil {
+	// Beside the PATH entry's link sits a file of the user's: the
+	// program may not read it, nor write beside its links.
+	secret := filepath.Join(pathDir, "notes.txt")
+	if err := os.WriteFile(secret, []byte("SECRET-BESIDE-THE-LINK"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	script := "#!/bin/sh\necho RAN-THROUGH-LINKS\ncat " + secret + "\necho x > " + filepath.Join(pathDir, "planted") + " && echo WROTE-BESIDE\n"
+	if err := os.WriteFile(filepath.Join(pkg, "cli.sh"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	// install/node_modules/.bin/tool -> ../tool/cli.sh, reached through a
@@ -57,8 +64,14 @@ func TestProgramThroughAChainOfLinksRuns(t *testing.T) {
 	}
 	cmd := exec.Command(filepath.Join(pathDir, "tool"))
 	sandbox.Program(bwrap, w.g, cmd, []string{"PATH=/usr/bin:/bin"}, false)
-	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "RAN-THROUGH-LINKS") {
-		t.Fatalf("the program behind two links did not run: %v: %s", err, out)
+	out, _ := cmd.CombinedOutput()
+	if !strings.Contains(string(out), "RAN-THROUGH-LINKS") {
+		t.Fatalf("the program behind two links did not run: %s", out)
+	}
+	if strings.Contains(string(out), "SECRET-BESIDE-THE-LINK") || strings.Contains(string(out), "WROTE-BESIDE") {
+		t.Errorf("the program read or wrote beside its link:\n%s", out)
+	}
+	if _, err := os.Stat(filepath.Join(pathDir, "planted")); err == nil {
+		t.Error("the program wrote beside its link on the host")
 	}
 }

@@ -78,8 +78,12 @@ func ProgramWith(bwrap string, g *workspace.Guard, cmd *exec.Cmd, env []string, 
 		}
 	}
 	args = append(args, resolverBinds()...)
-	args = append(args, programBinds(prog, cmd.Args[1:])...)
-	args = append(args, mountArgs(g.Mounts())...)
+	mounts := g.Mounts()
+	progArgs, remounts := viewOf(prog, cmd.Args[1:]).bwrapArgs(func(p string) bool {
+		return slices.ContainsFunc(mounts, func(m workspace.Mount) bool { return within(p, m.Path) })
+	})
+	args = append(args, progArgs...)
+	args = append(args, mountArgs(mounts)...)
 	for _, d := range o.Writable {
 		args = append(args, "--bind", d, d)
 	}
@@ -92,6 +96,7 @@ func ProgramWith(bwrap string, g *workspace.Guard, cmd *exec.Cmd, env []string, 
 		relay = o.Net.relayArgs(len(cmd.ExtraFiles))
 		args = append(args, "--ro-bind", o.Net.exePath(), o.Net.exePath())
 	}
+	args = append(args, remounts...)
 	for _, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")
 		args = append(args, "--setenv", k, v)
@@ -120,16 +125,25 @@ func isInterpreter(name string) bool {
 	return ok && v != "" && strings.Trim(v, "0123456789.") == ""
 }
 
-// programBinds keep the program's own files visible (read-only): the
-// package root of the executable (and of what its link points to), the
+// programView is what the sandbox shows of a program's own files,
+// read-only: the package root of the file the executable resolves to, the
 // whole installation of a Python interpreter (installPrefix) and, for an
-// interpreter, the package root of each existing file among its arguments. Directories
-// the sandbox already shows (system ones) need no bind; the policy's
-// mounts come after these, so a workspace inside stays writable and hidden
-// places stay hidden.
-func programBinds(path string, args []string) []string {
-	files := append([]string{path, resolved(path)}, linkHops(path)...)
-	roots := installRoots(nil, path)
+// interpreter, the package root of what each existing file among its
+// arguments resolves to. The links on the way (a PATH entry's link to an
+// installation's node_modules/.bin link to the package's script, a linked
+// directory of nvm, Homebrew or ~/.local/bin) are made again as links,
+// each where it is, in a read-only directory holding only them: the kernel
+// follows every step there, and binding a link's directory would show all
+// that sits beside it (the user's files next to ~/.local/bin/tool).
+// Directories the sandbox already shows (system ones) need neither.
+type programView struct {
+	roots []string
+	links []link
+}
+
+func viewOf(path string, args []string) programView {
+	files := []string{resolved(path)}
+	v := programView{links: linkChain(path), roots: installRoots(nil, path)}
 	if isInterpreter(filepath.Base(resolved(path))) || isInterpreter(filepath.Base(path)) {
 		for _, a := range args {
 			if !filepath.IsAbs(a) {
@@ -139,45 +153,105 @@ func programBinds(path string, args []string) []string {
 				if fi.IsDir() {
 					continue // a directory argument is data, the guard's business
 				}
-				files = append(files, a, resolved(a))
-				files = append(files, linkHops(a)...)
+				files = append(files, resolved(a))
+				v.links = append(v.links, linkChain(a)...)
 			}
 		}
 	}
 	for _, f := range files {
 		r := packageRoot(f)
-		if r == "" || underSystem(r) || slices.ContainsFunc(roots, func(o string) bool { return within(r, o) }) {
+		if r == "" || underSystem(r) || slices.ContainsFunc(v.roots, func(o string) bool { return within(r, o) }) {
 			continue
 		}
-		roots = append(roots, r)
+		v.roots = append(v.roots, r)
 	}
-	var out []string
-	for _, r := range roots {
-		out = append(out, "--ro-bind", r, r)
-	}
-	return out
+	return v
 }
 
-// linkHops are the files a link passes through on its way to its target,
-// each as the link before it names it: a PATH entry's link to an
-// installation's node_modules/.bin link to the package's script. The
-// kernel follows each step in the sandbox, so each must be visible there,
-// not only the first and the last; nvm, Homebrew and ~/.local/bin links
-// make such chains.
-func linkHops(path string) []string {
-	var hops []string
-	for p := path; len(hops) < 40; {
-		target, err := os.Readlink(p)
+// bwrapArgs show v in the sandbox. Each directory of links outside what
+// the sandbox shows anyway (the roots, system directories, and covered:
+// the policy's mounts) gets a tmpfs of its own holding just its links,
+// made before the roots are bound (a root may lie below it); remounts make
+// those directories read-only, and come after every other mount (later
+// mounts may need mount points inside them).
+func (v programView) bwrapArgs(covered func(string) bool) (args, remounts []string) {
+	shown := func(p string) bool {
+		return underSystem(p) || slices.ContainsFunc(v.roots, func(r string) bool { return within(p, r) }) || (covered != nil && covered(p))
+	}
+	byDir := map[string][]link{}
+	var dirs []string
+	for _, l := range v.links {
+		d := filepath.Dir(l.at)
+		if shown(l.at) || d == "/" || slices.ContainsFunc(byDir[d], func(o link) bool { return o.at == l.at }) {
+			continue
+		}
+		if byDir[d] == nil {
+			dirs = append(dirs, d)
+		}
+		byDir[d] = append(byDir[d], l)
+	}
+	slices.Sort(dirs) // a directory before those inside it
+	for _, d := range dirs {
+		args = append(args, "--tmpfs", d)
+		for _, l := range byDir[d] {
+			args = append(args, "--symlink", l.target, l.at)
+		}
+		remounts = append(remounts, "--remount-ro", d)
+	}
+	for _, r := range v.roots {
+		args = append(args, "--ro-bind", r, r)
+	}
+	return args, remounts
+}
+
+// programBinds are bwrapArgs' arguments, remounts included, with nothing
+// covered (the tests' view).
+func programBinds(path string, args []string) []string {
+	a, r := viewOf(path, args).bwrapArgs(nil)
+	return append(a, r...)
+}
+
+// link is a symbolic link: where it is, and what it says.
+type link struct{ at, target string }
+
+// linkChain are the links the kernel follows to open path: every
+// component of it, and of each target in turn, that is a link — a link to
+// a link to a script, and a linked directory on the way. Each is named
+// where it really is (its directory resolved), so that made again there
+// in the sandbox, the chain resolves as it does here.
+func linkChain(path string) []link {
+	if !filepath.IsAbs(path) {
+		return nil
+	}
+	var out []link
+	split := func(p string) []string {
+		return strings.Split(strings.TrimPrefix(filepath.Clean(p), "/"), "/")
+	}
+	todo, dir := split(path), "/"
+	for steps := 0; len(todo) > 0 && steps < 255; steps++ {
+		next := filepath.Join(dir, todo[0])
+		todo = todo[1:]
+		fi, err := os.Lstat(next)
 		if err != nil {
 			break
 		}
-		if !filepath.IsAbs(target) {
-			target = filepath.Join(filepath.Dir(p), target)
+		if fi.Mode()&os.ModeSymlink == 0 {
+			dir = next
+			continue
 		}
-		hops = append(hops, target)
-		p = target
+		target, err := os.Readlink(next)
+		if err != nil {
+			break
+		}
+		out = append(out, link{next, target})
+		// dir has no link in it: ".." in a relative target means what the
+		// kernel makes of it. The walk starts again from the root.
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(dir, target)
+		}
+		todo, dir = append(split(target), todo...), "/"
 	}
-	return hops
+	return out
 }
 
 // packageRoot is the tree a program file belongs to: the directory above

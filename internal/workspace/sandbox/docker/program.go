@@ -93,7 +93,7 @@ func (b *dockerBox) Program(cmd *exec.Cmd, env []string, o sandbox.ContainerProg
 			extra = append(extra, mount.Mount{Type: mount.TypeBind, Source: src, Target: filepath.Join(o.Home, rel), ReadOnly: true})
 		}
 	}
-	argv, hostRun, err := containerArgv(cmd.Path, cmd.Args[1:], env)
+	argv, hostRun, err := containerArgv(sandbox.ProgramPath(cmd.Path), cmd.Args[1:], env)
 	if err != nil {
 		return nil, fmt.Errorf("agent %s: %w", b.g.Agent(), err)
 	}
