@@ -76,4 +76,4 @@ func (r *Runner) watchSize(kill func(), full *atomic.Bool) (stop func()) {
 	return func() { close(done); <-finished }
 }
 
-const sizePoll = 250 * time.Millisecond
+const sizePoll = 100 * time.Millisecond
