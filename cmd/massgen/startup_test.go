@@ -135,36 +135,18 @@ const (
 // counts do not depend on the machine's load, so this is not a timed
 // test; BenchmarkStartUp gives the time.
 func TestOwnPackagesInitLittle(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the command")
-	}
-	cmd := exec.Command(binary(t), "--version")
-	cmd.Env = append(os.Environ(), "GODEBUG=inittrace=1")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if out, err := cmd.Output(); err != nil {
-		t.Fatalf("massgen --version: %v\n%s%s", err, out, stderr.Bytes())
-	}
 	seen := 0
-	sc := bufio.NewScanner(&stderr)
-	for sc.Scan() {
-		// init github.com/massgen/massgen/internal/config @3.1 ms, 0.27 ms clock, 95000 bytes, 1000 allocs
-		f := strings.Fields(sc.Text())
-		if len(f) != 11 || f[0] != "init" || !strings.HasPrefix(f[1], "github.com/massgen/massgen/") {
+	for _, p := range initTrace(t) {
+		if !strings.HasPrefix(p.name, "github.com/massgen/massgen/") {
 			continue
 		}
 		seen++
-		nbytes, err1 := strconv.Atoi(f[7])
-		allocs, err2 := strconv.Atoi(f[9])
-		if err1 != nil || err2 != nil {
-			t.Fatalf("cannot read the init trace line %q", sc.Text())
-		}
-		if allocs > ownInitAllocs || nbytes > ownInitBytes {
-			t.Errorf("%s: init makes %d allocations, %d bytes (at most %d, %d): compile or build it on first use", f[1], allocs, nbytes, ownInitAllocs, ownInitBytes)
+		if p.allocs > ownInitAllocs || p.bytes > ownInitBytes {
+			t.Errorf("%s: init makes %d allocations, %d bytes (at most %d, %d): compile or build it on first use", p.name, p.allocs, p.bytes, ownInitAllocs, ownInitBytes)
 		}
 	}
 	if seen < 10 {
-		t.Fatalf("the init trace names %d of massgen's packages; it is not the format this test reads:\n%s", seen, firstLines(stderr.String(), 5))
+		t.Fatalf("the init trace names %d of massgen's packages; expected every one the command links", seen)
 	}
 }
 
@@ -180,6 +162,35 @@ const allInitBytes = 2 << 20
 // package's init — the SDKs', the runtime's and massgen's — to
 // allInitBytes bytes, from massgen --version's GODEBUG=inittrace=1.
 func TestInitOfAllPackagesStaysSmall(t *testing.T) {
+	pkgs := initTrace(t)
+	total := 0
+	for _, p := range pkgs {
+		total += p.bytes
+	}
+	if len(pkgs) < 100 {
+		t.Fatalf("the init trace names %d packages; expected every one the command links", len(pkgs))
+	}
+	t.Logf("%d packages initialise %d bytes at start-up", len(pkgs), total)
+	if total > allInitBytes {
+		slices.SortFunc(pkgs, func(a, b initCost) int { return b.bytes - a.bytes })
+		var top []string
+		for _, p := range pkgs[:min(10, len(pkgs))] {
+			top = append(top, fmt.Sprintf("  %8d %s", p.bytes, p.name))
+		}
+		t.Errorf("package init allocates %d bytes (at most %d): every command pays for it before main; the heaviest:\n%s", total, allInitBytes, strings.Join(top, "\n"))
+	}
+}
+
+// initCost is one package's line of the init trace.
+type initCost struct {
+	name          string
+	bytes, allocs int
+}
+
+// initTrace runs massgen --version with GODEBUG=inittrace=1 and reads what
+// each linked package's init allocated.
+func initTrace(t *testing.T) []initCost {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("builds the command")
 	}
@@ -190,37 +201,25 @@ func TestInitOfAllPackagesStaysSmall(t *testing.T) {
 	if out, err := cmd.Output(); err != nil {
 		t.Fatalf("massgen --version: %v\n%s%s", err, out, stderr.Bytes())
 	}
-	type pkg struct {
-		name  string
-		bytes int
-	}
-	var pkgs []pkg
-	total := 0
+	var out []initCost
 	sc := bufio.NewScanner(&stderr)
 	for sc.Scan() {
+		// init github.com/massgen/massgen/internal/config @3.1 ms, 0.27 ms clock, 95000 bytes, 1000 allocs
 		f := strings.Fields(sc.Text())
 		if len(f) != 11 || f[0] != "init" {
 			continue
 		}
-		n, err := strconv.Atoi(f[7])
-		if err != nil {
+		nbytes, err1 := strconv.Atoi(f[7])
+		allocs, err2 := strconv.Atoi(f[9])
+		if err1 != nil || err2 != nil {
 			t.Fatalf("cannot read the init trace line %q", sc.Text())
 		}
-		pkgs = append(pkgs, pkg{f[1], n})
-		total += n
+		out = append(out, initCost{f[1], nbytes, allocs})
 	}
-	if len(pkgs) < 100 {
-		t.Fatalf("the init trace names %d packages; it is not the format this test reads:\n%s", len(pkgs), firstLines(stderr.String(), 5))
+	if len(out) == 0 {
+		t.Fatalf("massgen --version printed no init trace; it is not the format this test reads:\n%s", firstLines(stderr.String(), 5))
 	}
-	t.Logf("%d packages initialise %d bytes at start-up", len(pkgs), total)
-	if total > allInitBytes {
-		slices.SortFunc(pkgs, func(a, b pkg) int { return b.bytes - a.bytes })
-		var top []string
-		for _, p := range pkgs[:min(10, len(pkgs))] {
-			top = append(top, fmt.Sprintf("  %8d %s", p.bytes, p.name))
-		}
-		t.Errorf("package init allocates %d bytes (at most %d): every command pays for it before main; the heaviest:\n%s", total, allInitBytes, strings.Join(top, "\n"))
-	}
+	return out
 }
 
 // TestNoRegexpCompiledAtPackageLevel reads massgen's own sources: a

@@ -223,10 +223,13 @@ func (s *Session) turn(ctx context.Context, rq Request, nested bool, carried []s
 	rq.Turn = &TurnLog{N: n, Nested: nested || s.info.LogDir != "", SessionDir: s.info.LogDir, Persist: rec.persist,
 		// Recorded before the run starts, so that --continue after a kill
 		// finds the turn's replay log.
-		Opened: func(dir string) error { return rec.failed(s.st.SetTurnLogDir(wctx, s.info.ID, n, dir)) }}
+		Opened: func(dir string) error {
+			_, err := rec.failed(s.st.SetTurnLogDir(wctx, s.info.ID, n, dir))
+			return err
+		}}
 	out, err := Execute(ctx, s.env, rq)
 	if err != nil {
-		if serr := rec.failed(s.st.FinishTurn(wctx, s.info.ID, n, store.TurnEnd{Status: "failed", Err: err.Error(), At: s.env.Now()})); serr != nil {
+		if _, serr := rec.failed(s.st.FinishTurn(wctx, s.info.ID, n, store.TurnEnd{Status: "failed", Err: err.Error(), At: s.env.Now()})); serr != nil {
 			err = fmt.Errorf("%w (and the turn's failure could not be recorded: %v)", err, serr)
 		}
 		return nil, err
@@ -234,12 +237,10 @@ func (s *Session) turn(ctx context.Context, rq Request, nested bool, carried []s
 	// The store's failures after the run are the last of its warnings,
 	// after its events: in the outcome, once (the run may have said it).
 	warn := func(err error) {
-		if first := rec.failureCount() == 0; err != nil {
-			line := event.Warning{Text: rec.failed(err).Error()}.Line()
-			if first {
-				out.Warnings = append(out.Warnings, line)
-				out.LateWarnings = append(out.LateWarnings, line)
-			}
+		if first, err := rec.failed(err); first {
+			line := event.Warning{Text: err.Error()}.Line()
+			out.Warnings = append(out.Warnings, line)
+			out.LateWarnings = append(out.LateWarnings, line)
 		}
 	}
 	if out.LogDir != "" {
@@ -299,23 +300,16 @@ type turnRecorder struct {
 	failures    int // store failures so far
 }
 
-// failed names err as the sessions database's, and marks the turn as
-// having had a store failure; nil stays nil.
-func (r *turnRecorder) failed(err error) error {
+// failed names err as the sessions database's (nil stays nil); first
+// says it is the turn's first store failure, the one worth a warning.
+func (r *turnRecorder) failed(err error) (first bool, _ error) {
 	if err == nil {
-		return nil
+		return false, nil
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.failures++
-	return fmt.Errorf("sessions database: %w", err)
-}
-
-// failureCount is how many store failures the turn has had.
-func (r *turnRecorder) failureCount() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.failures
+	return r.failures == 1, fmt.Errorf("sessions database: %w", err)
 }
 
 // persist is the sink. A store failure is the run's warning (the turn
@@ -336,7 +330,8 @@ func (r *turnRecorder) persist(e event.Event) error {
 		r.winnerLabel = e.Label
 		r.mu.Unlock()
 	}
-	return r.failed(err)
+	_, err = r.failed(err)
+	return err
 }
 
 // winner is the stable label of the winning answer, once selected.
