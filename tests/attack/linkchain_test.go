@@ -68,9 +68,16 @@ func newChain(t *testing.T) chain {
 // in the PATH entry, with HOME the chain's home.
 func (c chain) run(t *testing.T, dir, cmd string) (string, result) {
 	t.Helper()
+	return c.runFrom(t, dir, c.pathDir, cmd)
+}
+
+// runFrom is run with pathDir as the PATH entry holding the server's
+// first link.
+func (c chain) runFrom(t *testing.T, dir, pathDir, cmd string) (string, result) {
+	t.Helper()
 	s := team{mcp: map[string]any{"evil": map[string]any{"command": "evil-mcp", "args": []string{""}}},
 		coord: []call{mcpRun(probeWrap(cmd))}}
-	r := runTeam(t, dir, s, runOpts{env: []string{"HOME=" + c.home, "PATH=" + c.pathDir + ":" + os.Getenv("PATH")}})
+	r := runTeam(t, dir, s, runOpts{env: []string{"HOME=" + c.home, "PATH=" + pathDir + ":" + os.Getenv("PATH")}})
 	if _, ran := wsFile(dir, "ran.txt"); !ran {
 		t.Fatalf("the server behind the links did not run the attack:\n%s", r)
 	}
@@ -151,6 +158,60 @@ func TestLinkChainProgram(t *testing.T) {
 			noCanary(t, r)
 		})
 	}
+	// The links' directories are made in the sandbox as read-only tmpfs
+	// holding only the links, remounted read-only after every other mount:
+	// here the first link lies in the directory that holds the run, so
+	// the agent's workspace is mounted inside that tmpfs. The server still
+	// writes its workspace (runFrom checks ran.txt), and sees nothing of
+	// the directory's own files, nor writes there, nor replaces the link.
+	attempt(t, "mcp via a link chain: the first link beside the run's own directory", func(t *testing.T) {
+		t.Parallel()
+		c, dir := newChain(t), tempDir(t)
+		first := filepath.Join(dir, "evil-mcp")
+		must(t, os.Symlink(c.hops[1], first))
+		beside := filepath.Join(dir, "beside.txt")
+		secret := "LINKCHAIN-SECRET-RUNDIR-" + canary[6:14]
+		must(t, os.WriteFile(beside, []byte(secret), 0o600))
+		before := snap(t, c.home)
+		out, r := c.runFrom(t, dir, dir, strings.Join([]string{
+			"cat " + beside, "ls -la " + dir,
+			"echo x > " + dir + "/planted && echo WROTE",
+			"ln -sfn /bin/sh " + first + " && echo REPLACED",
+			"echo looked",
+		}, "; "))
+		if !strings.Contains(out, "looked") {
+			t.Fatalf("the attack did not finish: %s", out)
+		}
+		if strings.Contains(out, secret) {
+			t.Error("the server read a file beside its first link")
+		}
+		for _, w := range []string{"WROTE", "REPLACED"} {
+			if strings.Contains(out, w) {
+				t.Errorf("a write beside the first link got through:\n%s", out)
+				break
+			}
+		}
+		if _, err := os.Lstat(filepath.Join(dir, "planted")); err == nil {
+			t.Error("the server planted a file beside its first link on the host")
+		}
+		if got, err := os.Readlink(first); err != nil || got != c.hops[1] {
+			t.Errorf("the first link now says %q (%v), want %q", got, err, c.hops[1])
+		}
+		if b, err := os.ReadFile(beside); err != nil || string(b) != secret {
+			t.Errorf("the file beside the first link changed: %q, %v", b, err)
+		}
+		// Nowhere in the run's output or files but its own file.
+		if strings.Contains(r.stdout+r.stderr, secret) {
+			t.Error("the secret beside the first link is in massgen's output")
+		}
+		for _, h := range grepTree(dir, secret) {
+			if h != beside {
+				t.Errorf("the secret beside the first link is in %s", h)
+			}
+		}
+		unchanged(t, "the home holding the links", c.home, before)
+		noCanary(t, r)
+	})
 	attempt(t, "mcp via a link chain: replaces a hop", func(t *testing.T) {
 		t.Parallel()
 		c, dir := newChain(t), tempDir(t)
